@@ -1,0 +1,42 @@
+import { Elysia } from "elysia";
+import { prefixedId } from "@site/domain";
+import type { AppDeps } from "./deps.ts";
+import { renderError } from "./errors.ts";
+import { createGuard } from "./guard.ts";
+import { docsRoutes } from "./routes/docs.ts";
+import { healthRoutes } from "./routes/health.ts";
+import { pageRoutes } from "./routes/pages.ts";
+import { siteRoutes } from "./routes/sites.ts";
+import { templateRoutes } from "./routes/templates.ts";
+
+const requestIds = new WeakMap<Request, string>();
+
+/** Builds the API app from its dependencies; `app.handle(request)` serves without a port. */
+export function createApp(deps: AppDeps) {
+  const guard = createGuard(deps);
+  const idOf = (request: Request) => requestIds.get(request) ?? "unknown";
+  return new Elysia()
+    .onRequest(({ request, set }) => {
+      const given = request.headers.get("x-request-id");
+      const id = given && /^[\w.-]{1,100}$/.test(given) ? given : prefixedId("req");
+      requestIds.set(request, id);
+      set.headers["x-request-id"] = id;
+    })
+    .onError(({ code, error, request }) => renderError(code, error, deps.log, idOf(request)))
+    .onAfterResponse(({ request, set }) => {
+      deps.log.debug("request", {
+        requestId: idOf(request),
+        method: request.method,
+        url: request.url,
+        status: set.status,
+      });
+    })
+    .use(docsRoutes())
+    .use(healthRoutes(deps))
+    .use(siteRoutes(deps, guard))
+    .use(templateRoutes(deps, guard))
+    .use(pageRoutes(deps, guard));
+}
+
+/** The built app's type. */
+export type App = ReturnType<typeof createApp>;

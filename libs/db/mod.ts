@@ -1,0 +1,8 @@
+/** The database: Drizzle schema, connection (server or embedded), migrations. */
+export * as schema from "./src/schema/mod.ts";
+export * from "./src/schema/mod.ts";
+export { type Database, type Tx, type DbHandle, connectDatabase, openDatabase } from "./src/connect.ts";
+export { migrateDatabase } from "./src/migrate.ts";
+export { startEmbeddedPostgres, type EmbeddedServer } from "./src/embedded.ts";
+export { isUniqueViolation, isCheckViolation } from "./src/pg_errors.ts";
+export { createTestDatabase, testServerUrl } from "./src/testing.ts";

@@ -1,0 +1,22 @@
+import { bigserial, index, integer, pgTable, text, unique, uuid } from "drizzle-orm/pg-core";
+import { createdAt } from "./_columns.ts";
+import { organizations } from "./organizations.ts";
+
+/** Every change of an organization's AI credits; a refund is unique per render. */
+export const creditLedger = pgTable(
+  "credit_ledger",
+  {
+    id: bigserial("id", { mode: "number" }).primaryKey(),
+    orgId: uuid("org_id")
+      .notNull()
+      .references(() => organizations.id, { onDelete: "cascade" }),
+    delta: integer("delta").notNull(),
+    reason: text("reason", { enum: ["grant", "screenshot_debit", "screenshot_refund"] }).notNull(),
+    renderId: uuid("render_id"),
+    createdAt: createdAt(),
+  },
+  (t) => [
+    unique("credit_ledger_render_reason").on(t.renderId, t.reason),
+    index("credit_ledger_org_idx").on(t.orgId),
+  ],
+);

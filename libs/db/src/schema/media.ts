@@ -1,0 +1,60 @@
+import { bigint, bigserial, index, integer, pgTable, text, uuid } from "drizzle-orm/pg-core";
+import { createdAt, ts, uuidPk } from "./_columns.ts";
+import { sites } from "./sites.ts";
+
+/** A file of a site's media library; listed only once its bytes landed and passed the type check. */
+export const mediaFiles = pgTable(
+  "media_files",
+  {
+    id: uuidPk(),
+    siteId: uuid("site_id")
+      .notNull()
+      .references(() => sites.id, { onDelete: "cascade" }),
+    key: text("key").notNull().unique(),
+    name: text("name").notNull(),
+    contentType: text("content_type").notNull(),
+    size: bigint("size", { mode: "number" }).notNull(),
+    width: integer("width"),
+    height: integer("height"),
+    alt: text("alt"),
+    source: text("source", { enum: ["upload", "import", "screenshot", "preview"] }).notNull(),
+    etag: text("etag"),
+    createdAt: createdAt(),
+  },
+  (t) => [index("media_files_site_created_idx").on(t.siteId, t.createdAt, t.id)],
+);
+
+/** A prepared signed upload: counted against the caps at preparation, finalized when the bytes land. */
+export const mediaUploads = pgTable(
+  "media_uploads",
+  {
+    id: uuidPk(),
+    siteId: uuid("site_id")
+      .notNull()
+      .references(() => sites.id, { onDelete: "cascade" }),
+    key: text("key").notNull().unique(),
+    name: text("name").notNull(),
+    contentType: text("content_type").notNull(),
+    size: bigint("size", { mode: "number" }).notNull(),
+    status: text("status", { enum: ["prepared", "landed", "rejected", "expired"] })
+      .notNull()
+      .default("prepared"),
+    expiresAt: ts("expires_at").notNull(),
+    createdAt: createdAt(),
+  },
+  (t) => [index("media_uploads_site_created_idx").on(t.siteId, t.createdAt)],
+);
+
+/** Events counted against the rolling daily caps of a site (uploads, failed fetches). */
+export const usageEvents = pgTable(
+  "usage_events",
+  {
+    id: bigserial("id", { mode: "number" }).primaryKey(),
+    siteId: uuid("site_id")
+      .notNull()
+      .references(() => sites.id, { onDelete: "cascade" }),
+    kind: text("kind", { enum: ["upload", "fetch_failure"] }).notNull(),
+    createdAt: createdAt(),
+  },
+  (t) => [index("usage_events_site_kind_created_idx").on(t.siteId, t.kind, t.createdAt)],
+);

@@ -1,0 +1,84 @@
+import { sql } from "drizzle-orm";
+import { boolean, index, integer, jsonb, pgTable, real, text, unique, uuid } from "drizzle-orm/pg-core";
+import { createdAt, ts, uuidPk } from "./_columns.ts";
+import { organizations } from "./organizations.ts";
+import { sites } from "./sites.ts";
+
+/** A screenshot project: one per site and normalized source URL, with its capture settings and variants. */
+export const screenshotProjects = pgTable(
+  "screenshot_projects",
+  {
+    id: uuidPk(),
+    siteId: uuid("site_id")
+      .notNull()
+      .references(() => sites.id, { onDelete: "cascade" }),
+    sourceUrl: text("source_url").notNull(),
+    viewportWidth: integer("viewport_width").notNull().default(1440),
+    viewportHeight: integer("viewport_height").notNull().default(900),
+    deviceScaleFactor: real("device_scale_factor").notNull().default(1),
+    fullPage: boolean("full_page").notNull().default(false),
+    /** { light?: Capture, dark?: Capture, first?: "light" | "dark" } */
+    variants: jsonb("variants").notNull().default(sql`'{}'::jsonb`),
+    createdAt: createdAt(),
+    updatedAt: ts("updated_at").notNull().defaultNow(),
+  },
+  (t) => [unique("screenshot_projects_site_url").on(t.siteId, t.sourceUrl)],
+);
+
+/** A screenshot render: pending, done or failed; job id = render id. */
+export const screenshotRenders = pgTable(
+  "screenshot_renders",
+  {
+    id: uuidPk(),
+    siteId: uuid("site_id")
+      .notNull()
+      .references(() => sites.id, { onDelete: "cascade" }),
+    orgId: uuid("org_id")
+      .notNull()
+      .references(() => organizations.id, { onDelete: "cascade" }),
+    projectId: uuid("project_id").references(() => screenshotProjects.id, { onDelete: "set null" }),
+    sourceUrl: text("source_url").notNull(),
+    status: text("status", { enum: ["pending", "done", "failed"] })
+      .notNull()
+      .default("pending"),
+    options: jsonb("options").notNull(),
+    stage: text("stage"),
+    credits: integer("credits").notNull(),
+    imageKey: text("image_key"),
+    width: integer("width"),
+    height: integer("height"),
+    error: text("error"),
+    warnings: jsonb("warnings").notNull().default(sql`'[]'::jsonb`),
+    attempts: integer("attempts").notNull().default(0),
+    createdAt: createdAt(),
+    updatedAt: ts("updated_at").notNull().defaultNow(),
+    finishedAt: ts("finished_at"),
+  },
+  (t) => [
+    index("screenshot_renders_site_idx").on(t.siteId, t.createdAt),
+    index("screenshot_renders_status_idx").on(t.status, t.updatedAt),
+  ],
+);
+
+/** A one-hour sign-in link for a login-gated page. */
+export const screenshotLoginLinks = pgTable("screenshot_login_links", {
+  id: uuidPk(),
+  siteId: uuid("site_id")
+    .notNull()
+    .references(() => sites.id, { onDelete: "cascade" }),
+  tokenHash: text("token_hash").notNull().unique(),
+  sourceUrl: text("source_url").notNull(),
+  interactive: boolean("interactive").notNull(),
+  expiresAt: ts("expires_at").notNull(),
+  usedAt: ts("used_at"),
+  createdAt: createdAt(),
+});
+
+/** The encrypted browser session (cookies, local storage) of a site, inherited by its screenshots. */
+export const siteBrowserSessions = pgTable("site_browser_sessions", {
+  siteId: uuid("site_id")
+    .primaryKey()
+    .references(() => sites.id, { onDelete: "cascade" }),
+  ciphertext: text("ciphertext").notNull(),
+  updatedAt: ts("updated_at").notNull().defaultNow(),
+});

@@ -1,0 +1,34 @@
+import { sql } from "drizzle-orm";
+import { boolean, index, jsonb, pgTable, text, uuid } from "drizzle-orm/pg-core";
+import { createdAt, ts, uuidPk } from "./_columns.ts";
+import { organizations } from "./organizations.ts";
+
+/** A website of an organization; its slug is unique across all organizations. */
+export const sites = pgTable(
+  "sites",
+  {
+    id: uuidPk(),
+    orgId: uuid("org_id")
+      .notNull()
+      .references(() => organizations.id, { onDelete: "cascade" }),
+    name: text("name").notNull(),
+    slug: text("slug").notNull().unique(),
+    publicContentLive: boolean("public_content_live").notNull().default(false),
+    comingSoon: boolean("coming_soon").notNull().default(true),
+    templateSlug: text("template_slug"),
+    clonedFromSiteId: uuid("cloned_from_site_id"),
+    createdAt: createdAt(),
+    updatedAt: ts("updated_at").notNull().default(sql`now()`),
+  },
+  (t) => [index("sites_org_created_idx").on(t.orgId, t.createdAt, t.id)],
+);
+
+/** The layout (navigation, header, footer) and styles (theme tokens) of a site. */
+export const siteLayouts = pgTable("site_layouts", {
+  siteId: uuid("site_id")
+    .primaryKey()
+    .references(() => sites.id, { onDelete: "cascade" }),
+  layout: jsonb("layout").notNull(),
+  styles: jsonb("styles").notNull(),
+  updatedAt: ts("updated_at").notNull().defaultNow(),
+});

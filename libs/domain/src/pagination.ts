@@ -1,0 +1,43 @@
+import { AppError } from "./errors.ts";
+
+/** A keyset position: the row's microsecond timestamp (as PostgreSQL text) and its id. */
+export type Keyset = { at: string; id: string };
+
+/** Encodes a keyset position as an opaque cursor. */
+export function encodeCursor(k: Keyset): string {
+  return Buffer.from(JSON.stringify([k.at, k.id])).toString("base64url");
+}
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+const PG_TS = /^\d{4}-\d{2}-\d{2}[ T]\d{2}:\d{2}:\d{2}(\.\d{1,6})?([+-]\d{2}(:?\d{2})?|Z)$/;
+
+/** Decodes a cursor; 400 VALIDATION_ERROR when it is not one this service issued. */
+export function decodeCursor(cursor: string): Keyset {
+  try {
+    const [at, id] = JSON.parse(Buffer.from(cursor, "base64url").toString("utf8")) as [unknown, unknown];
+    if (typeof at === "string" && typeof id === "string" && PG_TS.test(at) && UUID.test(id))
+      return { at, id };
+  } catch {
+    // fall through to the error below
+  }
+  throw new AppError("VALIDATION_ERROR", "cursor: not a cursor returned by this API", [
+    { field: "cursor", message: "invalid cursor" },
+  ]);
+}
+
+/** Parses a `limit` query value: default `fallback`, 1..max, 400 VALIDATION_ERROR otherwise. */
+export function parseLimit(raw: string | undefined, fallback: number, max: number, field = "limit"): number {
+  if (raw === undefined || raw === "") return fallback;
+  if (!/^\d+$/.test(raw)) {
+    throw new AppError("VALIDATION_ERROR", `${field}: must be an integer`, [
+      { field, message: "must be an integer" },
+    ]);
+  }
+  const n = Number(raw);
+  if (n < 1 || n > max) {
+    throw new AppError("VALIDATION_ERROR", `${field}: must be between 1 and ${max}`, [
+      { field, message: `must be between 1 and ${max}` },
+    ]);
+  }
+  return n;
+}

@@ -1,0 +1,39 @@
+import { type Config, createLogger, loadConfig, systemClock } from "@site/config";
+import { migrateDatabase, openDatabase } from "@site/db";
+import type { Context } from "@site/domain";
+
+/** The dependencies of a process, opened once, closed in reverse order. */
+export type Runtime = Context & {
+  /** The database URL in use (the embedded server's when DATABASE_URL is unset). */
+  databaseUrl: string;
+  /** True when this process started the embedded PostgreSQL. */
+  ownsEmbeddedDatabase: boolean;
+  close(): Promise<void>;
+};
+
+/** Opens the database (migrating it when `migrate`), and returns the context every app is built from. */
+export async function openRuntime(
+  opts: { config?: Config; migrate?: boolean; dbMax?: number } = {},
+): Promise<Runtime> {
+  const config = opts.config ?? loadConfig();
+  const log = createLogger(config.logLevel);
+  const handle = await openDatabase({
+    databaseUrl: config.databaseUrl,
+    dataDir: config.dataDir,
+    max: opts.dbMax,
+  });
+  if (opts.migrate !== false) await migrateDatabase(handle);
+  const closers: (() => Promise<void>)[] = [() => handle.close()];
+  return {
+    config,
+    db: handle.db,
+    clock: systemClock,
+    log,
+    databaseUrl: handle.url,
+    ownsEmbeddedDatabase: handle.embedded?.owned ?? false,
+    close: async () => {
+      for (const close of closers.reverse())
+        await close().catch((err) => log.error("close failed", { cause: String(err) }));
+    },
+  };
+}

@@ -1,0 +1,36 @@
+# Sourced by scripts/start and scripts/test: installs what a fresh machine lacks (Bun, dependencies, Chromium).
+# shellcheck shell=bash
+
+log() { printf '\033[36m[setup]\033[0m %s\n' "$*" >&2; }
+
+ensure_bun() {
+  if command -v bun >/dev/null 2>&1; then return; fi
+  export PATH="$PWD/.tools/bin:$PWD/.tools/node_modules/.bin:$PATH"
+  if command -v bun >/dev/null 2>&1; then return; fi
+  log "installing Bun through npm"
+  if ! npm install -g bun@1 >/dev/null 2>&1; then
+    npm install --prefix "$PWD/.tools" bun@1 >/dev/null
+  fi
+  hash -r
+  command -v bun >/dev/null 2>&1 || { echo "could not install Bun through npm" >&2; exit 1; }
+}
+
+ensure_deps() {
+  if [ ! -d node_modules ] || [ bun.lock -nt node_modules/.bun-installed ]; then
+    log "installing dependencies (bun install --frozen-lockfile)"
+    bun install --frozen-lockfile >&2
+    touch node_modules/.bun-installed
+  fi
+}
+
+# Chromium for screenshots and browser tests: Debian's package, installed through apt where we are root.
+ensure_chromium() {
+  if [ -n "${CHROMIUM_PATH:-}" ] || command -v chromium >/dev/null 2>&1 || command -v google-chrome >/dev/null 2>&1; then return; fi
+  if [ "$(id -u)" = "0" ] && command -v apt-get >/dev/null 2>&1; then
+    log "installing Chromium through apt"
+    (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium) >/dev/null 2>&1 \
+      || log "apt could not install chromium; screenshots will answer 501 NOT_CONFIGURED"
+  else
+    log "no Chromium and not root: screenshots will answer 501 NOT_CONFIGURED"
+  fi
+}

@@ -1,0 +1,27 @@
+import { startApi } from "../apps/api/src/server.ts";
+import { startMetrics } from "../apps/metrics/src/service.ts";
+import { startRenderDaemon } from "../apps/render-daemon/src/daemon.ts";
+import { openRuntime } from "@site/runtime";
+
+/** All three apps in one process, sharing one runtime (./scripts/start). */
+const rt = await openRuntime();
+const api = startApi(rt);
+const daemon = await startRenderDaemon(rt);
+const metrics = await startMetrics(rt);
+console.log(
+  `Site Content API: ${rt.config.publicBaseUrl} (listening on ${api.url}; docs at ${api.url}/swagger)`,
+);
+
+let stopping = false;
+for (const sig of ["SIGINT", "SIGTERM"] as const) {
+  process.on(sig, async () => {
+    if (stopping) return;
+    stopping = true;
+    rt.log.info("shutting down", { signal: sig });
+    await api.stop();
+    await daemon.stop();
+    await metrics.stop();
+    await rt.close();
+    process.exit(0);
+  });
+}
