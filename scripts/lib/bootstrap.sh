@@ -5,14 +5,18 @@ log() { printf '\033[36m[setup]\033[0m %s\n' "$*" >&2; }
 
 ensure_bun() {
   if command -v bun >/dev/null 2>&1; then return; fi
-  export PATH="$PWD/.tools/bin:$PWD/.tools/node_modules/.bin:$PATH"
+  local global_bin
+  global_bin="$(npm prefix -g 2>/dev/null)/bin"
+  export PATH="$global_bin:$PWD/.tools/node_modules/.bin:$PATH"
   if command -v bun >/dev/null 2>&1; then return; fi
   log "installing Bun through npm"
-  if ! npm install -g bun@1 >/dev/null 2>&1; then
-    npm install --prefix "$PWD/.tools" bun@1 >/dev/null
+  if ! npm install -g bun@1 >&2; then
+    log "global npm install refused; installing Bun into .tools/"
+    npm install --prefix "$PWD/.tools" bun@1 >&2
   fi
   hash -r
   command -v bun >/dev/null 2>&1 || { echo "could not install Bun through npm" >&2; exit 1; }
+  log "using $(command -v bun) ($(bun --version))"
 }
 
 ensure_deps() {
