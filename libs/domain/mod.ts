@@ -11,3 +11,7 @@ export * from "./src/templates.ts";
 export * from "./src/pages.ts";
 export * from "./src/page_media.ts";
 export * from "./src/accounts.ts";
+export * from "./src/media_types.ts";
+export * from "./src/media_grants.ts";
+export * from "./src/media_quota.ts";
+export * from "./src/media_library.ts";

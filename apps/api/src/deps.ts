@@ -1,7 +1,10 @@
 import type { Context } from "@site/domain";
+import type { ObjectStore } from "@site/storage";
 
 /** Everything the API app is built from; tests build it with real dependencies. */
 export type AppDeps = Context & {
+  /** Where media bytes live; routes never know which driver. */
+  store: ObjectStore;
   /** Called when the app is closed; closes what the builder opened. */
   onClose?: () => Promise<void>;
 };

@@ -8,10 +8,16 @@ import {
   type Role,
   type Scope,
 } from "@site/domain";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { type ObjectStore, openFsStore } from "@site/storage";
 import { createApp } from "./app.ts";
 
 /** A test harness: the real app on a database of its own, with helpers to seed organizations and keys. */
-export async function buildTestApp(opts: { env?: Record<string, string>; config?: Partial<Config> } = {}) {
+export async function buildTestApp(
+  opts: { env?: Record<string, string>; config?: Partial<Config>; store?: ObjectStore } = {},
+) {
   const handle = await createTestDatabase();
   const config = {
     ...loadConfig({ SECRET_KEY: "test-secret-key-0123456789", DATA_DIR: "/tmp/site-test-data", ...opts.env }),
@@ -20,7 +26,17 @@ export async function buildTestApp(opts: { env?: Record<string, string>; config?
   const clock = fixedClock(new Date());
   const log = createLogger((process.env.TEST_LOG_LEVEL as "debug") || ("silent" as never));
   const ctx: Context = { config, db: handle.db, clock: { now: () => new Date() }, log };
-  const app = createApp({ ...ctx });
+  // Media bytes: the given store, else a local-disk store in a temp dir removed by close().
+  const storeDir = opts.store ? null : mkdtempSync(join(tmpdir(), "site-test-objects-"));
+  const store =
+    opts.store ??
+    openFsStore({
+      root: storeDir!,
+      publicBaseUrl: config.publicBaseUrl,
+      secretKey: config.secretKey,
+      maxPutBytes: 10485760,
+    });
+  const app = createApp({ ...ctx, store });
   const call = (
     method: string,
     path: string,
@@ -70,7 +86,11 @@ export async function buildTestApp(opts: { env?: Record<string, string>; config?
     });
     return { org, user, key: key.key, keyId: key.id };
   };
-  return { app, ctx, db: handle.db, sql: handle.sql, call, seedOrg, clock, close: () => handle.close() };
+  const close = async () => {
+    await handle.close();
+    if (storeDir) rmSync(storeDir, { recursive: true, force: true });
+  };
+  return { app, ctx: { ...ctx, store }, db: handle.db, sql: handle.sql, call, seedOrg, clock, store, close };
 }
 
 /** The harness type. */

@@ -1,9 +1,12 @@
 import { type Config, createLogger, loadConfig, systemClock } from "@site/config";
 import { migrateDatabase, openDatabase } from "@site/db";
 import type { Context } from "@site/domain";
+import { type ObjectStore, openObjectStore } from "@site/storage";
 
 /** The dependencies of a process, opened once, closed in reverse order. */
 export type Runtime = Context & {
+  /** The object store the configuration names (S3, or DATA_DIR/objects). */
+  store: ObjectStore;
   /** The database URL in use (the embedded server's when DATABASE_URL is unset). */
   databaseUrl: string;
   /** True when this process started the embedded PostgreSQL. */
@@ -24,9 +27,12 @@ export async function openRuntime(
   });
   if (opts.migrate !== false) await migrateDatabase(handle);
   const closers: (() => Promise<void>)[] = [() => handle.close()];
+  const store = openObjectStore(config);
+  closers.push(() => store.close());
   return {
     config,
     db: handle.db,
+    store,
     clock: systemClock,
     log,
     databaseUrl: handle.url,

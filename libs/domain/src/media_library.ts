@@ -1,0 +1,164 @@
+import { randomBytes } from "node:crypto";
+import { and, desc, eq, lt, or, sql } from "drizzle-orm";
+import { isUniqueViolation, mediaFiles } from "@site/db";
+import { MAX_MEDIA_BYTES, type ObjectStore } from "@site/storage";
+import type { Context } from "./context.ts";
+import { AppError } from "./errors.ts";
+import { grantMemberUrl, mediaPath } from "./media_grants.ts";
+import { countLanding } from "./media_quota.ts";
+import { IMAGE_TYPES, type ImageType, sniffImage } from "./media_types.ts";
+import { decodeCursor, encodeCursor } from "./pagination.ts";
+
+/** What media functions use: the context plus the object store. */
+export type MediaContext = Context & { store: ObjectStore };
+
+/** How a file entered the library. */
+export type MediaSource = "upload" | "import" | "screenshot" | "preview";
+
+/** A file of the library as addLibraryFile returns it; `url` is the canonical `/api/media/<key>` path. */
+export type LibraryEntry = {
+  key: string;
+  name: string;
+  url: string;
+  size: number;
+  width: number | null;
+  height: number | null;
+  contentType: string;
+};
+
+/** The storage key of a library file: `site-media/<site_id>/<name>`. */
+export function libraryKey(siteId: string, name: string): string {
+  return `site-media/${siteId}/${name}`;
+}
+
+/** A collision-free file name with the type's extension, led by a cleaned `baseName` when given. */
+export function generateMediaName(contentType: ImageType, baseName?: string): string {
+  const stem = (baseName ?? "")
+    .replace(/\.[A-Za-z0-9]{1,5}$/, "")
+    .toLowerCase()
+    .replace(/[^a-z0-9]+/g, "-")
+    .replace(/^-+|-+$/g, "")
+    .slice(0, 40);
+  const unique = `${Date.now().toString(36)}${randomBytes(6).toString("hex")}`;
+  return `${stem ? `${stem}-` : ""}${unique}.${IMAGE_TYPES[contentType]}`;
+}
+
+/** 400 VALIDATION_ERROR for bytes that are not one of the accepted image types. */
+export function notAnImage(field = "file"): AppError {
+  return new AppError("VALIDATION_ERROR", `${field}: not a JPEG, PNG, WebP or GIF image (SVG is refused)`, [
+    { field, message: "unsupported image type" },
+  ]);
+}
+
+/** Adds a file's bytes to a site's library: sniffs the type by magic bytes (JPEG/PNG/WebP/GIF only, else 400 VALIDATION_ERROR), reads width/height, checks and counts the org storage quota (403 FORBIDDEN) in the same transaction as the row, writes to the store, inserts media_files, returns the library entry. */
+export async function addLibraryFile(
+  ctx: MediaContext,
+  input: {
+    siteId: string;
+    bytes: Uint8Array;
+    source: MediaSource;
+    alt?: string | null;
+    baseName?: string;
+  },
+): Promise<LibraryEntry> {
+  if (input.bytes.byteLength > MAX_MEDIA_BYTES) {
+    throw new AppError("VALIDATION_ERROR", `file: over the ${MAX_MEDIA_BYTES}-byte limit`, [
+      { field: "file", message: `at most ${MAX_MEDIA_BYTES} bytes` },
+    ]);
+  }
+  const sniffed = sniffImage(input.bytes);
+  if (!sniffed) throw notAnImage();
+  const name = generateMediaName(sniffed.contentType, input.baseName);
+  const key = libraryKey(input.siteId, name);
+  const size = input.bytes.byteLength;
+  const stored = await ctx.store.put(key, input.bytes, { contentType: sniffed.contentType });
+  try {
+    await ctx.db.transaction(async (tx) => {
+      await countLanding(ctx, tx, {
+        siteId: input.siteId,
+        size,
+        countsAsUpload: input.source === "upload" || input.source === "import",
+      });
+      await tx.insert(mediaFiles).values({
+        siteId: input.siteId,
+        key,
+        name,
+        contentType: sniffed.contentType,
+        size,
+        width: sniffed.width,
+        height: sniffed.height,
+        alt: input.alt ?? null,
+        source: input.source,
+        etag: stored.etag,
+        createdAt: ctx.clock.now(),
+      });
+    });
+  } catch (err) {
+    await ctx.store.delete(key).catch(() => {});
+    if (isUniqueViolation(err)) throw new AppError("INTERNAL_ERROR", "file name collision; try again");
+    throw err;
+  }
+  return {
+    key,
+    name,
+    url: mediaPath(key),
+    size,
+    width: sniffed.width,
+    height: sniffed.height,
+    contentType: sniffed.contentType,
+  };
+}
+
+/** A library file of a site by key, or null (what the list does not show does not exist). */
+export async function findLibraryFile(ctx: Context, key: string) {
+  const [row] = await ctx.db.select().from(mediaFiles).where(eq(mediaFiles.key, key)).limit(1);
+  return row ?? null;
+}
+
+/** One item of the library list. */
+export type MediaImage = { name: string; url: string; displayUrl: string; createdAt: string; size: number };
+
+/** Lists a site's library, newest first, keyset-paginated; displayUrl carries a member grant for the caller. */
+export async function listLibrary(
+  ctx: MediaContext,
+  siteId: string,
+  opts: { cursor?: string; limit: number },
+): Promise<{ images: MediaImage[]; nextCursor: string | null }> {
+  const after = opts.cursor ? decodeCursor(opts.cursor) : null;
+  const rows = await ctx.db
+    .select({
+      id: mediaFiles.id,
+      key: mediaFiles.key,
+      name: mediaFiles.name,
+      size: mediaFiles.size,
+      at: sql<string>`${mediaFiles.createdAt}::text`,
+      createdAt: sql<string>`to_char(${mediaFiles.createdAt} at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`,
+    })
+    .from(mediaFiles)
+    .where(
+      and(
+        eq(mediaFiles.siteId, siteId),
+        after
+          ? or(
+              lt(mediaFiles.createdAt, sql`${after.at}::timestamptz`),
+              and(eq(mediaFiles.createdAt, sql`${after.at}::timestamptz`), lt(mediaFiles.id, after.id)),
+            )
+          : undefined,
+      ),
+    )
+    .orderBy(desc(mediaFiles.createdAt), desc(mediaFiles.id))
+    .limit(opts.limit + 1);
+  const more = rows.length > opts.limit;
+  const page = rows.slice(0, opts.limit);
+  const last = page[page.length - 1];
+  return {
+    images: page.map((r) => ({
+      name: r.name,
+      url: mediaPath(r.key),
+      displayUrl: grantMemberUrl(ctx, siteId, r.key),
+      createdAt: r.createdAt,
+      size: r.size,
+    })),
+    nextCursor: more && last ? encodeCursor({ at: last.at, id: last.id }) : null,
+  };
+}
