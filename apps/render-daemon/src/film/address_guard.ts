@@ -1,0 +1,85 @@
+import { lookup } from "node:dns/promises";
+import type { HTTPRequest, Page } from "puppeteer-core";
+
+/** Says whether an IP address literal is off limits (private, loopback, link-local…); from libs/net. */
+export type AddressCheck = (ip: string) => boolean;
+
+/** What the guard refused, for the capture's warnings and logs. */
+export type GuardLog = { blocked: string[] };
+
+const OPEN_SCHEMES = new Set(["data:", "blob:", "about:"]);
+const NET_SCHEMES = new Set(["http:", "https:", "ws:", "wss:"]);
+
+function defaultPort(protocol: string): string {
+  return protocol === "https:" || protocol === "wss:" ? "443" : "80";
+}
+
+/** True when `host:port` of the URL is listed in FETCH_ALLOW_HOSTS. */
+export function isAllowListed(url: URL, allowHosts: readonly string[]): boolean {
+  const port = url.port || defaultPort(url.protocol);
+  const bare = url.hostname.replace(/^\[|\]$/g, "").toLowerCase();
+  return (
+    allowHosts.includes(`${bare}:${port}`) || allowHosts.includes(`${url.hostname.toLowerCase()}:${port}`)
+  );
+}
+
+/** Decides one URL: allowed when every address its host resolves to passes `isBlocked`, or it is allow-listed. */
+export function createUrlGuard(opts: { isBlocked: AddressCheck; allowHosts: readonly string[] }) {
+  const cache = new Map<string, Promise<boolean>>();
+  const hostIsPublic = (host: string) => {
+    let hit = cache.get(host);
+    if (!hit) {
+      hit = lookup(host, { all: true, verbatim: true }).then(
+        (addrs) => addrs.length > 0 && addrs.every((a) => !opts.isBlocked(a.address)),
+        () => false,
+      );
+      cache.set(host, hit);
+    }
+    return hit;
+  };
+  return async (raw: string): Promise<boolean> => {
+    let url: URL;
+    try {
+      url = new URL(raw);
+    } catch {
+      return false;
+    }
+    if (OPEN_SCHEMES.has(url.protocol)) return true;
+    if (!NET_SCHEMES.has(url.protocol)) return false;
+    if (isAllowListed(url, opts.allowHosts)) return true;
+    return hostIsPublic(url.hostname.replace(/^\[|\]$/g, ""));
+  };
+}
+
+/**
+ * Puts every request of the page (documents, frames, sub-resources, each redirect hop) through the guard.
+ * WebSocket, WebTransport and WebRTC are not interceptable, so they are removed from the page instead.
+ */
+export async function guardPage(
+  page: Page,
+  check: (url: string) => Promise<boolean>,
+  log: GuardLog,
+): Promise<void> {
+  await page.setBypassServiceWorker(true);
+  await page.evaluateOnNewDocument(() => {
+    for (const name of ["WebSocket", "WebTransport", "RTCPeerConnection", "webkitRTCPeerConnection"]) {
+      try {
+        Object.defineProperty(globalThis, name, { value: undefined, configurable: false, writable: false });
+      } catch {}
+    }
+  });
+  await page.setRequestInterception(true);
+  page.on("request", (req: HTTPRequest) => {
+    if (req.isInterceptResolutionHandled()) return;
+    check(req.url())
+      .then(
+        (ok) => {
+          if (ok) return req.continue();
+          log.blocked.push(req.url());
+          return req.abort("blockedbyclient");
+        },
+        () => req.abort("blockedbyclient"),
+      )
+      .catch(() => {});
+  });
+}

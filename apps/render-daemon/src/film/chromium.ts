@@ -1,0 +1,72 @@
+import { existsSync, mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { delimiter, join } from "node:path";
+import puppeteer, { type Browser } from "puppeteer-core";
+
+/** Finds Chromium: CHROMIUM_PATH, /usr/bin/chromium, then chromium or google-chrome on PATH; null when none. */
+export function findChromium(configured: string | null, path = process.env.PATH ?? ""): string | null {
+  if (configured) return existsSync(configured) ? configured : null;
+  if (existsSync("/usr/bin/chromium")) return "/usr/bin/chromium";
+  for (const dir of path.split(delimiter).filter(Boolean)) {
+    for (const name of ["chromium", "chromium-browser", "google-chrome", "google-chrome-stable"]) {
+      const file = join(dir, name);
+      if (existsSync(file)) return file;
+    }
+  }
+  return null;
+}
+
+const COMMON_FLAGS = [
+  "--no-sandbox",
+  "--disable-quic",
+  "--no-first-run",
+  "--disable-background-networking",
+  "--disable-component-update",
+  "--disable-sync",
+  "--disable-default-apps",
+  "--disable-extensions",
+  "--disable-dev-shm-usage",
+  "--mute-audio",
+  "--hide-scrollbars",
+  "--force-webrtc-ip-handling-policy=disable_non_proxied_udp",
+  "--disable-features=Translate,MediaRouter,OptimizationHints,DialMediaRouteProvider",
+];
+
+/** The launch flags: SwiftShader WebGL on CPU hosts, the GPU's ANGLE backend when `gpu` is set. */
+export function chromiumFlags(gpu: boolean): string[] {
+  const graphics = gpu
+    ? ["--use-angle=vulkan", "--enable-gpu", "--ignore-gpu-blocklist", "--enable-features=Vulkan"]
+    : ["--use-angle=swiftshader", "--enable-unsafe-swiftshader"];
+  return [...COMMON_FLAGS, ...graphics];
+}
+
+/** A launched Chromium with its own throwaway profile directory, removed on close. */
+export type LaunchedBrowser = { browser: Browser; close(): Promise<void> };
+
+/** Launches headless Chromium with the project's flags and a fresh temp profile. */
+export async function launchChromium(executablePath: string, gpu: boolean): Promise<LaunchedBrowser> {
+  const profile = mkdtempSync(join(tmpdir(), "render-chromium-"));
+  try {
+    const browser = await puppeteer.launch({
+      executablePath,
+      headless: true,
+      args: [...chromiumFlags(gpu), `--user-data-dir=${profile}`],
+      protocolTimeout: 60_000,
+    });
+    return {
+      browser,
+      close: async () => {
+        try {
+          await browser.close();
+        } catch {
+          browser.process()?.kill("SIGKILL");
+        } finally {
+          rmSync(profile, { recursive: true, force: true });
+        }
+      },
+    };
+  } catch (err) {
+    rmSync(profile, { recursive: true, force: true });
+    throw err;
+  }
+}
