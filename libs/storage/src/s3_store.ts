@@ -6,6 +6,8 @@ import {
   PutObjectCommand,
   S3Client,
 } from "@aws-sdk/client-s3";
+import { Readable } from "node:stream";
+import type { ReadableStream as NodeWebStream } from "node:stream/web";
 import { getSignedUrl } from "@aws-sdk/s3-request-presigner";
 import { assertSafeKey, type ObjectInfo, type ObjectStore, StoreError } from "./object_store.ts";
 
@@ -66,7 +68,8 @@ export function openS3Store(opts: S3StoreOptions): ObjectStore {
         new PutObjectCommand({
           Bucket,
           Key: key,
-          Body: body,
+          // The SDK's Node HTTP handler sends Node streams, not Web streams.
+          Body: body instanceof Uint8Array ? body : Readable.fromWeb(body as NodeWebStream<Uint8Array>),
           ContentType: o.contentType,
           ContentLength: size,
         }),
