@@ -1,0 +1,119 @@
+/** The platform identifiers of the contract, one per kind of the spec's metrics table. */
+export const SOCIAL_PLATFORMS = ["instagram", "threads", "x", "linkedin", "reddit", "tiktok"] as const;
+/** A platform identifier. */
+export type SocialPlatform = (typeof SOCIAL_PLATFORMS)[number];
+
+/** Snapshot stages and their delay after publication: 1 h, 24 h, 72 h, 7 d. */
+export const STAGE_DELAYS_MS = [3_600_000, 86_400_000, 259_200_000, 604_800_000] as const;
+/** `next_stage` of a target whose collection is over. */
+export const STAGE_FINISHED = 5;
+
+/** Why a metric is null: the platform does not expose it, or the token cannot read it. */
+export type UnavailableReason =
+  | "not_exposed"
+  | "permission_missing"
+  | "paid_tier_required"
+  | "token_invalid"
+  | "platform_error";
+
+/** The metric fields of a snapshot. */
+export const METRIC_FIELDS = ["views", "likes", "comments", "shares", "saves"] as const;
+/** One metric field of a snapshot. */
+export type MetricField = (typeof METRIC_FIELDS)[number];
+
+/** What an adapter read: null metrics carry their reason in `extra.unavailable`. */
+export type MetricsReading = Record<MetricField, number | null> & { extra: Record<string, unknown> };
+
+/** A connected account as an adapter sees it: the token decrypted for this call only. */
+export type AdapterAccount = {
+  platform: SocialPlatform;
+  accountId: string;
+  displayName: string | null;
+  accessToken: string;
+  permissions: string[];
+  tier: string | null;
+};
+
+/** A published target as an adapter needs it to read metrics. */
+export type AdapterTarget = { platformPostId: string; url: string | null; publishedAt: Date };
+
+/** What publishing on a platform returned. */
+export type PublishResult = { platformPostId: string; url: string; publishedAt: Date };
+
+/** A platform's HTTP API behind one interface: publish a text, read a post's metrics. */
+export type PlatformAdapter = {
+  platform: SocialPlatform;
+  publish(account: AdapterAccount, text: string): Promise<PublishResult>;
+  readMetrics(account: AdapterAccount, target: AdapterTarget): Promise<MetricsReading>;
+};
+
+/** The adapters by platform. */
+export type PlatformAdapters = Partial<Record<SocialPlatform, PlatformAdapter>>;
+
+/**
+ * A failed platform call. `rate_limited` carries the wait the platform asked for; `auth` means the token
+ * is invalid or expired; `permission` that it lacks a permission; `transient` a 5xx or network failure.
+ */
+export class PlatformError extends Error {
+  readonly kind: "rate_limited" | "auth" | "permission" | "rejected" | "transient";
+  readonly status: number;
+  readonly retryAfterMs: number | null;
+  constructor(
+    kind: PlatformError["kind"],
+    message: string,
+    opts: { status?: number; retryAfterMs?: number | null } = {},
+  ) {
+    super(message);
+    this.name = "PlatformError";
+    this.kind = kind;
+    this.status = opts.status ?? 0;
+    this.retryAfterMs = opts.retryAfterMs ?? null;
+  }
+}
+
+/** A reading with every metric null for `reason` (a platform with no readable metrics, a free tier…). */
+export function unavailableReading(
+  reason: UnavailableReason,
+  extra: Record<string, unknown> = {},
+): MetricsReading {
+  const unavailable = Object.fromEntries(METRIC_FIELDS.map((f) => [f, reason]));
+  return {
+    views: null,
+    likes: null,
+    comments: null,
+    shares: null,
+    saves: null,
+    extra: { ...extra, unavailable },
+  };
+}
+
+/**
+ * Builds a reading from the metrics read; a field left out is null with `reasons[field]` (default
+ * `not_exposed`) recorded in `extra.unavailable`, so "0" and "cannot know" stay apart.
+ */
+export function buildReading(
+  read: Partial<Record<MetricField, number | null | undefined>>,
+  reasons: Partial<Record<MetricField, UnavailableReason>>,
+  extra: Record<string, unknown> = {},
+): MetricsReading {
+  const out = { extra: { ...extra } } as MetricsReading;
+  const unavailable: Record<string, UnavailableReason> = {};
+  for (const f of METRIC_FIELDS) {
+    const v = read[f];
+    if (typeof v === "number" && Number.isFinite(v)) out[f] = Math.trunc(v);
+    else {
+      out[f] = null;
+      unavailable[f] = reasons[f] ?? "not_exposed";
+    }
+  }
+  if (Object.keys(unavailable).length > 0) out.extra.unavailable = unavailable;
+  return out;
+}
+
+/** Parses a Retry-After header (seconds or HTTP date) into milliseconds from `now`. */
+export function parseRetryAfter(value: string | null, now = Date.now()): number | null {
+  if (!value) return null;
+  if (/^\d+(\.\d+)?$/.test(value.trim())) return Math.ceil(Number(value) * 1000);
+  const at = Date.parse(value);
+  return Number.isNaN(at) ? null : Math.max(0, at - now);
+}
