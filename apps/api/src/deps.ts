@@ -1,8 +1,11 @@
 import type { Context } from "@site/domain";
+import type { RenderQueue } from "@site/queue";
 import type { ObjectStore } from "@site/storage";
 
 /** Everything the API app is built from; tests build it with real dependencies. */
 export type AppDeps = Context & {
+  /** The render queue screenshot requests are queued on. */
+  queue: RenderQueue;
   /** Where media bytes live; routes never know which driver. */
   store: ObjectStore;
   /** Called when the app is closed; closes what the builder opened. */

@@ -12,11 +12,17 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { type ObjectStore, openFsStore } from "@site/storage";
+import { createMemoryQueue, type RenderQueue } from "@site/queue";
 import { createApp } from "./app.ts";
 
 /** A test harness: the real app on a database of its own, with helpers to seed organizations and keys. */
 export async function buildTestApp(
-  opts: { env?: Record<string, string>; config?: Partial<Config>; store?: ObjectStore } = {},
+  opts: {
+    env?: Record<string, string>;
+    config?: Partial<Config>;
+    store?: ObjectStore;
+    queue?: RenderQueue;
+  } = {},
 ) {
   const handle = await createTestDatabase();
   const config = {
@@ -36,7 +42,9 @@ export async function buildTestApp(
       secretKey: config.secretKey,
       maxPutBytes: 10485760,
     });
-  const app = createApp({ ...ctx, store });
+  // The render queue: in-process unless the test brings its own (BullMQ on TEST_REDIS_URL).
+  const queue = opts.queue ?? createMemoryQueue({ log });
+  const app = createApp({ ...ctx, store, queue });
   const call = (
     method: string,
     path: string,
@@ -87,10 +95,22 @@ export async function buildTestApp(
     return { org, user, key: key.key, keyId: key.id };
   };
   const close = async () => {
+    await queue.close();
     await handle.close();
     if (storeDir) rmSync(storeDir, { recursive: true, force: true });
   };
-  return { app, ctx: { ...ctx, store }, db: handle.db, sql: handle.sql, call, seedOrg, clock, store, close };
+  return {
+    app,
+    ctx: { ...ctx, store, queue },
+    queue,
+    db: handle.db,
+    sql: handle.sql,
+    call,
+    seedOrg,
+    clock,
+    store,
+    close,
+  };
 }
 
 /** The harness type. */

@@ -23,6 +23,11 @@ export type Config = {
   chromiumPath: string | null;
   renderGpu: boolean;
   renderConcurrency: number;
+  /** Render queue: Redis key prefix, and the job lock after which a dead daemon's job is recovered. */
+  queuePrefix: string;
+  renderJobLockMs: number;
+  /** Port of the render daemon's Prometheus /metrics listener; null: none. */
+  renderMetricsPort: number | null;
   limits: {
     dailyUploads: number;
     dailyFetchAttempts: number;
@@ -125,6 +130,9 @@ export function loadConfig(env: Env = process.env): Config {
     chromiumPath: env.CHROMIUM_PATH || null,
     renderGpu: boolSetting(env, "RENDER_GPU", false),
     renderConcurrency: intSetting(env, "RENDER_CONCURRENCY", 2, 1),
+    queuePrefix: env.QUEUE_PREFIX || "site",
+    renderJobLockMs: intSetting(env, "RENDER_JOB_LOCK_MS", 30_000, 500),
+    renderMetricsPort: env.RENDER_METRICS_PORT ? intSetting(env, "RENDER_METRICS_PORT", 0, 0) : null,
     limits: {
       dailyUploads: intSetting(env, "MEDIA_DAILY_UPLOAD_LIMIT", 200),
       dailyFetchAttempts: intSetting(env, "MEDIA_DAILY_FETCH_ATTEMPT_LIMIT", 50),

@@ -1,6 +1,7 @@
 import { type Config, createLogger, loadConfig, systemClock } from "@site/config";
 import { migrateDatabase, openDatabase } from "@site/db";
 import type { Context } from "@site/domain";
+import { openRenderQueue, type RenderQueue } from "@site/queue";
 import { type ObjectStore, openObjectStore } from "@site/storage";
 
 /** The dependencies of a process, opened once, closed in reverse order. */
@@ -11,6 +12,8 @@ export type Runtime = Context & {
   databaseUrl: string;
   /** True when this process started the embedded PostgreSQL. */
   ownsEmbeddedDatabase: boolean;
+  /** The render queue: BullMQ on REDIS_URL, else in-process (shared by the API and daemon of this process). */
+  queue: RenderQueue;
   close(): Promise<void>;
 };
 
@@ -27,6 +30,13 @@ export async function openRuntime(
   });
   if (opts.migrate !== false) await migrateDatabase(handle);
   const closers: (() => Promise<void>)[] = [() => handle.close()];
+  const queue = openRenderQueue({
+    redisUrl: config.redisUrl,
+    log,
+    prefix: config.queuePrefix,
+    lockDurationMs: config.renderJobLockMs,
+  });
+  closers.push(() => queue.close());
   const store = openObjectStore(config);
   closers.push(() => store.close());
   return {
@@ -37,6 +47,7 @@ export async function openRuntime(
     log,
     databaseUrl: handle.url,
     ownsEmbeddedDatabase: handle.embedded?.owned ?? false,
+    queue,
     close: async () => {
       for (const close of closers.reverse())
         await close().catch((err) => log.error("close failed", { cause: String(err) }));

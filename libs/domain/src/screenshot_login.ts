@@ -1,0 +1,114 @@
+import { and, eq, gt, isNull, sql } from "drizzle-orm";
+import { screenshotLoginLinks, siteBrowserSessions } from "@site/db";
+import type { Principal } from "./auth.ts";
+import type { Context } from "./context.ts";
+import { AppError, validationError } from "./errors.ts";
+import { decryptSecret, encryptSecret, hashSecret, randomToken } from "./secrets.ts";
+import { findBrowser } from "./screenshot_browser.ts";
+import { parsePublicPageUrl } from "./screenshot_url.ts";
+import { getOwnSite } from "./sites.ts";
+
+/** How long a login link stays valid (the spec's "about one hour"). */
+export const LOGIN_LINK_TTL_MS = 60 * 60 * 1000;
+
+/** The screenshot login session as the API answers it. */
+export type LoginLinkView = { loginUrl: string; sourceUrl: string; interactive: boolean; expiresAt: string };
+
+/** A signed-in browser's state, stored encrypted against a site. */
+export type BrowserSession = {
+  cookies: unknown[];
+  localStorage: Record<string, Record<string, string>>;
+};
+
+/** The path of the hosted sign-in page for a token. */
+export function loginPagePath(token: string): string {
+  return `/screenshot-login/${token}`;
+}
+
+/** Creates a one-hour sign-in link for a login-gated page (free); interactive when a browser is here. */
+export async function createLoginLink(
+  ctx: Context,
+  principal: Principal,
+  siteId: string,
+  body: unknown,
+): Promise<LoginLinkView> {
+  const site = await getOwnSite(ctx, principal, siteId);
+  if (!body || typeof body !== "object" || Array.isArray(body))
+    throw validationError("body", "must be a JSON object");
+  const sourceUrl = parsePublicPageUrl((body as { url?: unknown }).url, ctx.config.fetchAllowHosts);
+  const token = randomToken(32);
+  const expiresAt = new Date(ctx.clock.now().getTime() + LOGIN_LINK_TTL_MS);
+  const interactive = findBrowser(ctx.config.chromiumPath) !== null;
+  await ctx.db.insert(screenshotLoginLinks).values({
+    siteId: site.id,
+    tokenHash: hashSecret(token),
+    sourceUrl,
+    interactive,
+    expiresAt,
+  });
+  return {
+    loginUrl: `${ctx.config.publicBaseUrl}${loginPagePath(token)}`,
+    sourceUrl,
+    interactive,
+    expiresAt: expiresAt.toISOString(),
+  };
+}
+
+/** An open login link (unused and unexpired) by its token; 404 NOT_FOUND otherwise, expired or reused alike. */
+export async function openLoginLink(ctx: Context, token: string) {
+  const [link] = await ctx.db
+    .select()
+    .from(screenshotLoginLinks)
+    .where(
+      and(
+        eq(screenshotLoginLinks.tokenHash, hashSecret(token)),
+        isNull(screenshotLoginLinks.usedAt),
+        gt(screenshotLoginLinks.expiresAt, ctx.clock.now()),
+      ),
+    )
+    .limit(1);
+  if (!link) throw new AppError("NOT_FOUND", "this sign-in link is unknown, expired or already used");
+  return link;
+}
+
+/**
+ * Ends a sign-in: marks the link used (once: a second Done is refused) and stores the browser's cookies
+ * and local storage, encrypted with AES-256-GCM, as the site's session for every later screenshot.
+ */
+export async function finishLogin(ctx: Context, token: string, session: BrowserSession): Promise<void> {
+  const ciphertext = encryptSecret(ctx.config.secretKey, JSON.stringify(session));
+  await ctx.db.transaction(async (tx) => {
+    const [link] = await tx
+      .update(screenshotLoginLinks)
+      .set({ usedAt: ctx.clock.now() })
+      .where(
+        and(
+          eq(screenshotLoginLinks.tokenHash, hashSecret(token)),
+          isNull(screenshotLoginLinks.usedAt),
+          gt(screenshotLoginLinks.expiresAt, ctx.clock.now()),
+        ),
+      )
+      .returning({ siteId: screenshotLoginLinks.siteId });
+    if (!link) throw new AppError("NOT_FOUND", "this sign-in link is unknown, expired or already used");
+    await tx
+      .insert(siteBrowserSessions)
+      .values({ siteId: link.siteId, ciphertext })
+      .onConflictDoUpdate({ target: siteBrowserSessions.siteId, set: { ciphertext, updatedAt: sql`now()` } });
+  });
+}
+
+/** The site's stored browser session, decrypted; null when none (or unreadable with this key). */
+export async function loadBrowserSession(ctx: Context, siteId: string): Promise<BrowserSession | null> {
+  const [row] = await ctx.db
+    .select()
+    .from(siteBrowserSessions)
+    .where(eq(siteBrowserSessions.siteId, siteId))
+    .limit(1);
+  if (!row) return null;
+  try {
+    return JSON.parse(decryptSecret(ctx.config.secretKey, row.ciphertext)) as BrowserSession;
+  } catch (err) {
+    ctx.log.warn("stored browser session unreadable", { siteId, cause: String(err) });
+    return null;
+  }
+}
