@@ -29,6 +29,7 @@ export function createBullQueue(opts: BullQueueOptions): RenderQueue {
   });
   producer.on("error", (err) => opts.log.warn("redis producer error", { cause: String(err) }));
   const queue = new Queue(QUEUE_NAME, { connection: producer, prefix });
+  queue.on("error", (err) => opts.log.warn("render queue error", { cause: String(err) }));
   const workers = new Set<{ worker: Worker; conn: IORedis }>();
 
   const renderQueue: RenderQueue = {

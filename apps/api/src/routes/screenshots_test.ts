@@ -1,0 +1,365 @@
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { and, eq } from "drizzle-orm";
+import { createLogger } from "@site/config";
+import { creditLedger, organizations, screenshotProjects, screenshotRenders } from "@site/db";
+import { failRender, sweepPendingRenders } from "@site/domain";
+import { createBullQueue } from "@site/queue";
+import { buildTestApp, expectAuthRules, type TestApp } from "../testing.ts";
+
+let h: TestApp;
+const uniq = () => Math.random().toString(36).slice(2, 9);
+type Seeded = Awaited<ReturnType<TestApp["seedOrg"]>>;
+
+beforeAll(async () => {
+  h = await buildTestApp();
+});
+afterAll(() => h.close());
+
+async function orgWithSite(app: TestApp, credits: number): Promise<Seeded & { siteId: string }> {
+  const o = await app.seedOrg({ credits });
+  const res = await app.call("POST", "/api/v1/sites", {
+    key: o.key,
+    body: { name: "Shop", slug: `shop-${uniq()}` },
+  });
+  const body = (await res.json()) as { site: { id: string } };
+  return { ...o, siteId: body.site.id };
+}
+
+async function creditsOf(app: TestApp, orgId: string): Promise<number> {
+  const [row] = await app.db
+    .select({ c: organizations.credits })
+    .from(organizations)
+    .where(eq(organizations.id, orgId));
+  return row.c;
+}
+
+async function rendersOf(app: TestApp, siteId: string) {
+  return app.db.select().from(screenshotRenders).where(eq(screenshotRenders.siteId, siteId));
+}
+
+const shot = (o: { key: string; siteId: string }, body: unknown, app: TestApp = h) =>
+  app.call("POST", `/api/v1/sites/${o.siteId}/media/screenshot`, { key: o.key, body });
+
+describe("authorization", () => {
+  test("every screenshot route answers 401 without a key and 403 without content:write", async () => {
+    const o = await orgWithSite(h, 100);
+    await expectAuthRules(h, {
+      method: "POST",
+      path: `/api/v1/sites/${o.siteId}/media/screenshot`,
+      scope: "content:write",
+      body: { url: "https://example.com/" },
+    });
+    await expectAuthRules(h, {
+      method: "GET",
+      path: `/api/v1/sites/${o.siteId}/media/screenshot/${crypto.randomUUID()}`,
+      scope: "content:write",
+    });
+    await expectAuthRules(h, {
+      method: "POST",
+      path: `/api/v1/sites/${o.siteId}/media/screenshot-login`,
+      scope: "content:write",
+      body: { url: "https://example.com/" },
+    });
+  });
+
+  test("another organization's site answers 404 and charges nothing", async () => {
+    const o = await orgWithSite(h, 100);
+    const other = await h.seedOrg({ credits: 100 });
+    const res = await shot({ key: other.key, siteId: o.siteId }, { url: "https://example.com/" });
+    expect(res.status).toBe(404);
+    expect(await creditsOf(h, other.org.id)).toBe(100);
+  });
+});
+
+describe("validation", () => {
+  const bad: [string, Record<string, unknown>][] = [
+    ["url", {}],
+    ["url", { url: "not a url" }],
+    ["url", { url: "ftp://example.com/" }],
+    ["url", { url: "http://127.0.0.1/admin" }],
+    ["url", { url: "http://10.1.2.3/" }],
+    ["url", { url: "http://localhost:3000/" }],
+    ["url", { url: "https://user:pw@example.com/" }],
+    ["estimateOnly", { url: "https://example.com/", estimateOnly: "yes" }],
+    ["theme", { url: "https://example.com/", theme: "sepia" }],
+    ["framing", { url: "https://example.com/", framing: 0.39 }],
+    ["framing", { url: "https://example.com/", framing: 3.01 }],
+    ["chrome", { url: "https://example.com/", chrome: "blue" }],
+    ["viewportWidth", { url: "https://example.com/", viewportWidth: 319 }],
+    ["viewportWidth", { url: "https://example.com/", viewportWidth: 3841 }],
+    ["viewportWidth", { url: "https://example.com/", viewportWidth: 1024.5 }],
+    ["viewportHeight", { url: "https://example.com/", viewportHeight: 100 }],
+    ["viewportHeight", { url: "https://example.com/", viewportHeight: 4000 }],
+    ["deviceScaleFactor", { url: "https://example.com/", deviceScaleFactor: 0.5 }],
+    ["deviceScaleFactor", { url: "https://example.com/", deviceScaleFactor: 3.5 }],
+    ["fullPage", { url: "https://example.com/", fullPage: "true" }],
+    ["recapture", { url: "https://example.com/", recapture: 1 }],
+  ];
+  test("each field out of its range answers 400 VALIDATION_ERROR naming the field, with no charge", async () => {
+    const o = await orgWithSite(h, 100);
+    for (const [field, body] of bad) {
+      const res = await shot(o, body);
+      const json = (await res.json()) as {
+        error: { code: string; message: string; details: { field: string }[] };
+      };
+      expect({ field, status: res.status, code: json.error.code }).toEqual({
+        field,
+        status: 400,
+        code: "VALIDATION_ERROR",
+      });
+      expect(json.error.details.map((d) => d.field)).toContain(field);
+    }
+    expect(await creditsOf(h, o.org.id)).toBe(100);
+    expect(await rendersOf(h, o.siteId)).toHaveLength(0);
+  });
+
+  test("the edges of every range are accepted", async () => {
+    const o = await orgWithSite(h, 100);
+    for (const body of [
+      { viewportWidth: 320, viewportHeight: 3840, deviceScaleFactor: 1, framing: 0.4 },
+      {
+        viewportWidth: 3840,
+        viewportHeight: 320,
+        deviceScaleFactor: 3,
+        framing: 3,
+        chrome: "dark",
+        theme: "dark",
+      },
+    ]) {
+      const res = await shot(o, { url: "https://example.com/", estimateOnly: true, ...body });
+      expect(res.status).toBe(200);
+    }
+  });
+
+  test("an unknown styleId answers 404 NOT_FOUND and never falls back to the default look", async () => {
+    const o = await orgWithSite(h, 100);
+    const res = await shot(o, { url: "https://example.com/", styleId: "no-such-style" });
+    expect(res.status).toBe(404);
+    expect(((await res.json()) as { error: { code: string } }).error.code).toBe("NOT_FOUND");
+    expect(await creditsOf(h, o.org.id)).toBe(100);
+  });
+});
+
+describe("pricing and charging", () => {
+  test("estimateOnly answers 200 {estimate:true, credits:10} and charges nothing", async () => {
+    const o = await orgWithSite(h, 100);
+    const res = await shot(o, { url: "https://example.com/", estimateOnly: true });
+    expect(res.status).toBe(200);
+    expect(await res.json()).toEqual({ estimate: true, credits: 10 });
+    expect(await creditsOf(h, o.org.id)).toBe(100);
+    expect(await rendersOf(h, o.siteId)).toHaveLength(0);
+  });
+
+  test("a queued render answers 202, debits 10 credits with a ledger entry and is pending", async () => {
+    const o = await orgWithSite(h, 50);
+    const res = await shot(o, { url: "https://Example.com/pricing#plans", styleId: "browser-float" });
+    expect(res.status).toBe(202);
+    const body = (await res.json()) as Record<string, unknown>;
+    expect(body).toEqual({
+      estimate: false,
+      renderId: expect.any(String),
+      status: "pending",
+      sourceUrl: "https://example.com/pricing",
+      credits: 10,
+    });
+    expect(await creditsOf(h, o.org.id)).toBe(40);
+    const ledger = await h.db.select().from(creditLedger).where(eq(creditLedger.orgId, o.org.id));
+    expect(ledger.filter((l) => l.reason === "screenshot_debit").map((l) => [l.delta, l.renderId])).toEqual([
+      [-10, body.renderId],
+    ]);
+    expect(await h.queue.state(body.renderId as string)).toBe("waiting");
+    const poll = await h.call("GET", `/api/v1/sites/${o.siteId}/media/screenshot/${body.renderId}`, {
+      key: o.key,
+    });
+    expect(poll.status).toBe(200);
+    expect(await poll.json()).toEqual({
+      renderId: body.renderId,
+      status: "pending",
+      sourceUrl: "https://example.com/pricing",
+      imageUrl: null,
+      credits: 10,
+      error: null,
+    });
+  });
+
+  test("short of credits answers 402 QUOTA_EXCEEDED, writes no render and keeps the balance", async () => {
+    const o = await orgWithSite(h, 9);
+    const res = await shot(o, { url: "https://example.com/" });
+    expect(res.status).toBe(402);
+    expect(((await res.json()) as { error: { code: string } }).error.code).toBe("QUOTA_EXCEEDED");
+    expect(await creditsOf(h, o.org.id)).toBe(9);
+    expect(await rendersOf(h, o.siteId)).toHaveLength(0);
+  });
+
+  test("30 concurrent requests with 50 credits give exactly 5 renders and a zero balance", async () => {
+    const o = await orgWithSite(h, 50);
+    const answers = await Promise.all(
+      Array.from({ length: 30 }, (_, i) =>
+        shot(o, { url: `https://example.com/p${i}` }).then((r) => r.status),
+      ),
+    );
+    expect(answers.filter((s) => s === 202)).toHaveLength(5);
+    expect(answers.filter((s) => s === 402)).toHaveLength(25);
+    expect(await creditsOf(h, o.org.id)).toBe(0);
+    expect(await rendersOf(h, o.siteId)).toHaveLength(5);
+    const debits = await h.db
+      .select()
+      .from(creditLedger)
+      .where(and(eq(creditLedger.orgId, o.org.id), eq(creditLedger.reason, "screenshot_debit")));
+    expect(debits).toHaveLength(5);
+  });
+
+  test("no browser configured answers 501 NOT_CONFIGURED before any charge", async () => {
+    const app = await buildTestApp({ env: { CHROMIUM_PATH: "/nonexistent/chromium" } });
+    try {
+      const o = await orgWithSite(app, 100);
+      const res = await shot(o, { url: "https://example.com/" }, app);
+      expect(res.status).toBe(501);
+      expect(((await res.json()) as { error: { code: string } }).error.code).toBe("NOT_CONFIGURED");
+      expect(await creditsOf(app, o.org.id)).toBe(100);
+      expect(await rendersOf(app, o.siteId)).toHaveLength(0);
+    } finally {
+      await app.close();
+    }
+  });
+
+  test("a queue that cannot take the job answers 502 RENDERER_ERROR and refunds", async () => {
+    // A real BullMQ producer pointed at a port where no Redis listens.
+    const queue = createBullQueue({ redisUrl: "redis://127.0.0.1:1", log: createLogger("silent" as never) });
+    const app = await buildTestApp({ queue });
+    try {
+      const o = await orgWithSite(app, 30);
+      const res = await shot(o, { url: "https://example.com/" }, app);
+      expect(res.status).toBe(502);
+      expect(((await res.json()) as { error: { code: string } }).error.code).toBe("RENDERER_ERROR");
+      expect(await creditsOf(app, o.org.id)).toBe(30);
+      const [render] = await rendersOf(app, o.siteId);
+      expect(render.status).toBe("failed");
+    } finally {
+      await app.close();
+    }
+  }, 15_000);
+});
+
+describe("renders and projects", () => {
+  test("an unknown render, or one of another site, answers 404", async () => {
+    const a = await orgWithSite(h, 100);
+    const b = await orgWithSite(h, 100);
+    const res = await shot(a, { url: "https://example.com/" });
+    const { renderId } = (await res.json()) as { renderId: string };
+    for (const [o, id] of [
+      [a, crypto.randomUUID()],
+      [a, "not-a-uuid"],
+      [b, renderId],
+    ] as const) {
+      const r = await h.call("GET", `/api/v1/sites/${o.siteId}/media/screenshot/${id}`, { key: o.key });
+      expect(r.status).toBe(404);
+    }
+  });
+
+  test("the project keeps capture settings; a request that names one updates it", async () => {
+    const o = await orgWithSite(h, 100);
+    const url = "https://example.com/app";
+    await shot(o, { url });
+    await shot(o, { url, viewportWidth: 800, fullPage: true });
+    await shot(o, { url, deviceScaleFactor: 2 });
+    const projects = await h.db
+      .select()
+      .from(screenshotProjects)
+      .where(eq(screenshotProjects.siteId, o.siteId));
+    expect(projects).toHaveLength(1);
+    expect(projects[0]).toMatchObject({
+      viewportWidth: 800,
+      viewportHeight: 900,
+      deviceScaleFactor: 2,
+      fullPage: true,
+    });
+    const renders = await rendersOf(h, o.siteId);
+    const captures = renders
+      .sort((x, y) => x.createdAt.getTime() - y.createdAt.getTime())
+      .map((r) => (r.options as { capture: unknown }).capture);
+    expect(captures).toEqual([
+      { viewportWidth: 1440, viewportHeight: 900, deviceScaleFactor: 1, fullPage: false },
+      { viewportWidth: 800, viewportHeight: 900, deviceScaleFactor: 1, fullPage: true },
+      { viewportWidth: 800, viewportHeight: 900, deviceScaleFactor: 2, fullPage: true },
+    ]);
+  });
+
+  test("a failed render is refunded exactly once, however often and concurrently it is failed", async () => {
+    const o = await orgWithSite(h, 20);
+    const { renderId } = (await (await shot(o, { url: "https://example.com/" })).json()) as {
+      renderId: string;
+    };
+    expect(await creditsOf(h, o.org.id)).toBe(10);
+    const results = await Promise.all([1, 2, 3, 4].map(() => failRender(h.ctx, renderId, "film failed")));
+    expect(results.filter(Boolean)).toHaveLength(1);
+    expect(await failRender(h.ctx, renderId, "again")).toBe(false);
+    expect(await creditsOf(h, o.org.id)).toBe(20);
+    const poll = await h.call("GET", `/api/v1/sites/${o.siteId}/media/screenshot/${renderId}`, {
+      key: o.key,
+    });
+    expect(await poll.json()).toMatchObject({ status: "failed", error: "film failed", imageUrl: null });
+  });
+
+  test("the sweeper re-enqueues a pending render whose job vanished, and fails (refunds) one tried too often", async () => {
+    const o = await orgWithSite(h, 100);
+    const first = (await (await shot(o, { url: "https://example.com/a" })).json()) as { renderId: string };
+    const second = (await (await shot(o, { url: "https://example.com/b" })).json()) as { renderId: string };
+    await h.queue.remove(first.renderId);
+    expect(await h.queue.state(first.renderId)).toBe("missing");
+    await h.db
+      .update(screenshotRenders)
+      .set({ attempts: 6 })
+      .where(eq(screenshotRenders.id, second.renderId));
+    await h.queue.remove(second.renderId);
+    const swept = await sweepPendingRenders(h.ctx, { staleMs: -1000 });
+    expect(swept).toEqual({ requeued: 1, failed: 1 });
+    expect(await h.queue.state(first.renderId)).toBe("waiting");
+    const [second_] = await h.db
+      .select()
+      .from(screenshotRenders)
+      .where(eq(screenshotRenders.id, second.renderId));
+    expect(second_.status).toBe("failed");
+    expect(await creditsOf(h, o.org.id)).toBe(90);
+  });
+});
+
+describe("login links", () => {
+  test("a login link answers 201 with a one-hour loginUrl, interactive with a browser, free", async () => {
+    const o = await orgWithSite(h, 0);
+    const before = Date.now();
+    const res = await h.call("POST", `/api/v1/sites/${o.siteId}/media/screenshot-login`, {
+      key: o.key,
+      body: { url: "https://app.example.com/dashboard" },
+    });
+    expect(res.status).toBe(201);
+    const body = (await res.json()) as {
+      loginUrl: string;
+      sourceUrl: string;
+      interactive: boolean;
+      expiresAt: string;
+    };
+    expect(body.sourceUrl).toBe("https://app.example.com/dashboard");
+    expect(body.interactive).toBe(true);
+    expect(body.loginUrl).toStartWith(`${h.ctx.config.publicBaseUrl}/screenshot-login/`);
+    const ttl = new Date(body.expiresAt).getTime() - before;
+    expect(ttl).toBeGreaterThan(59 * 60_000);
+    expect(ttl).toBeLessThan(61 * 60_000);
+    expect(body.expiresAt).toMatch(/Z$/);
+  });
+
+  test("without a browser the link is not interactive; a bad url answers 400", async () => {
+    const app = await buildTestApp({ env: { CHROMIUM_PATH: "/nonexistent/chromium" } });
+    try {
+      const o = await orgWithSite(app, 0);
+      const path = `/api/v1/sites/${o.siteId}/media/screenshot-login`;
+      const res = await app.call("POST", path, { key: o.key, body: { url: "https://example.com/" } });
+      expect(res.status).toBe(201);
+      expect(((await res.json()) as { interactive: boolean }).interactive).toBe(false);
+      const bad = await app.call("POST", path, { key: o.key, body: { url: "file:///etc/passwd" } });
+      expect(bad.status).toBe(400);
+    } finally {
+      await app.close();
+    }
+  });
+});
