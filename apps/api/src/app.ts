@@ -6,7 +6,9 @@ import { createGuard } from "./guard.ts";
 import { docsRoutes } from "./routes/docs.ts";
 import { healthRoutes } from "./routes/health.ts";
 import { pageRoutes } from "./routes/pages.ts";
+import { screenshotRoutes } from "./routes/screenshots.ts";
 import { siteRoutes } from "./routes/sites.ts";
+import { socialRoutes } from "./routes/social.ts";
 import { templateRoutes } from "./routes/templates.ts";
 
 const requestIds = new WeakMap<Request, string>();
@@ -34,6 +36,8 @@ export function createApp(deps: AppDeps) {
     .use(docsRoutes())
     .use(healthRoutes(deps))
     .use(siteRoutes(deps, guard))
+    .use(screenshotRoutes(deps, guard))
+    .use(socialRoutes(deps, guard))
     .use(templateRoutes(deps, guard))
     .use(pageRoutes(deps, guard));
 }
