@@ -2,10 +2,14 @@ import { Elysia } from "elysia";
 import { prefixedId } from "@site/domain";
 import type { AppDeps } from "./deps.ts";
 import { renderError } from "./errors.ts";
+import { mcpRoutes } from "./mcp.ts";
 import { createGuard } from "./guard.ts";
 import { docsRoutes } from "./routes/docs.ts";
 import { healthRoutes } from "./routes/health.ts";
+import { deliveryRoutes } from "./routes/delivery.ts";
+import { mediaRoutes } from "./routes/media.ts";
 import { pageRoutes } from "./routes/pages.ts";
+import { publicPageRoutes } from "./routes/public_pages.ts";
 import { screenshotRoutes } from "./routes/screenshots.ts";
 import { siteRoutes } from "./routes/sites.ts";
 import { socialRoutes } from "./routes/social.ts";
@@ -39,7 +43,11 @@ export function createApp(deps: AppDeps) {
     .use(screenshotRoutes(deps, guard))
     .use(socialRoutes(deps, guard))
     .use(templateRoutes(deps, guard))
-    .use(pageRoutes(deps, guard));
+    .use(pageRoutes(deps, guard))
+    .use(mediaRoutes(deps, guard))
+    .use(deliveryRoutes(deps))
+    .use(publicPageRoutes(deps))
+    .use(mcpRoutes(deps));
 }
 
 /** The built app's type. */

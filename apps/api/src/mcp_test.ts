@@ -1,0 +1,173 @@
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import { upsertTemplate } from "@site/domain";
+import { buildTestApp, type TestApp } from "./testing.ts";
+
+let h: TestApp;
+let server: ReturnType<typeof Bun.serve>;
+let base: string;
+
+beforeAll(async () => {
+  h = await buildTestApp();
+  server = Bun.serve({ hostname: "127.0.0.1", port: 0, fetch: (req) => h.app.handle(req) });
+  base = `http://127.0.0.1:${server.port}`;
+});
+afterAll(async () => {
+  server.stop(true);
+  await h.close();
+});
+
+async function connect(key: string) {
+  const client = new Client({ name: "mcp-test", version: "1.0.0" });
+  const transport = new StreamableHTTPClientTransport(new URL(`${base}/mcp`), {
+    requestInit: { headers: { authorization: `Bearer ${key}` } },
+  });
+  await client.connect(transport);
+  return client;
+}
+
+type CallResult = { isError?: boolean; structuredContent?: any; content: { type: string; text: string }[] };
+const call = async (client: Client, name: string, args: Record<string, unknown> = {}) =>
+  (await client.callTool({ name, arguments: args })) as unknown as CallResult;
+
+describe("the MCP server (Streamable HTTP, stateless)", () => {
+  test("initialize and tools/list show the five tools with their input schemas", async () => {
+    const { key } = await h.seedOrg();
+    const client = await connect(key);
+    try {
+      expect(client.getServerVersion()?.name).toBe("site-content-api");
+      const { tools } = await client.listTools();
+      expect(tools.map((t) => t.name).sort()).toEqual(
+        [
+          "create_site",
+          "import_media_from_url",
+          "list_media",
+          "list_screenshot_styles",
+          "list_templates",
+        ].sort(),
+      );
+      const create = tools.find((t) => t.name === "create_site")!;
+      expect(create.inputSchema.required).toEqual(expect.arrayContaining(["name", "slug"]));
+      expect((create.inputSchema.properties as any).slug.description).toContain("lowercase");
+      const imp = tools.find((t) => t.name === "import_media_from_url")!;
+      expect(imp.inputSchema.required).toEqual(expect.arrayContaining(["siteId", "url"]));
+      expect(imp.description).toContain("publicUrl");
+      for (const t of tools) expect(t.description!.length).toBeGreaterThan(60);
+    } finally {
+      await client.close();
+    }
+  });
+
+  test("list_templates and create_site call the same rules as the HTTP routes", async () => {
+    const org = await h.seedOrg();
+    const client = await connect(org.key);
+    try {
+      const made = await call(client, "create_site", { name: "Via MCP", slug: "via-mcp" });
+      expect(made.isError).toBeFalsy();
+      expect(made.structuredContent.site).toMatchObject({
+        name: "Via MCP",
+        slug: "via-mcp",
+        public_content_live: false,
+      });
+      await h.db.execute(
+        (await import("drizzle-orm"))
+          .sql`insert into pages (site_id, path, title, content) values (${made.structuredContent.site.id}, '/x', 'X', '# x')`,
+      );
+      await upsertTemplate(h.ctx, {
+        slug: "mcp-tpl",
+        siteId: made.structuredContent.site.id,
+        name: "MCP template",
+      });
+      const listed = await call(client, "list_templates");
+      expect(listed.structuredContent.templates.map((t: any) => t.slug)).toContain("mcp-tpl");
+      const clone = await call(client, "create_site", {
+        name: "Clone",
+        slug: "via-mcp-clone",
+        template: "mcp-tpl",
+      });
+      expect(clone.isError).toBeFalsy();
+
+      const taken = await call(client, "create_site", { name: "Again", slug: "via-mcp" });
+      expect(taken.isError).toBe(true);
+      expect(taken.structuredContent.error.code).toBe("SLUG_TAKEN");
+      expect(taken.content[0]!.text).toStartWith("SLUG_TAKEN");
+      const reserved = await call(client, "create_site", { name: "A", slug: "admin" });
+      expect(reserved.structuredContent.error.code).toBe("RESERVED_SLUG");
+      const missing = await call(client, "create_site", { name: "No slug" });
+      expect(missing.structuredContent.error.code).toBe("VALIDATION_ERROR");
+      expect(missing.structuredContent.error.details[0].field).toBe("slug");
+      const noTemplate = await call(client, "create_site", {
+        name: "A",
+        slug: "via-mcp-2",
+        template: "nope",
+      });
+      expect(noTemplate.structuredContent.error.code).toBe("TEMPLATE_NOT_FOUND");
+
+      // The session survives tool errors.
+      expect((await client.listTools()).tools.length).toBe(5);
+    } finally {
+      await client.close();
+    }
+  });
+
+  test("list_media and list_screenshot_styles are read-only views of the site", async () => {
+    const org = await h.seedOrg();
+    const client = await connect(org.key);
+    try {
+      const site = (await call(client, "create_site", { name: "Media", slug: "mcp-media" })).structuredContent
+        .site;
+      const media = await call(client, "list_media", { siteId: site.id });
+      expect(media.structuredContent).toEqual({ images: [], nextCursor: null });
+      const styles = await call(client, "list_screenshot_styles", { siteId: site.id, featured: true });
+      expect(styles.structuredContent.styles.length).toBeGreaterThanOrEqual(4);
+      for (const s of styles.structuredContent.styles) expect(s.featured).toBe(true);
+      const stranger = await h.seedOrg();
+      const other = await connect(stranger.key);
+      const denied = await call(other, "list_media", { siteId: site.id });
+      expect(denied.structuredContent.error.code).toBe("NOT_FOUND");
+      await other.close();
+    } finally {
+      await client.close();
+    }
+  });
+
+  test("a tool whose scope the key lacks answers a tool error naming the scope", async () => {
+    const org = await h.seedOrg({ scopes: ["content:read"] });
+    const client = await connect(org.key);
+    try {
+      const res = await call(client, "create_site", { name: "A", slug: "no-scope" });
+      expect(res.isError).toBe(true);
+      expect(res.structuredContent.error.code).toBe("FORBIDDEN");
+      expect(res.content[0]!.text).toContain("sites:write");
+    } finally {
+      await client.close();
+    }
+  });
+
+  test("no key or a bad key is 401 at the HTTP level, in the contract's error body", async () => {
+    const init = {
+      jsonrpc: "2.0",
+      id: 1,
+      method: "initialize",
+      params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "x", version: "1" } },
+    };
+    for (const headers of [{}, { authorization: "Bearer sk_bogus" }]) {
+      const res = await fetch(`${base}/mcp`, {
+        method: "POST",
+        headers: {
+          "content-type": "application/json",
+          accept: "application/json, text/event-stream",
+          ...headers,
+        },
+        body: JSON.stringify(init),
+      });
+      expect(res.status).toBe(401);
+      expect(((await res.json()) as any).error.code).toBe("UNAUTHORIZED");
+    }
+    const { key } = await h.seedOrg();
+    const rejected = connect("sk_bogus");
+    await expect(rejected).rejects.toThrow();
+    expect(key).toStartWith("sk_");
+  });
+});
