@@ -165,7 +165,7 @@ describe("pricing and charging", () => {
     expect(await creditsOf(h, o.org.id)).toBe(40);
     const ledger = await h.db.select().from(creditLedger).where(eq(creditLedger.orgId, o.org.id));
     expect(ledger.filter((l) => l.reason === "screenshot_debit").map((l) => [l.delta, l.renderId])).toEqual([
-      [-10, body.renderId],
+      [-10, body.renderId as string],
     ]);
     expect(await h.queue.state(body.renderId as string)).toBe("waiting");
     const poll = await h.call("GET", `/api/v1/sites/${o.siteId}/media/screenshot/${body.renderId}`, {
