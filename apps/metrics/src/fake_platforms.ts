@@ -374,6 +374,8 @@ export function startFakePlatforms(opts: { latencyMs?: number } = {}) {
     ) as Record<string, string>,
     requests,
     maxInFlight,
+    /** The text a post was published with (by the platform's post id). */
+    publishedText: (postId: string) => published.get(postId)?.text,
     /** Sets what a post reports (by the platform's post id). */
     setMetrics: (postId: string, m: Partial<FakeMetrics>) =>
       metrics.set(postId, { ...DEFAULT_METRICS, ...metricsOf(postId), ...m }),
