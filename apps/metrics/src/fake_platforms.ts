@@ -133,7 +133,7 @@ export function startFakePlatforms(opts: { latencyMs?: number } = {}) {
     return graphError(400, 100, "Unsupported request");
   }
 
-  async function x(req: Request, url: URL, parts: string[], token: string) {
+  async function x(req: Request, parts: string[], token: string) {
     if (expired.has(token))
       return json(401, { title: "Unauthorized", type: "about:blank", status: 401, detail: "Unauthorized" });
     if (req.method === "POST" && parts[0] === "tweets") {
@@ -178,7 +178,7 @@ export function startFakePlatforms(opts: { latencyMs?: number } = {}) {
     });
   }
 
-  async function linkedin(req: Request, url: URL, parts: string[], token: string) {
+  async function linkedin(req: Request, parts: string[], token: string) {
     if (!req.headers.get("linkedin-version"))
       return json(426, {
         status: 426,
@@ -353,8 +353,8 @@ export function startFakePlatforms(opts: { latencyMs?: number } = {}) {
           .split("/");
         if (platform === "instagram" || platform === "threads")
           return graph(platform, req, url, parts, token);
-        if (platform === "x") return await x(req, url, parts, token);
-        if (platform === "linkedin") return await linkedin(req, url, parts, token);
+        if (platform === "x") return await x(req, parts, token);
+        if (platform === "linkedin") return await linkedin(req, parts, token);
         if (platform === "reddit") return await reddit(req, url, parts, token);
         return tiktok(req, parts, token);
       } finally {
