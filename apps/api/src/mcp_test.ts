@@ -171,3 +171,91 @@ describe("the MCP server (Streamable HTTP, stateless)", () => {
     expect(key).toStartWith("sk_");
   });
 });
+
+describe("import_media_from_url over MCP", () => {
+  test("imports through the guarded fetch and shows the nested Media embed; a blocked host is a tool error", async () => {
+    const { createTlsFixture } = await import("../../../libs/net/src/tls_fixture.ts");
+    const { createCanvas } = await import("@napi-rs/canvas");
+    const tls = createTlsFixture();
+    const canvas = createCanvas(32, 24);
+    const g = canvas.getContext("2d");
+    g.fillStyle = "#2563eb";
+    g.fillRect(0, 0, 32, 24);
+    const png = canvas.toBuffer("image/png");
+    const images = Bun.serve({
+      hostname: "127.0.0.1",
+      port: 0,
+      tls: { cert: tls.cert, key: tls.key },
+      fetch: (req) =>
+        new URL(req.url).pathname === "/logo.png"
+          ? new Response(png, { headers: { "content-type": "image/png" } })
+          : new Response("<svg xmlns='http://www.w3.org/2000/svg'/>", {
+              headers: { "content-type": "image/png" },
+            }),
+    });
+    const h2 = await buildTestApp({
+      env: { FETCH_ALLOW_HOSTS: `127.0.0.1:${images.port}` },
+      fetchTls: { ca: tls.ca },
+    });
+    const srv = Bun.serve({ hostname: "127.0.0.1", port: 0, fetch: (req) => h2.app.handle(req) });
+    const org = await h2.seedOrg();
+    const client = new Client({ name: "mcp-import", version: "1.0.0" });
+    await client.connect(
+      new StreamableHTTPClientTransport(new URL(`http://127.0.0.1:${srv.port}/mcp`), {
+        requestInit: { headers: { authorization: `Bearer ${org.key}` } },
+      }),
+    );
+    try {
+      const site = (await call(client, "create_site", { name: "Import", slug: "mcp-import" }))
+        .structuredContent.site;
+      const ok = await call(client, "import_media_from_url", {
+        siteId: site.id,
+        url: `https://127.0.0.1:${images.port}/logo.png`,
+        alt: "Acme logo",
+      });
+      expect(ok.isError).toBeFalsy();
+      const out = ok.structuredContent;
+      expect(out.path).toStartWith(`site-media/${site.id}/`);
+      expect(out.publicUrl).toContain(`/api/media/${out.path}`);
+      expect(out.embed).toContain('data-visual-block="image"');
+      expect(out.embed).toContain(`src="${out.publicUrl}"`);
+      expect(out.embed).toMatch(
+        /<Column fillWidth paddingTop="l" paddingBottom="l">\s*<Column fillWidth>\s*<Media /,
+      );
+      const listed = await call(client, "list_media", { siteId: site.id });
+      expect(listed.structuredContent.images.map((i: any) => i.name)).toEqual([out.name]);
+
+      const blocked = await call(client, "import_media_from_url", {
+        siteId: site.id,
+        url: "https://127.0.0.1:1/private.png",
+        alt: "x",
+      });
+      expect(blocked.isError).toBe(true);
+      expect(blocked.structuredContent.error.code).toBe("BLOCKED_HOST");
+      const notImage = await call(client, "import_media_from_url", {
+        siteId: site.id,
+        url: `https://127.0.0.1:${images.port}/fake.png`,
+      });
+      expect(notImage.structuredContent.error.code).toBe("VALIDATION_ERROR");
+      const reader = await h2.seedOrg({ scopes: ["content:read"] });
+      const readOnly = new Client({ name: "ro", version: "1.0.0" });
+      await readOnly.connect(
+        new StreamableHTTPClientTransport(new URL(`http://127.0.0.1:${srv.port}/mcp`), {
+          requestInit: { headers: { authorization: `Bearer ${reader.key}` } },
+        }),
+      );
+      const denied = await call(readOnly, "import_media_from_url", {
+        siteId: site.id,
+        url: "https://example.com/a.png",
+      });
+      expect(denied.structuredContent.error.code).toBe("FORBIDDEN");
+      expect(denied.content[0]!.text).toContain("content:write");
+      await readOnly.close();
+    } finally {
+      await client.close();
+      srv.stop(true);
+      images.stop(true);
+      await h2.close();
+    }
+  });
+});

@@ -4,6 +4,7 @@ import {
   AppError,
   createSite,
   getOwnSite,
+  importFromUrl,
   listLibrary,
   listStyles,
   listTemplates,
@@ -82,6 +83,39 @@ export const TOOLS: Tool[] = [
       return {
         value: { site },
         note: `Created site ${site.slug} (${site.id}). Use this id as siteId in the media tools.`,
+      };
+    },
+  }),
+  tool({
+    name: "import_media_from_url",
+    title: "Import an image from a URL",
+    description:
+      "Fetches an image from a public HTTPS URL into a site's media library (JPEG, PNG, WebP or GIF, at most 10 MB; SVG and HTML are refused). List the library first (list_media) and import only when no existing file fits. Embed the returned `publicUrl` in page MDX — never an invented URL, never a displayUrl — using the nested Column > Column > Media shape shown in the result, so the visual editor can edit the image. Needs content:write. Errors: VALIDATION_ERROR (bad URL or not an image), BLOCKED_HOST (private or disallowed address), RATE_LIMITED (daily image or failed-fetch limit), TIMEOUT (remote host too slow), FORBIDDEN (storage quota).",
+    scope: "content:write",
+    input: Type.Object({
+      siteId,
+      url: Type.String({
+        description: "public https:// URL of the image; private, loopback and link-local hosts are refused",
+      }),
+      alt: Type.Optional(
+        Type.String({
+          description: "alternative text describing the image, stored with the file and used in the embed",
+        }),
+      ),
+    }),
+    readOnly: false,
+    run: async (deps, principal, args) => {
+      const site = await getOwnSite(deps, principal, args.siteId);
+      const out = await importFromUrl(
+        deps,
+        site.id,
+        { url: args.url, alt: args.alt ?? null },
+        { tls: deps.fetchTls },
+      );
+      const embed = mediaEmbedSnippet(out.publicUrl, args.alt ?? "");
+      return {
+        value: { publicUrl: out.publicUrl, path: out.path, name: out.name, embed },
+        note: `Imported ${out.name}. Persist publicUrl (${out.publicUrl}) in page content, embedded like this:\n\n${embed}`,
       };
     },
   }),

@@ -22,6 +22,8 @@ export async function buildTestApp(
     config?: Partial<Config>;
     store?: ObjectStore;
     queue?: RenderQueue;
+    /** Extra CA the guarded fetch trusts (HTTPS fixtures on loopback). */
+    fetchTls?: { ca?: string | string[] };
   } = {},
 ) {
   const handle = await createTestDatabase();
@@ -44,7 +46,7 @@ export async function buildTestApp(
     });
   // The render queue: in-process unless the test brings its own (BullMQ on TEST_REDIS_URL).
   const queue = opts.queue ?? createMemoryQueue({ log });
-  const app = createApp({ ...ctx, store, queue });
+  const app = createApp({ ...ctx, store, queue, fetchTls: opts.fetchTls });
   const call = (
     method: string,
     path: string,
@@ -103,6 +105,8 @@ export async function buildTestApp(
     app,
     ctx: { ...ctx, store, queue },
     queue,
+    /** The test database's URL, for subprocesses (a daemon under test). */
+    databaseUrl: handle.url,
     db: handle.db,
     sql: handle.sql,
     call,
