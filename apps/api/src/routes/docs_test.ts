@@ -89,5 +89,5 @@ describe.skipIf(!chromium)("Swagger UI", () => {
       server.stop(true);
       rmSync(profile, { recursive: true, force: true });
     }
-  });
+  }, 60_000);
 });

@@ -68,38 +68,30 @@ export function siteRoutes(deps: AppDeps, guard: Guard) {
         },
       },
     )
-    .post(
-      "/api/v1/sites/:siteId/publish",
-      async ({ request, params }) => {
-        const principal = await guard(request, "sites:write");
-        requireSiteManager(principal);
-        const site = await getOwnSite(deps, principal, params.siteId);
-        return { site: await setSitePublished(deps, site.id, true) };
+    .use(publishRoute(deps, guard, "publish"))
+    .use(publishRoute(deps, guard, "unpublish"));
+}
+
+/** POST /sites/:id/publish or /unpublish; unpublishing revokes visitor access to the site's media at once. */
+function publishRoute(deps: AppDeps, guard: Guard, action: "publish" | "unpublish") {
+  const live = action === "publish";
+  return new Elysia().post(
+    `/api/v1/sites/:siteId/${action}`,
+    async ({ request, params }) => {
+      const principal = await guard(request, "sites:write");
+      requireSiteManager(principal);
+      const site = await getOwnSite(deps, principal, params.siteId);
+      return { site: await setSitePublished(deps, site.id, live) };
+    },
+    {
+      response: { 200: t.Object({ site: SiteSchema }), ...errors(401, 403, 404) },
+      detail: {
+        summary: live
+          ? "Publish a site (visitor grants start to open its media)"
+          : "Unpublish a site (revokes visitor access to its media at once)",
+        security: bearer,
+        tags: ["sites"],
       },
-      {
-        response: { 200: t.Object({ site: SiteSchema }), ...errors(401, 403, 404) },
-        detail: {
-          summary: "Publish a site (visitor grants start to open its media)",
-          security: bearer,
-          tags: ["sites"],
-        },
-      },
-    )
-    .post(
-      "/api/v1/sites/:siteId/unpublish",
-      async ({ request, params }) => {
-        const principal = await guard(request, "sites:write");
-        requireSiteManager(principal);
-        const site = await getOwnSite(deps, principal, params.siteId);
-        return { site: await setSitePublished(deps, site.id, false) };
-      },
-      {
-        response: { 200: t.Object({ site: SiteSchema }), ...errors(401, 403, 404) },
-        detail: {
-          summary: "Unpublish a site (revokes visitor access to its media at once)",
-          security: bearer,
-          tags: ["sites"],
-        },
-      },
-    );
+    },
+  );
 }
