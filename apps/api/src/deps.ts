@@ -8,6 +8,8 @@ export type AppDeps = Context & {
   queue: RenderQueue;
   /** Where media bytes live; routes never know which driver. */
   store: ObjectStore;
+  /** Extra CA certificates URL import trusts in-process (test fixtures); production leaves it unset. */
+  fetchTls?: { ca?: string | string[] };
   /** Called when the app is closed; closes what the builder opened. */
   onClose?: () => Promise<void>;
 };

@@ -69,7 +69,10 @@ export function openS3Store(opts: S3StoreOptions): ObjectStore {
           Bucket,
           Key: key,
           // The SDK's Node HTTP handler sends Node streams, not Web streams.
-          Body: body instanceof Uint8Array ? body : Readable.fromWeb(body as NodeWebStream<Uint8Array>),
+          Body:
+            body instanceof Uint8Array
+              ? body
+              : Readable.fromWeb(body as unknown as NodeWebStream<Uint8Array>),
           ContentType: o.contentType,
           ContentLength: size,
         }),

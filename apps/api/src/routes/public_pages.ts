@@ -1,0 +1,32 @@
+import { Elysia, t } from "elysia";
+import { readPublicPage, readPublicPages } from "@site/domain";
+import type { AppDeps } from "../deps.ts";
+import { errors } from "../schemas.ts";
+
+const PublicPage = t.Object({
+  id: t.String(),
+  path: t.String(),
+  title: t.String(),
+  content: t.String({ description: "MDX with each stored /api/media path signed with a visitor grant" }),
+  position: t.Integer(),
+});
+
+/** Published pages for visitors (no token): stored media paths come back signed with visitor grants. */
+export function publicPageRoutes(deps: AppDeps) {
+  return new Elysia()
+    .get("/api/v1/public/sites/:slug/pages", ({ params }) => readPublicPages(deps, params.slug), {
+      response: {
+        200: t.Object({ site: t.Object({ name: t.String(), slug: t.String() }), pages: t.Array(PublicPage) }),
+        ...errors(404),
+      },
+      detail: { summary: "Pages of a published site (404 while unpublished)", tags: ["public"] },
+    })
+    .get(
+      "/api/v1/public/sites/:slug/pages/:pageId",
+      ({ params }) => readPublicPage(deps, params.slug, params.pageId),
+      {
+        response: { 200: t.Object({ page: PublicPage }), ...errors(404) },
+        detail: { summary: "One page of a published site (404 while unpublished)", tags: ["public"] },
+      },
+    );
+}
