@@ -1,0 +1,110 @@
+/**
+ * Social benchmarks (run by hand: `bun scripts/bench/social.ts [posts]`), on the PostgreSQL of
+ * TEST_DATABASE_URL (default the machine's server on loopback), in a fresh database dropped at the end.
+ *
+ * 1. The performance report with limit=100 over an organization with 100,000 posts, 3 targets each and
+ *    4 snapshots per target (seeded set-based with generate_series): p50/p95 through the API app and of
+ *    the domain query alone.
+ * 2. A collector pass over 10,000 due targets against a fake platform on loopback: targets per second.
+ */
+import { captureDueSnapshots, encryptSecret, socialPerformance } from "@site/domain";
+import { buildTestApp } from "../../apps/api/src/testing.ts";
+import { startFakePlatforms } from "../../apps/metrics/src/fake_platforms.ts";
+import { createPlatformAdapters } from "../../apps/metrics/src/platforms/mod.ts";
+
+const POSTS = Number(process.argv[2] ?? 100_000);
+const DUE_TARGETS = Number(process.argv[3] ?? 10_000);
+const RUNS = 60;
+
+const fake = startFakePlatforms();
+const h = await buildTestApp({ env: fake.env });
+const log = (msg: string) => console.log(`[bench social] ${msg}`);
+const pct = (xs: number[], p: number) =>
+  [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor((xs.length * p) / 100))]!;
+const ms = (x: number) => `${x.toFixed(2)} ms`;
+
+try {
+  const { org, key } = await h.seedOrg();
+  const token = encryptSecret(h.ctx.config.secretKey, "tok-bench");
+  await h.sql`
+    insert into social_accounts (org_id, platform, account_id, token_ciphertext, tier)
+    select ${org.id}, p, 'bench-' || p, ${token}, case when p = 'x' then 'basic' end
+    from unnest(array['reddit','x','linkedin']) as p`;
+
+  let t = performance.now();
+  await h.sql`
+    insert into social_posts (org_id, content, platform_overrides, published_at, created_at)
+    select ${org.id}, 'Post number ' || g || ' about something worth reading', '{}'::jsonb,
+           now() - interval '2 hours' - g * interval '20 seconds', now() - g * interval '20 seconds'
+    from generate_series(1, ${POSTS}) g`;
+  log(`seeded ${POSTS} posts in ${ms(performance.now() - t)}`);
+  t = performance.now();
+  await h.sql`
+    insert into social_targets (post_id, account_id, platform, platform_post_id, url, status, published_at, next_stage)
+    select p.id, a.id, a.platform, 'bench-' || p.id, 'https://example.test/' || p.id, 'published', p.published_at, 5
+    from social_posts p cross join social_accounts a
+    where p.org_id = ${org.id} and a.org_id = ${org.id}`;
+  log(`seeded ${POSTS * 3} targets in ${ms(performance.now() - t)}`);
+  t = performance.now();
+  await h.sql`
+    insert into social_snapshots (target_id, stage, views, likes, comments, shares, saves, extra, captured_at)
+    select t.id, s, case when t.platform = 'x' then 100 * s end, 10 * s, s, null, null,
+           '{"unavailable":{"shares":"not_exposed","saves":"not_exposed"}}'::jsonb,
+           t.published_at + (array[interval '1 hour', interval '24 hours', interval '72 hours', interval '7 days'])[s]
+    from social_targets t cross join generate_series(1, 4) s
+    join social_accounts a on a.id = t.account_id where a.org_id = ${org.id}`;
+  log(`seeded ${POSTS * 12} snapshots in ${ms(performance.now() - t)}`);
+  await h.sql`analyze`;
+
+  const http: number[] = [];
+  const domain: number[] = [];
+  const principal = {
+    keyId: "bench",
+    orgId: org.id,
+    userId: "bench",
+    scopes: ["social:write" as const],
+    role: null,
+  };
+  for (let i = 0; i < RUNS + 5; i++) {
+    const offset = (i % 10) * 100;
+    let s = performance.now();
+    const res = await h.call("GET", `/api/v1/social/performance?limit=100&offset=${offset}`, { key });
+    const body = (await res.json()) as { posts: unknown[] };
+    const e1 = performance.now() - s;
+    if (res.status !== 200 || body.posts.length !== 100) throw new Error(`unexpected answer ${res.status}`);
+    s = performance.now();
+    await socialPerformance(h.ctx, principal, { days: 30, limit: 100, offset });
+    const e2 = performance.now() - s;
+    if (i >= 5) {
+      http.push(e1);
+      domain.push(e2);
+    }
+  }
+  log(
+    `report limit=100 over ${POSTS} posts x 3 targets x 4 snapshots: HTTP p50 ${ms(pct(http, 50))}, p95 ${ms(pct(http, 95))}; query alone p50 ${ms(pct(domain, 50))}, p95 ${ms(pct(domain, 95))} (${RUNS} runs, offsets 0..900)`,
+  );
+
+  // Collector: DUE_TARGETS targets whose first stage is due, spread over the three platforms.
+  await h.sql`
+    insert into social_posts (org_id, content, published_at)
+    select ${org.id}, 'due ' || g, now() - interval '2 hours' from generate_series(1, ${DUE_TARGETS}) g`;
+  await h.sql`
+    insert into social_targets (post_id, account_id, platform, platform_post_id, url, status, published_at, next_stage)
+    select p.id, a.id, a.platform,
+           case a.platform when 'reddit' then 't3_' || substr(p.id::text, 1, 8) when 'linkedin' then 'urn:li:share:' || p.id else p.id::text end,
+           'https://example.test/' || p.id, 'published', p.published_at, 1
+    from (select id, published_at, row_number() over () as n from social_posts where content like 'due %' and org_id = ${org.id}) p
+    join (select id, platform, row_number() over (order by platform) - 1 as k from social_accounts where org_id = ${org.id}) a
+      on a.k = p.n % 3`;
+  await h.sql`analyze social_targets`;
+  const adapters = createPlatformAdapters(h.ctx.config);
+  t = performance.now();
+  const report = await captureDueSnapshots(h.ctx, adapters, { now: new Date() });
+  const elapsed = performance.now() - t;
+  log(
+    `collector pass: ${report.captured} of ${report.claimed} due targets in ${ms(elapsed)} = ${Math.round((report.captured / elapsed) * 1000)} targets/s (fake platform on loopback, concurrency 16 per platform, deferred ${report.deferred})`,
+  );
+} finally {
+  fake.close();
+  await h.close();
+}
