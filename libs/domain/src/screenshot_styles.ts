@@ -75,7 +75,7 @@ const CATALOG: ScreenshotStyle[] = [
     look: {
       device: "laptop",
       finish: "silver",
-      camera: { azimuth: -24, elevation: 16, fov: 28, margin: 0.1 },
+      camera: { azimuth: -24, elevation: 16, fov: 28, margin: 0.07 },
       rotation: [0, 0, 0],
       light: { azimuth: -35, elevation: 55, key: 2.2, fill: 0.7, env: 0.9, warmth: 0.1 },
       shadow: soft,
@@ -182,7 +182,7 @@ const CATALOG: ScreenshotStyle[] = [
       finish: "silver",
       camera: { azimuth: 18, elevation: 8, fov: 26, margin: 0.1 },
       rotation: [0, 0, 0],
-      light: { azimuth: 35, elevation: 50, key: 2.0, fill: 0.75, env: 0.9, warmth: 0.25 },
+      light: { azimuth: 35, elevation: 68, key: 2.0, fill: 0.75, env: 0.9, warmth: 0.25 },
       shadow: soft,
       background: {
         light: bg("#f6efe6", "#e8dccb", 0, [{ x: 0.8, y: 0.1, r: 0.6, color: "#fff7ec", alpha: 0.8 }]),
@@ -220,7 +220,7 @@ const CATALOG: ScreenshotStyle[] = [
     look: {
       device: "window",
       finish: "white",
-      camera: { azimuth: 0, elevation: 0, fov: 20, margin: 0.07 },
+      camera: { azimuth: 0, elevation: 0, fov: 20, margin: 0.1 },
       rotation: [0, 0, 0],
       light: { azimuth: 0, elevation: 60, key: 1.4, fill: 1.0, env: 0.4, warmth: 0 },
       shadow: { opacity: 0.25, softness: 1.3, surface: "wall" },
@@ -262,7 +262,7 @@ const CATALOG: ScreenshotStyle[] = [
       finish: "graphite",
       camera: { azimuth: -22, elevation: 10, fov: 26, margin: 0.1 },
       rotation: [0, 0, 0],
-      light: { azimuth: -50, elevation: 40, key: 1.8, fill: 0.45, env: 0.8, warmth: -0.2 },
+      light: { azimuth: -50, elevation: 62, key: 1.8, fill: 0.45, env: 0.8, warmth: -0.2 },
       shadow: { opacity: 0.5, softness: 1.2, surface: "floor" },
       background: {
         light: bg("#dfe3ea", "#b9c1cd", 0, [{ x: 0.2, y: 0.2, r: 0.6, color: "#ffffff", alpha: 0.6 }]),

@@ -1,4 +1,5 @@
 import { lookup } from "node:dns/promises";
+import { classifyIp, isExemptHost } from "@site/net";
 import type { HTTPRequest, Page } from "puppeteer-core";
 
 /** Says whether an IP address literal is off limits (private, loopback, link-local…); from libs/net. */
@@ -10,17 +11,17 @@ export type GuardLog = { blocked: string[] };
 const OPEN_SCHEMES = new Set(["data:", "blob:", "about:"]);
 const NET_SCHEMES = new Set(["http:", "https:", "ws:", "wss:"]);
 
-function defaultPort(protocol: string): string {
-  return protocol === "https:" || protocol === "wss:" ? "443" : "80";
+function defaultPort(protocol: string): number {
+  return protocol === "https:" || protocol === "wss:" ? 443 : 80;
 }
+
+/** True when an address is off limits for the browser: libs/net's classification says it is not public. */
+export const isBlockedAddress: AddressCheck = (ip) => classifyIp(ip) !== null;
 
 /** True when `host:port` of the URL is listed in FETCH_ALLOW_HOSTS. */
 export function isAllowListed(url: URL, allowHosts: readonly string[]): boolean {
-  const port = url.port || defaultPort(url.protocol);
-  const bare = url.hostname.replace(/^\[|\]$/g, "").toLowerCase();
-  return (
-    allowHosts.includes(`${bare}:${port}`) || allowHosts.includes(`${url.hostname.toLowerCase()}:${port}`)
-  );
+  const host = url.hostname.replace(/^\[|\]$/g, "");
+  return isExemptHost(host, url.port ? Number(url.port) : defaultPort(url.protocol), allowHosts);
 }
 
 /** Decides one URL: allowed when every address its host resolves to passes `isBlocked`, or it is allow-listed. */

@@ -1,0 +1,347 @@
+// Runs inside the compositor page (Chromium): the warm three.js scene that frames captures.
+import * as THREE from "three";
+import { RoomEnvironment } from "three/addons/environments/RoomEnvironment.js";
+import type { StyleBackground, StyleLook } from "@site/domain";
+import { buildDevice, type Device } from "./devices_browser.ts";
+
+/** One compose request, sent by the daemon with page.evaluate. */
+export type ComposeJob = {
+  captureUrl: string;
+  chromeUrl: string | null;
+  /** The chrome bar's height in the capture's device pixels (0 without chrome). */
+  chromeHeight: number;
+  width: number;
+  height: number;
+  look: StyleLook;
+  theme: "light" | "dark";
+  framing: number;
+  mime: "image/webp" | "image/png";
+  quality: number;
+};
+
+const renderer = new THREE.WebGLRenderer({ antialias: false, preserveDrawingBuffer: true, alpha: false });
+renderer.setPixelRatio(1);
+renderer.outputColorSpace = THREE.SRGBColorSpace;
+renderer.toneMapping = THREE.NeutralToneMapping;
+renderer.shadowMap.enabled = true;
+renderer.shadowMap.autoUpdate = false;
+renderer.shadowMap.type = THREE.VSMShadowMap;
+renderer.autoClear = false;
+document.body.appendChild(renderer.domElement);
+
+const scene = new THREE.Scene();
+const pmrem = new THREE.PMREMGenerator(renderer);
+scene.environment = pmrem.fromScene(new RoomEnvironment(), 0.04).texture;
+const hemi = new THREE.HemisphereLight(0xffffff, 0x8890a0, 0.6);
+const key = new THREE.DirectionalLight(0xffffff, 2);
+key.castShadow = true;
+key.shadow.mapSize.set(512, 512);
+key.shadow.bias = -0.0005;
+key.shadow.blurSamples = 12;
+scene.add(hemi, key, key.target);
+const catcherMat = new THREE.ShadowMaterial({ opacity: 0.3 });
+// fade the catcher towards its rim so no edge or shadow-map border ever shows
+catcherMat.onBeforeCompile = (shader) => {
+  shader.vertexShader = shader.vertexShader.replace(
+    "void main() {",
+    "varying vec2 vLocal;\nvoid main() {\n  vLocal = position.xy;",
+  );
+  shader.fragmentShader = shader.fragmentShader
+    .replace("void main() {", "varying vec2 vLocal;\nvoid main() {")
+    .replace(
+      "#include <tonemapping_fragment>",
+      "gl_FragColor.a *= 1.0 - smoothstep(80.0, 195.0, length(vLocal));\n#include <tonemapping_fragment>",
+    );
+};
+const catcher = new THREE.Mesh(new THREE.PlaneGeometry(400, 400), catcherMat);
+catcher.receiveShadow = true;
+scene.add(catcher);
+const camera = new THREE.PerspectiveCamera(28, 16 / 10, 0.05, 500);
+
+const bgScene = new THREE.Scene();
+const bgCamera = new THREE.OrthographicCamera(-1, 1, 1, -1, 0, 1);
+const bgQuad = new THREE.Mesh(
+  new THREE.PlaneGeometry(2, 2),
+  new THREE.MeshBasicMaterial({ toneMapped: false }),
+);
+bgScene.add(bgQuad);
+
+const devices = new Map<string, Device>();
+const images = new Map<string, Promise<ImageBitmap>>();
+const screens = new Map<string, THREE.CanvasTexture>();
+const backgrounds = new Map<string, THREE.CanvasTexture>();
+let shown: Device | null = null;
+let lastShadowKey = "";
+
+function remember<V>(map: Map<string, V>, k: string, v: V, max: number, drop?: (v: V) => void): V {
+  map.set(k, v);
+  while (map.size > max) {
+    const first = map.keys().next().value as string;
+    const old = map.get(first) as V;
+    map.delete(first);
+    drop?.(old);
+  }
+  return v;
+}
+
+function loadBitmap(url: string): Promise<ImageBitmap> {
+  const hit = images.get(url);
+  if (hit) return hit;
+  const p = fetch(url)
+    .then((r) => {
+      if (!r.ok) throw new Error(`compositor could not load ${url}: ${r.status}`);
+      return r.blob();
+    })
+    .then((b) => createImageBitmap(b));
+  p.catch(() => images.delete(url));
+  return remember(images, url, p, 6, (old) => {
+    old.then((b) => b.close()).catch(() => {});
+  });
+}
+
+/** Paints chrome bar + page into a canvas with the screen's aspect: width fits, top aligned, rest filled. */
+async function screenTexture(job: ComposeJob, aspect: number, key: string): Promise<THREE.CanvasTexture> {
+  const hit = screens.get(key);
+  if (hit) return hit;
+  const page = await loadBitmap(job.captureUrl);
+  const bar = job.chromeUrl ? await loadBitmap(job.chromeUrl) : null;
+  const srcW = page.width;
+  const texW = Math.min(srcW, 4096);
+  const texH = Math.max(1, Math.round(texW * aspect));
+  const s = texW / srcW;
+  const canvas = document.createElement("canvas");
+  canvas.width = texW;
+  canvas.height = texH;
+  const g = canvas.getContext("2d") as CanvasRenderingContext2D;
+  g.imageSmoothingQuality = "high";
+  // fill colour: the page's bottom-left pixel, so a short page seems to continue
+  const probe = document.createElement("canvas");
+  probe.width = 1;
+  probe.height = 1;
+  const pg = probe.getContext("2d") as CanvasRenderingContext2D;
+  pg.drawImage(page, 0, page.height - 1, 1, 1, 0, 0, 1, 1);
+  const [r, gr, b] = pg.getImageData(0, 0, 1, 1).data;
+  g.fillStyle = `rgb(${r},${gr},${b})`;
+  g.fillRect(0, 0, texW, texH);
+  let y = 0;
+  if (bar) {
+    const bh = job.chromeHeight * s;
+    g.drawImage(bar, 0, 0, texW, bh);
+    y = bh;
+  }
+  const visible = Math.min(page.height, Math.ceil((texH - y) / s));
+  g.drawImage(page, 0, 0, srcW, visible, 0, y, texW, visible * s);
+  const tex = new THREE.CanvasTexture(canvas);
+  tex.colorSpace = THREE.SRGBColorSpace;
+  tex.anisotropy = 4;
+  tex.generateMipmaps = true;
+  tex.minFilter = THREE.LinearMipmapLinearFilter;
+  return remember(screens, key, tex, 6, (t) => t.dispose());
+}
+
+function backgroundTexture(bg: StyleBackground, w: number, h: number): THREE.CanvasTexture {
+  const k = `${JSON.stringify(bg)}|${w}x${h}`;
+  const hit = backgrounds.get(k);
+  if (hit) return hit;
+  const scale = w > 1600 ? 0.5 : 1;
+  const cw = Math.round(w * scale);
+  const ch = Math.round(h * scale);
+  const canvas = document.createElement("canvas");
+  canvas.width = cw;
+  canvas.height = ch;
+  const g = canvas.getContext("2d") as CanvasRenderingContext2D;
+  const a = (bg.angle * Math.PI) / 180;
+  const dx = Math.sin(a) * 0.5;
+  const dy = Math.cos(a) * 0.5;
+  const lin = g.createLinearGradient(cw * (0.5 - dx), ch * (0.5 - dy), cw * (0.5 + dx), ch * (0.5 + dy));
+  lin.addColorStop(0, bg.from);
+  lin.addColorStop(1, bg.to);
+  g.fillStyle = lin;
+  g.fillRect(0, 0, cw, ch);
+  const d = Math.hypot(cw, ch);
+  for (const glow of bg.glows) {
+    const rad = g.createRadialGradient(glow.x * cw, glow.y * ch, 0, glow.x * cw, glow.y * ch, glow.r * d);
+    const c = new THREE.Color(glow.color);
+    const rgb = `${Math.round(c.r * 255)},${Math.round(c.g * 255)},${Math.round(c.b * 255)}`;
+    rad.addColorStop(0, `rgba(${rgb},${glow.alpha})`);
+    rad.addColorStop(1, `rgba(${rgb},0)`);
+    g.fillStyle = rad;
+    g.fillRect(0, 0, cw, ch);
+  }
+  // a little grain so gradients do not band once encoded
+  const img = g.getImageData(0, 0, cw, ch);
+  const px = img.data;
+  for (let i = 0; i < px.length; i += 4) {
+    const n = (Math.random() - 0.5) * 5;
+    px[i] += n;
+    px[i + 1] += n;
+    px[i + 2] += n;
+  }
+  g.putImageData(img, 0, 0);
+  const tex = new THREE.CanvasTexture(canvas);
+  tex.colorSpace = THREE.SRGBColorSpace;
+  return remember(backgrounds, k, tex, 8, (t) => t.dispose());
+}
+
+function deviceFor(look: StyleLook): Device {
+  const k = `${look.device}|${look.finish}`;
+  let d = devices.get(k);
+  if (!d) {
+    d = buildDevice(look.device, look.finish);
+    devices.set(k, d);
+  }
+  return d;
+}
+
+const rad = (deg: number) => (deg * Math.PI) / 180;
+
+/** Distance at which the box's corners fit the view with `margin` left on each side. */
+function fitDistance(box: THREE.Box3, center: THREE.Vector3, dir: THREE.Vector3, margin: number): number {
+  const corners: THREE.Vector3[] = [];
+  for (const x of [box.min.x, box.max.x])
+    for (const y of [box.min.y, box.max.y])
+      for (const z of [box.min.z, box.max.z]) corners.push(new THREE.Vector3(x, y, z));
+  const limit = 1 - margin * 2;
+  const fits = (dist: number) => {
+    camera.position.copy(center).addScaledVector(dir, dist);
+    camera.lookAt(center);
+    camera.updateMatrixWorld();
+    camera.updateProjectionMatrix();
+    return corners.every((c) => {
+      const p = c.clone().project(camera);
+      return Math.abs(p.x) <= limit && Math.abs(p.y) <= limit && p.z < 1;
+    });
+  };
+  let lo = 0.1;
+  let hi = 1;
+  while (!fits(hi) && hi < 1e4) hi *= 2;
+  for (let i = 0; i < 24; i++) {
+    const mid = (lo + hi) / 2;
+    if (fits(mid)) hi = mid;
+    else lo = mid;
+  }
+  return hi;
+}
+
+/** Stages the look, renders one frame and returns it as a data URL. */
+async function render(job: ComposeJob): Promise<{ dataUrl: string; width: number; height: number }> {
+  const { look } = job;
+  const device = deviceFor(look);
+  if (shown !== device) {
+    if (shown) scene.remove(shown.group);
+    scene.add(device.group);
+    shown = device;
+  }
+  let aspect = device.screenHeight / device.screenWidth;
+  if (device.fitAspect) {
+    const page = await loadBitmap(job.captureUrl);
+    aspect = Math.min(1.0, Math.max(0.42, (page.height + job.chromeHeight) / page.width));
+    device.fitAspect(aspect);
+  }
+  const texKey = `${job.captureUrl}|${job.chromeUrl}|${aspect.toFixed(4)}`;
+  const tex = await screenTexture(job, aspect, texKey);
+  if (device.screen.material.map !== tex) {
+    device.screen.material.map = tex;
+    device.screen.material.needsUpdate = true;
+  }
+
+  const group = device.group;
+  group.rotation.set(rad(look.rotation[0]), rad(look.rotation[1]), rad(look.rotation[2]), "YXZ");
+  group.position.set(0, 0, 0);
+  group.updateMatrixWorld(true);
+  const box = new THREE.Box3().setFromObject(group);
+  if (look.shadow.surface === "floor") group.position.y -= box.min.y;
+  group.updateMatrixWorld(true);
+  box.setFromObject(group);
+  const center = box.getCenter(new THREE.Vector3());
+  center.y += (look.camera.lift ?? 0) * (box.max.y - box.min.y);
+  const size = box.getSize(new THREE.Vector3());
+  const radius = size.length() / 2;
+
+  camera.fov = look.camera.fov;
+  camera.aspect = job.width / job.height;
+  const dir = new THREE.Vector3(
+    Math.sin(rad(look.camera.azimuth)) * Math.cos(rad(look.camera.elevation)),
+    Math.sin(rad(look.camera.elevation)),
+    Math.cos(rad(look.camera.azimuth)) * Math.cos(rad(look.camera.elevation)),
+  ).normalize();
+  const dist = fitDistance(box, center, dir, look.camera.margin) * job.framing;
+  camera.near = Math.max(0.01, dist / 100);
+  camera.far = dist * 20 + radius * 10;
+  camera.position.copy(center).addScaledVector(dir, dist);
+  camera.lookAt(center);
+  camera.updateProjectionMatrix();
+
+  // light direction is relative to the camera's side, so every angle keeps the same mood
+  const la = rad(look.camera.azimuth + look.light.azimuth);
+  const le = rad(look.light.elevation);
+  const lightDir = new THREE.Vector3(Math.sin(la) * Math.cos(le), Math.sin(le), Math.cos(la) * Math.cos(le));
+  key.position.copy(center).addScaledVector(lightDir, radius * 4);
+  key.target.position.copy(center);
+  key.intensity = look.light.key;
+  key.color.setHSL(
+    look.light.warmth >= 0 ? 0.09 : 0.6,
+    Math.abs(look.light.warmth) * 0.6,
+    0.5 + 0.5 * (1 - Math.abs(look.light.warmth)),
+  );
+  hemi.intensity = look.light.fill;
+  scene.environmentIntensity = look.light.env;
+  const sc = key.shadow.camera;
+  sc.left = -radius * 2.6;
+  sc.right = radius * 2.6;
+  sc.top = radius * 2.6;
+  sc.bottom = -radius * 2.6;
+  sc.near = radius * 0.5;
+  sc.far = radius * 12;
+  sc.updateProjectionMatrix();
+  key.shadow.radius = 3 + look.shadow.softness * 5;
+  const shadowKey = JSON.stringify([
+    look.device,
+    look.finish,
+    look.rotation,
+    look.camera,
+    look.light,
+    look.shadow,
+  ]);
+  if (shadowKey !== lastShadowKey) {
+    renderer.shadowMap.needsUpdate = true;
+    lastShadowKey = shadowKey;
+  }
+
+  catcher.scale.setScalar((radius * 5) / 400);
+  const mat = catcher.material as THREE.ShadowMaterial;
+  mat.opacity = look.shadow.opacity * (job.theme === "dark" ? 1.3 : 1);
+  if (look.shadow.surface === "floor") {
+    catcher.rotation.set(-Math.PI / 2, 0, 0);
+    catcher.position.set(center.x, box.min.y - 0.001, center.z);
+  } else {
+    // a backdrop facing the camera, a little behind the device
+    catcher.position.copy(center).addScaledVector(dir, -(radius * 0.9));
+    catcher.lookAt(camera.position);
+  }
+
+  renderer.setSize(job.width, job.height, false);
+  const bgMat = bgQuad.material as THREE.MeshBasicMaterial;
+  bgMat.map = backgroundTexture(look.background[job.theme], job.width, job.height);
+  bgMat.needsUpdate = true;
+  renderer.clear();
+  renderer.render(bgScene, bgCamera);
+  renderer.clearDepth();
+  renderer.render(scene, camera);
+
+  const dataUrl = renderer.domElement.toDataURL(job.mime, job.quality);
+  return { dataUrl, width: job.width, height: job.height };
+}
+
+(window as unknown as { __compose: unknown }).__compose = {
+  render,
+  info: () => {
+    const gl = renderer.getContext();
+    const dbg = gl.getExtension("WEBGL_debug_renderer_info");
+    return {
+      renderer: dbg ? gl.getParameter(dbg.UNMASKED_RENDERER_WEBGL) : gl.getParameter(gl.RENDERER),
+      maxTexture: gl.getParameter(gl.MAX_TEXTURE_SIZE),
+    };
+  },
+};
+(window as unknown as { __composeReady: boolean }).__composeReady = true;
