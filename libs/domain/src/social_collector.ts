@@ -81,7 +81,10 @@ export async function captureDueSnapshots(
   const lanes = new Map<string, PlatformLane>();
   const laneOf = (p: string) => {
     let lane = lanes.get(p);
-    if (!lane) lanes.set(p, (lane = new PlatformLane(opts.concurrency ?? 16)));
+    if (!lane) {
+      lane = new PlatformLane(opts.concurrency ?? 16);
+      lanes.set(p, lane);
+    }
     return lane;
   };
   const report: CollectReport = { claimed: 0, captured: 0, deferred: 0, abandoned: 0 };
