@@ -10,6 +10,7 @@ import { deliveryRoutes } from "./routes/delivery.ts";
 import { mediaRoutes } from "./routes/media.ts";
 import { pageRoutes } from "./routes/pages.ts";
 import { publicPageRoutes } from "./routes/public_pages.ts";
+import { loginPageRoutes } from "../../render-daemon/src/login/mod.ts";
 import { screenshotRoutes } from "./routes/screenshots.ts";
 import { siteRoutes } from "./routes/sites.ts";
 import { socialRoutes } from "./routes/social.ts";
@@ -41,6 +42,7 @@ export function createApp(deps: AppDeps) {
     .use(healthRoutes(deps))
     .use(siteRoutes(deps, guard))
     .use(screenshotRoutes(deps, guard))
+    .use(loginPageRoutes(deps))
     .use(socialRoutes(deps, guard))
     .use(templateRoutes(deps, guard))
     .use(pageRoutes(deps, guard))

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { and, eq } from "drizzle-orm";
 import { creditLedger, mediaFiles, organizations, screenshotProjects } from "@site/db";
-import type { ProjectVariants } from "@site/domain";
+import { finishLogin, type ProjectVariants } from "@site/domain";
 import { buildTestApp, type TestApp } from "../../api/src/testing.ts";
 import { type RenderDaemon, startRenderDaemon } from "./daemon.ts";
 import { html, LANDING, runtimeOf, servePages, until } from "./render_fixture.ts";
@@ -10,6 +10,10 @@ import { html, LANDING, runtimeOf, servePages, until } from "./render_fixture.ts
 const pages = servePages({
   "/": () => html(LANDING),
   "/app": () => new Response(null, { status: 302, headers: { location: "/login?next=/app" } }),
+  "/members": (req) =>
+    (req.headers.get("cookie") ?? "").includes("sid=owner")
+      ? html(LANDING)
+      : new Response(null, { status: 302, headers: { location: "/login" } }),
   "/login": () =>
     html(
       `<!doctype html><body><h1>Sign in</h1><form><input name="email"><input type="password" name="pw"></form></body>`,
@@ -109,6 +113,24 @@ describe("render daemon end to end (API → in-process queue → Chromium → li
     const r = await renderOf({ url: pages.url("/app") });
     expect(r.status).toBe("done");
     expect(r.warnings?.join(" ")).toMatch(/login/i);
+  }, 120_000);
+
+  test("after sign-in, later screenshots of the site start with the stored session", async () => {
+    const res = await h.call("POST", `/api/v1/sites/${siteId}/media/screenshot-login`, {
+      key: org.key,
+      body: { url: pages.url("/members") },
+    });
+    const token = new URL(((await res.json()) as { loginUrl: string }).loginUrl).pathname
+      .split("/")
+      .pop() as string;
+    const before = await renderOf({ url: pages.url("/members") });
+    expect(before.warnings?.join(" ")).toMatch(/login/i);
+    await finishLogin(h.ctx, token, {
+      cookies: [{ name: "sid", value: "owner", domain: "127.0.0.1", path: "/" }],
+      localStorage: {},
+    });
+    const after = await renderOf({ url: pages.url("/members"), recapture: true });
+    expect(after).toMatchObject({ status: "done", warnings: [] });
   }, 120_000);
 
   test("a render that fails for good ends failed with its error, refunded exactly once", async () => {
