@@ -33,3 +33,4 @@ export * from "./src/media_import.ts";
 export * from "./src/media_delivery.ts";
 export * from "./src/media_share.ts";
 export * from "./src/media_public_pages.ts";
+export * from "./src/media_samples.ts";

@@ -1,9 +1,11 @@
 import { and, eq } from "drizzle-orm";
-import { mediaFiles, memberships, sites } from "@site/db";
+import { mediaFiles, mediaUploads, memberships, sites } from "@site/db";
 import { sessionUser } from "./accounts.ts";
 import type { Context } from "./context.ts";
 import { AppError, notFound } from "./errors.ts";
 import { readGrant, readShareToken } from "./media_grants.ts";
+import type { MediaContext } from "./media_library.ts";
+import { finalizeUpload } from "./media_upload.ts";
 import { isPublicIdentityKey, parseMediaRef, siteOfKey } from "./media_refs.ts";
 
 /** The credentials a delivery request may carry. */
@@ -23,6 +25,21 @@ const CACHE = {
 
 const forbidden = (why: string) => new AppError("FORBIDDEN", why);
 
+async function libraryHas(ctx: MediaContext, key: string): Promise<boolean> {
+  const find = () =>
+    ctx.db.select({ id: mediaFiles.id }).from(mediaFiles).where(eq(mediaFiles.key, key)).limit(1);
+  if ((await find()).length > 0) return true;
+  // Bytes sent straight to object storage become a file once settled (type check included).
+  const [upload] = await ctx.db
+    .select()
+    .from(mediaUploads)
+    .where(and(eq(mediaUploads.key, key), eq(mediaUploads.status, "prepared")))
+    .limit(1);
+  if (!upload) return false;
+  await finalizeUpload(ctx, upload);
+  return (await find()).length > 0;
+}
+
 /** The storage key a delivery path names: the path itself, or a legacy absolute storage URL under it. */
 export function deliveryKey(ctx: Context, rawPath: string): string | null {
   // A legacy absolute URL arrives with its "//" collapsed by some clients: restore it.
@@ -40,7 +57,7 @@ export function deliveryKey(ctx: Context, rawPath: string): string | null {
  * bad or expired credential, 404 NOT_FOUND for no such file.
  */
 export async function authorizeMediaRead(
-  ctx: Context,
+  ctx: MediaContext,
   rawPath: string,
   cred: DeliveryCredentials,
 ): Promise<DeliveryDecision> {
@@ -79,11 +96,6 @@ export async function authorizeMediaRead(
     throw forbidden("a grant (k), share token (t) or session is required");
   }
   // What the library does not list is never served (rejected or unfinished uploads included).
-  const [file] = await ctx.db
-    .select({ id: mediaFiles.id })
-    .from(mediaFiles)
-    .where(eq(mediaFiles.key, key))
-    .limit(1);
-  if (!file) throw notFound("media file");
+  if (!(await libraryHas(ctx, key))) throw notFound("media file");
   return { key, cacheControl };
 }
