@@ -8,6 +8,7 @@ import {
   ROLES,
   type Role,
   setSitePublished,
+  shareMedia,
   upsertTemplate,
   isUuid,
   notFound,
@@ -100,4 +101,9 @@ export const COMMANDS: Record<string, Command> = {
     },
   },
   "session:create": { usage: "--user ID", run: (rt, f) => createUserSession(rt, need(f, "user")) },
+  "media:share": {
+    usage: "--site ID --key KEY [--expires-in S]",
+    run: (rt, f) =>
+      shareMedia(rt, { siteId: siteId(f), key: need(f, "key"), expiresInSeconds: int(f, "expires-in") }),
+  },
 };
