@@ -12,6 +12,7 @@ import { pageRoutes } from "./routes/pages.ts";
 import { publicPageRoutes } from "./routes/public_pages.ts";
 import { loginPageRoutes } from "../../render-daemon/src/login/mod.ts";
 import { screenshotRoutes } from "./routes/screenshots.ts";
+import { screenshotStyleRoutes } from "./routes/screenshot_styles.ts";
 import { siteRoutes } from "./routes/sites.ts";
 import { socialRoutes } from "./routes/social.ts";
 import { templateRoutes } from "./routes/templates.ts";
@@ -42,6 +43,7 @@ export function createApp(deps: AppDeps) {
     .use(healthRoutes(deps))
     .use(siteRoutes(deps, guard))
     .use(screenshotRoutes(deps, guard))
+    .use(screenshotStyleRoutes(deps, guard))
     .use(loginPageRoutes(deps))
     .use(socialRoutes(deps, guard))
     .use(templateRoutes(deps, guard))

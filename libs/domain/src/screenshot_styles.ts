@@ -1,3 +1,5 @@
+import { AppError } from "./errors.ts";
+
 /** The device a capture is framed in. */
 export type DeviceKind = "laptop" | "monitor" | "tablet" | "phone" | "window";
 
@@ -374,4 +376,21 @@ export function styleView(style: ScreenshotStyle, publicBaseUrl: string): Screen
     previewImageUrl: `${publicBaseUrl.replace(/\/$/, "")}/api/v1/screenshot-styles/${style.id}/preview.webp`,
     previewSourceHost: style.previewSourceHost,
   };
+}
+
+/** Reads the listing's `featured` flag: `1`/`true` narrows to the curated gallery, `0`/`false`/absent lists all. */
+export function parseFeaturedFlag(raw: string | undefined): boolean {
+  if (raw === undefined || raw === "" || raw === "0" || raw === "false") return false;
+  if (raw === "1" || raw === "true") return true;
+  throw new AppError("VALIDATION_ERROR", "featured: must be 1 or 0", [
+    { field: "featured", message: "must be 1 or 0" },
+  ]);
+}
+
+/** The styles listing as the API answers it: featured narrowing, limit, preview URLs under `publicBaseUrl`. */
+export function listStyleViews(
+  publicBaseUrl: string,
+  opts: { featured?: boolean; limit?: number } = {},
+): ScreenshotStyleView[] {
+  return listStyles(opts).map((s) => styleView(s, publicBaseUrl));
 }
