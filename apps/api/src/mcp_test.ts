@@ -152,7 +152,7 @@ describe("the MCP server (Streamable HTTP, stateless)", () => {
       method: "initialize",
       params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "x", version: "1" } },
     };
-    for (const headers of [{}, { authorization: "Bearer sk_bogus" }]) {
+    for (const headers of [{}, { authorization: "Bearer sk_bogus" }] as Record<string, string>[]) {
       const res = await fetch(`${base}/mcp`, {
         method: "POST",
         headers: {
@@ -188,7 +188,7 @@ describe("import_media_from_url over MCP", () => {
       tls: { cert: tls.cert, key: tls.key },
       fetch: (req) =>
         new URL(req.url).pathname === "/logo.png"
-          ? new Response(png, { headers: { "content-type": "image/png" } })
+          ? new Response(new Uint8Array(png), { headers: { "content-type": "image/png" } })
           : new Response("<svg xmlns='http://www.w3.org/2000/svg'/>", {
               headers: { "content-type": "image/png" },
             }),

@@ -73,7 +73,7 @@ describe("the embedded PostgreSQL default", () => {
     await proc.exited;
     const next = await startEmbeddedPostgres(dir);
     const sql = postgres(next.url, { max: 1, onnotice: () => {} });
-    expect(await sql`select 1 as one`).toEqual([{ one: 1 }]);
+    expect([...(await sql`select 1 as one`)]).toEqual([{ one: 1 }]);
     await sql.end();
     // Whichever process started it, a later owner can stop it: release the orphan too.
     if (!next.owned) {
