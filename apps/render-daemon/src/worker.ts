@@ -92,8 +92,9 @@ export function createRenderHandler(deps: WorkerDeps) {
       });
 
       const captures = new Map<Variant, Capture>();
-      const filmAndKeep = async (v: Variant) => {
-        const cap = await pipeline.film(settings(v));
+      // Captures are kept on the project while composing goes on; awaited before the render is done.
+      const keeping: Promise<void>[] = [];
+      const keep = async (v: Variant, cap: Capture) => {
         const key = captureKey(project.id, v, hash);
         await ctx.store.put(key, cap.png, { contentType: "image/png" });
         const stored: StoredCapture = {
@@ -106,6 +107,12 @@ export function createRenderHandler(deps: WorkerDeps) {
           filmedAt: ctx.clock.now().toISOString(),
         };
         await saveProjectVariant(ctx, project.id, v, stored);
+      };
+      const filmAndKeep = async (v: Variant) => {
+        const cap = await pipeline.film(settings(v));
+        const kept = keep(v, cap);
+        kept.catch(() => {});
+        keeping.push(kept);
         captures.set(v, cap);
       };
       let capture = await timed(renderId, "film", async () => {
@@ -152,6 +159,7 @@ export function createRenderHandler(deps: WorkerDeps) {
           baseName: `screenshot-${host}`,
         }),
       );
+      await Promise.all(keeping);
       const done = await completeRender(ctx, renderId, {
         imageKey: entry.key,
         width: entry.width ?? frame.width,

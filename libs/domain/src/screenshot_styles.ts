@@ -155,7 +155,7 @@ const CATALOG: ScreenshotStyle[] = [
     look: {
       device: "phone",
       finish: "midnight",
-      camera: { azimuth: 0, elevation: 4, fov: 24, margin: 0.08 },
+      camera: { azimuth: 0, elevation: 4, fov: 24, margin: 0.1 },
       rotation: [4, -22, 4],
       light: { azimuth: -40, elevation: 45, key: 2.0, fill: 0.7, env: 1.0, warmth: 0.15 },
       shadow: { opacity: 0.3, softness: 1.6, surface: "wall" },
@@ -282,7 +282,7 @@ const CATALOG: ScreenshotStyle[] = [
     look: {
       device: "phone",
       finish: "white",
-      camera: { azimuth: 0, elevation: 0, fov: 22, margin: 0.08 },
+      camera: { azimuth: 0, elevation: 0, fov: 22, margin: 0.11 },
       rotation: [0, 0, 0],
       light: { azimuth: -20, elevation: 50, key: 1.8, fill: 0.85, env: 0.9, warmth: 0 },
       shadow: { opacity: 0.25, softness: 1.4, surface: "wall" },

@@ -7,7 +7,7 @@ import type { HTTPRequest, Page } from "puppeteer-core";
 import { type LaunchedBrowser, launchChromium } from "../film/chromium.ts";
 import { drawChromeBar } from "../frame/chrome.ts";
 import type { Capture, Look } from "../pipeline.ts";
-import type { ComposeJob } from "./scene/main_browser.ts";
+import type { ComposeJob, ComposeResult } from "./scene/main_browser.ts";
 
 const ORIGIN = "http://compositor.local";
 const SCENE_DIR = join(dirname(fileURLToPath(import.meta.url)), "scene");
@@ -85,6 +85,7 @@ export async function createCompositor(opts: {
   const serve = (req: HTTPRequest) => {
     const url = new URL(req.url());
     if (url.origin !== ORIGIN) return req.abort("blockedbyclient");
+    if (url.pathname === "/favicon.ico") return req.respond({ status: 204, body: "" });
     const blob = blobs.get(url.pathname);
     if (blob) return req.respond({ status: 200, contentType: "image/png", body: Buffer.from(blob) });
     try {
@@ -165,11 +166,8 @@ export async function createCompositor(opts: {
       quality: 0.9,
     };
     const p = await open();
-    const out = (await p.evaluate((j) => (window as any).__compose.render(j), job)) as {
-      dataUrl: string;
-      width: number;
-      height: number;
-    };
+    const out = (await p.evaluate((j) => (window as any).__compose.render(j), job)) as ComposeResult;
+    opts.log.debug("composed", { style: style.id, width: out.width, height: out.height, ...out.timings });
     const comma = out.dataUrl.indexOf(",");
     const contentType = out.dataUrl.slice(5, out.dataUrl.indexOf(";"));
     return {

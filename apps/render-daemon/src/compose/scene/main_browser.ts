@@ -4,6 +4,14 @@ import { RoomEnvironment } from "three/addons/environments/RoomEnvironment.js";
 import type { StyleBackground, StyleLook } from "@site/domain";
 import { buildDevice, type Device } from "./devices_browser.ts";
 
+/** A rendered frame as a data URL, with where the time went (ms). */
+export type ComposeResult = {
+  dataUrl: string;
+  width: number;
+  height: number;
+  timings: { stage: number; draw: number; encode: number };
+};
+
 /** One compose request, sent by the daemon with page.evaluate. */
 export type ComposeJob = {
   captureUrl: string;
@@ -99,6 +107,48 @@ function loadBitmap(url: string): Promise<ImageBitmap> {
   });
 }
 
+/** One pixel of a bitmap as [r, g, b]. */
+function probe(img: ImageBitmap, x: number, y: number): [number, number, number] {
+  const c = document.createElement("canvas");
+  c.width = 1;
+  c.height = 1;
+  const g = c.getContext("2d") as CanvasRenderingContext2D;
+  g.drawImage(img, x, y, 1, 1, 0, 0, 1, 1);
+  const d = g.getImageData(0, 0, 1, 1).data;
+  return [d[0], d[1], d[2]];
+}
+
+/** Draws a phone status bar (time, signal, battery) in the page's top colour; returns its height. */
+function statusBar(g: CanvasRenderingContext2D, w: number, rgb: [number, number, number]): number {
+  const h = Math.round(w * 0.125);
+  g.fillStyle = `rgb(${rgb.join(",")})`;
+  g.fillRect(0, 0, w, h);
+  const ink = rgb[0] * 0.299 + rgb[1] * 0.587 + rgb[2] * 0.114 > 140 ? "#000000" : "#ffffff";
+  const u = w / 390;
+  g.fillStyle = ink;
+  g.strokeStyle = ink;
+  g.font = `600 ${17 * u}px "DejaVu Sans", "Liberation Sans", sans-serif`;
+  g.textBaseline = "middle";
+  g.textAlign = "center";
+  g.fillText("9:41", 62 * u, h * 0.52);
+  const cy = h * 0.52;
+  for (let i = 0; i < 4; i++) {
+    const bh = (4 + i * 2.6) * u;
+    g.fillRect((290 + i * 5.2) * u, cy + 5.5 * u - bh, 3.4 * u, bh);
+  }
+  g.lineWidth = 1.1 * u;
+  g.globalAlpha = 0.45;
+  g.beginPath();
+  g.roundRect(326 * u, cy - 6 * u, 25 * u, 12 * u, 3.5 * u);
+  g.stroke();
+  g.globalAlpha = 1;
+  g.beginPath();
+  g.roundRect(328 * u, cy - 4 * u, 18 * u, 8 * u, 2 * u);
+  g.fill();
+  g.fillRect(352.5 * u, cy - 2 * u, 1.6 * u, 4 * u);
+  return h;
+}
+
 /** Paints chrome bar + page into a canvas with the screen's aspect: width fits, top aligned, rest filled. */
 async function screenTexture(job: ComposeJob, aspect: number, key: string): Promise<THREE.CanvasTexture> {
   const hit = screens.get(key);
@@ -115,19 +165,15 @@ async function screenTexture(job: ComposeJob, aspect: number, key: string): Prom
   const g = canvas.getContext("2d") as CanvasRenderingContext2D;
   g.imageSmoothingQuality = "high";
   // fill colour: the page's bottom-left pixel, so a short page seems to continue
-  const probe = document.createElement("canvas");
-  probe.width = 1;
-  probe.height = 1;
-  const pg = probe.getContext("2d") as CanvasRenderingContext2D;
-  pg.drawImage(page, 0, page.height - 1, 1, 1, 0, 0, 1, 1);
-  const [r, gr, b] = pg.getImageData(0, 0, 1, 1).data;
+  const [r, gr, b] = probe(page, 0, page.height - 1);
   g.fillStyle = `rgb(${r},${gr},${b})`;
   g.fillRect(0, 0, texW, texH);
   let y = 0;
+  if (job.look.device === "phone") y = statusBar(g, texW, probe(page, 2, 2));
   if (bar) {
     const bh = job.chromeHeight * s;
-    g.drawImage(bar, 0, 0, texW, bh);
-    y = bh;
+    g.drawImage(bar, 0, y, texW, bh);
+    y += bh;
   }
   const visible = Math.min(page.height, Math.ceil((texH - y) / s));
   g.drawImage(page, 0, 0, srcW, visible, 0, y, texW, visible * s);
@@ -224,7 +270,8 @@ function fitDistance(box: THREE.Box3, center: THREE.Vector3, dir: THREE.Vector3,
 }
 
 /** Stages the look, renders one frame and returns it as a data URL. */
-async function render(job: ComposeJob): Promise<{ dataUrl: string; width: number; height: number }> {
+async function render(job: ComposeJob): Promise<ComposeResult> {
+  const t0 = performance.now();
   const { look } = job;
   const device = deviceFor(look);
   if (shown !== device) {
@@ -320,17 +367,28 @@ async function render(job: ComposeJob): Promise<{ dataUrl: string; width: number
     catcher.lookAt(camera.position);
   }
 
-  renderer.setSize(job.width, job.height, false);
+  const current = renderer.getSize(new THREE.Vector2());
+  if (current.x !== job.width || current.y !== job.height) renderer.setSize(job.width, job.height, false);
   const bgMat = bgQuad.material as THREE.MeshBasicMaterial;
   bgMat.map = backgroundTexture(look.background[job.theme], job.width, job.height);
   bgMat.needsUpdate = true;
+  const t1 = performance.now();
   renderer.clear();
   renderer.render(bgScene, bgCamera);
   renderer.clearDepth();
   renderer.render(scene, camera);
+  const gl = renderer.getContext();
+  gl.readPixels(0, 0, 1, 1, gl.RGBA, gl.UNSIGNED_BYTE, new Uint8Array(4));
+  const t2 = performance.now();
 
   const dataUrl = renderer.domElement.toDataURL(job.mime, job.quality);
-  return { dataUrl, width: job.width, height: job.height };
+  const t3 = performance.now();
+  return {
+    dataUrl,
+    width: job.width,
+    height: job.height,
+    timings: { stage: t1 - t0, draw: t2 - t1, encode: t3 - t2 },
+  };
 }
 
 (window as unknown as { __compose: unknown }).__compose = {
