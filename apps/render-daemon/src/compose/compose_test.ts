@@ -130,6 +130,6 @@ describe("compose", () => {
   test("an unknown style is refused, never framed in the default look", async () => {
     await expect(
       pipeline.compose(capture, { styleId: "no-such-style", theme: "light", host: "example.com" }),
-    ).rejects.toThrow(/unknown screenshot style/);
+    ).rejects.toMatchObject({ message: 'unknown screenshot style "no-such-style"', permanent: true });
   });
 });

@@ -19,6 +19,11 @@ const INDEX_HTML = `<!doctype html><html><head><meta charset="utf-8">
 <style>html,body{margin:0;background:#000}canvas{display:block}</style></head>
 <body><script type="module" src="/scene/main_browser.ts"></script></body></html>`;
 
+/** A compose that cannot succeed however often it is retried (an unknown style). */
+export class ComposeError extends Error {
+  readonly permanent = true;
+}
+
 /** A composed frame. */
 export type Composed = { bytes: Uint8Array; width: number; height: number; contentType: string };
 
@@ -149,7 +154,7 @@ export async function createCompositor(opts: {
 
   const run = async (c: Capture, look: Look): Promise<Composed> => {
     const style = resolveStyle(look.styleId);
-    if (!style) throw new Error(`unknown screenshot style "${look.styleId}"`);
+    if (!style) throw new ComposeError(`unknown screenshot style "${look.styleId}"`);
     const chrome = look.chrome ?? (style.look.device === "window" ? look.theme : "none");
     const bar = chrome === "none" ? null : await chromeFor(c, chrome, look.host);
     const size = frameSize(c);
