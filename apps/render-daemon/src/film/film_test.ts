@@ -53,6 +53,10 @@ const site = Bun.serve({
         return html('<form><input type="password" name="pw"></form>');
       case "/leaky":
         return html(`<img src="http://127.0.0.1:${forbidden.port}/pixel.png"><p>hello</p>`);
+      case "/worker":
+        return html(
+          `<script>const src = "fetch('http://127.0.0.1:${forbidden.port}/from-worker').catch(() => {})"; try { new Worker(URL.createObjectURL(new Blob([src], { type: "text/javascript" }))); } catch {} try { new WebSocket("ws://127.0.0.1:${forbidden.port}/ws"); } catch {}</script><p>worker</p>`,
+        );
       case "/to-forbidden":
         return Response.redirect(`http://127.0.0.1:${forbidden.port}/`, 302);
       case "/session": {
@@ -161,6 +165,13 @@ describe("film", () => {
     expect(
       cap.warnings.some((w) => w.includes(`127.0.0.1:${forbidden.port}`) && w.startsWith("blocked 1")),
     ).toBe(true);
+  });
+
+  test("workers and sockets cannot reach a non-allowed address either", async () => {
+    forbiddenHits = 0;
+    const cap = await pipeline.film(settings("/worker"));
+    expect(cap.warnings.join(" ")).toContain("/from-worker");
+    expect(forbiddenHits).toBe(0);
   });
 
   test("a page or redirect to a non-public address fails for good without a connection", async () => {
