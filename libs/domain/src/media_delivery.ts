@@ -11,8 +11,8 @@ import { isPublicIdentityKey, parseMediaRef, siteOfKey } from "./media_refs.ts";
 /** The credentials a delivery request may carry. */
 export type DeliveryCredentials = { k?: string | null; t?: string | null; session?: string | null };
 
-/** What the delivery route may serve, and how long caches may keep it. */
-export type DeliveryDecision = { key: string; cacheControl: string };
+/** What the delivery route may serve, how long caches may keep it, and the library's record of it. */
+export type DeliveryDecision = { key: string; cacheControl: string; file: LibraryFileInfo | null };
 
 const CACHE = {
   identity: "public, max-age=86400",
@@ -25,19 +25,34 @@ const CACHE = {
 
 const forbidden = (why: string) => new AppError("FORBIDDEN", why);
 
-async function libraryHas(ctx: MediaContext, key: string): Promise<boolean> {
-  const find = () =>
-    ctx.db.select({ id: mediaFiles.id }).from(mediaFiles).where(eq(mediaFiles.key, key)).limit(1);
-  if ((await find()).length > 0) return true;
+/** What the library row says about a file: enough to answer without asking the store first. */
+export type LibraryFileInfo = { size: number; contentType: string; etag: string | null; lastModified: Date };
+
+async function libraryFile(ctx: MediaContext, key: string): Promise<LibraryFileInfo | null> {
+  const find = async () => {
+    const [row] = await ctx.db
+      .select({
+        size: mediaFiles.size,
+        contentType: mediaFiles.contentType,
+        etag: mediaFiles.etag,
+        lastModified: mediaFiles.createdAt,
+      })
+      .from(mediaFiles)
+      .where(eq(mediaFiles.key, key))
+      .limit(1);
+    return row ?? null;
+  };
+  const found = await find();
+  if (found) return found;
   // Bytes sent straight to object storage become a file once settled (type check included).
   const [upload] = await ctx.db
     .select()
     .from(mediaUploads)
     .where(and(eq(mediaUploads.key, key), eq(mediaUploads.status, "prepared")))
     .limit(1);
-  if (!upload) return false;
+  if (!upload) return null;
   await finalizeUpload(ctx, upload);
-  return (await find()).length > 0;
+  return find();
 }
 
 /** The storage key a delivery path names: the path itself, or a legacy absolute storage URL under it. */
@@ -63,21 +78,32 @@ export async function authorizeMediaRead(
 ): Promise<DeliveryDecision> {
   const key = deliveryKey(ctx, rawPath);
   if (!key) throw notFound("media file");
-  if (isPublicIdentityKey(key)) return { key, cacheControl: CACHE.identity };
+  if (isPublicIdentityKey(key)) return { key, cacheControl: CACHE.identity, file: null };
   const keySite = siteOfKey(key);
   if (!keySite) throw notFound("media file");
   let cacheControl: string;
+  let file: LibraryFileInfo | null | undefined;
   if (cred.k) {
     const grant = readGrant(ctx, key, cred.k);
     if (!grant) throw forbidden("invalid or expired grant");
-    const [site] = await ctx.db
-      .select({ live: sites.publicContentLive })
+    // One round trip: the grant's site liveness and the library's record of the file.
+    const [row] = await ctx.db
+      .select({
+        live: sites.publicContentLive,
+        size: mediaFiles.size,
+        contentType: mediaFiles.contentType,
+        etag: mediaFiles.etag,
+        lastModified: mediaFiles.createdAt,
+      })
       .from(sites)
+      .leftJoin(mediaFiles, eq(mediaFiles.key, key))
       .where(eq(sites.id, grant.siteId))
       .limit(1);
-    if (!site) throw forbidden("the grant's site no longer exists");
-    if (grant.kind === "visitor" && !site.live) throw forbidden("the site is not published");
+    if (!row) throw forbidden("the grant's site no longer exists");
+    if (grant.kind === "visitor" && !row.live) throw forbidden("the site is not published");
     cacheControl = grant.kind === "visitor" ? CACHE.visitor : CACHE.member;
+    if (row.size !== null && row.contentType !== null && row.lastModified !== null)
+      file = { size: row.size, contentType: row.contentType, etag: row.etag, lastModified: row.lastModified };
   } else if (cred.t) {
     if (!readShareToken(ctx, key, cred.t)) throw forbidden("invalid or expired share token");
     cacheControl = CACHE.share;
@@ -96,6 +122,7 @@ export async function authorizeMediaRead(
     throw forbidden("a grant (k), share token (t) or session is required");
   }
   // What the library does not list is never served (rejected or unfinished uploads included).
-  if (!(await libraryHas(ctx, key))) throw notFound("media file");
-  return { key, cacheControl };
+  file ??= await libraryFile(ctx, key);
+  if (!file) throw notFound("media file");
+  return { key, cacheControl, file };
 }

@@ -1,7 +1,8 @@
-import { GuardedFetchError, guardedFetch } from "@site/net";
+import { GuardedFetchError, guardedFetchStream } from "@site/net";
+import { StoreError } from "@site/storage";
 import { usageEvents } from "@site/db";
 import { AppError } from "./errors.ts";
-import { addLibraryFile, type MediaContext } from "./media_library.ts";
+import { addLibraryStream, type LibraryEntry, type MediaContext } from "./media_library.ts";
 import { countRecentEvents, uploadCapError } from "./media_quota.ts";
 
 /** Test hook: extra CA certificates the guarded fetch trusts in-process (production leaves it unset). */
@@ -61,30 +62,32 @@ export async function importFromUrl(
     await ctx.db.insert(usageEvents).values({ siteId, kind: "fetch_failure", createdAt: ctx.clock.now() });
     return err;
   };
-  let body: Uint8Array;
+  const maxBytes = Math.min(limits.importMaxBytes, 10485760);
+  let entry: LibraryEntry;
   try {
-    ({ body } = await guardedFetch(input.url.trim(), {
-      maxBytes: Math.min(limits.importMaxBytes, 10485760),
+    const fetched = await guardedFetchStream(input.url.trim(), {
+      maxBytes,
       timeoutMs: limits.importTimeoutMs,
       maxRedirects: limits.importMaxRedirects,
       allowHosts: ctx.config.fetchAllowHosts,
       tls: opts.tls,
       accept: "image/jpeg,image/png,image/webp,image/gif;q=0.9,*/*;q=0.1",
-    }));
-  } catch (err) {
-    if (err instanceof GuardedFetchError) throw await failed(fetchError(err, limits.importMaxBytes));
-    throw err;
-  }
-  let entry: Awaited<ReturnType<typeof addLibraryFile>>;
-  try {
-    entry = await addLibraryFile(ctx, {
+    });
+    // The body streams into the store; an error mid-body (size, time) stores nothing.
+    entry = await addLibraryStream(ctx, {
       siteId,
-      bytes: body,
+      body: fetched.body,
+      size: fetched.length,
       source: "import",
       alt: input.alt ?? null,
       baseName: baseNameOf(input.url),
     });
   } catch (err) {
+    if (err instanceof GuardedFetchError) throw await failed(fetchError(err, maxBytes));
+    if (err instanceof StoreError) {
+      const kind = err.reason === "too_large" ? "too_large" : "network";
+      throw await failed(fetchError(new GuardedFetchError(kind, err.message), maxBytes));
+    }
     if (err instanceof AppError && err.code === "VALIDATION_ERROR") throw await failed(err);
     throw err;
   }

@@ -6,7 +6,7 @@ import type { Context } from "./context.ts";
 import { AppError } from "./errors.ts";
 import { grantMemberUrl, mediaPath } from "./media_grants.ts";
 import { countLanding } from "./media_quota.ts";
-import { IMAGE_TYPES, type ImageType, sniffImage } from "./media_types.ts";
+import { IMAGE_TYPES, type ImageType, type SniffedImage, sniffImage } from "./media_types.ts";
 import { decodeCursor, encodeCursor } from "./pagination.ts";
 
 /** What media functions use: the context plus the object store. */
@@ -72,32 +72,7 @@ export async function addLibraryFile(
   const key = libraryKey(input.siteId, name);
   const size = input.bytes.byteLength;
   const stored = await ctx.store.put(key, input.bytes, { contentType: sniffed.contentType });
-  try {
-    await ctx.db.transaction(async (tx) => {
-      await countLanding(ctx, tx, {
-        siteId: input.siteId,
-        size,
-        countsAsUpload: input.source === "upload" || input.source === "import",
-      });
-      await tx.insert(mediaFiles).values({
-        siteId: input.siteId,
-        key,
-        name,
-        contentType: sniffed.contentType,
-        size,
-        width: sniffed.width,
-        height: sniffed.height,
-        alt: input.alt ?? null,
-        source: input.source,
-        etag: stored.etag,
-        createdAt: ctx.clock.now(),
-      });
-    });
-  } catch (err) {
-    await ctx.store.delete(key).catch(() => {});
-    if (isUniqueViolation(err)) throw new AppError("INTERNAL_ERROR", "file name collision; try again");
-    throw err;
-  }
+  await recordLibraryFile(ctx, { ...input, key, name, sniffed, size, etag: stored.etag });
   return {
     key,
     name,
@@ -108,6 +83,131 @@ export async function addLibraryFile(
     contentType: sniffed.contentType,
   };
 }
+
+/** Counts a stored file against the caps and quota and inserts its row, in one transaction; deletes the bytes on failure. */
+async function recordLibraryFile(
+  ctx: MediaContext,
+  f: {
+    siteId: string;
+    key: string;
+    name: string;
+    size: number;
+    etag: string;
+    sniffed: SniffedImage;
+    source: MediaSource;
+    alt?: string | null;
+  },
+): Promise<void> {
+  try {
+    await ctx.db.transaction(async (tx) => {
+      await countLanding(ctx, tx, {
+        siteId: f.siteId,
+        size: f.size,
+        countsAsUpload: f.source === "upload" || f.source === "import",
+      });
+      await tx.insert(mediaFiles).values({
+        siteId: f.siteId,
+        key: f.key,
+        name: f.name,
+        contentType: f.sniffed.contentType,
+        size: f.size,
+        width: f.sniffed.width,
+        height: f.sniffed.height,
+        alt: f.alt ?? null,
+        source: f.source,
+        etag: f.etag,
+        createdAt: ctx.clock.now(),
+      });
+    });
+  } catch (err) {
+    await ctx.store.delete(f.key).catch(() => {});
+    if (isUniqueViolation(err)) throw new AppError("INTERNAL_ERROR", "file name collision; try again");
+    throw err;
+  }
+}
+
+/**
+ * addLibraryFile for bytes still streaming in (URL import): the first bytes decide the type (anything
+ * else is refused before the rest is read), the body streams into the store under the size cap, and
+ * only the leading bytes are kept to read the dimensions, so memory does not grow with the file.
+ */
+export async function addLibraryStream(
+  ctx: MediaContext,
+  input: {
+    siteId: string;
+    body: ReadableStream<Uint8Array>;
+    size?: number | null;
+    source: MediaSource;
+    alt?: string | null;
+    baseName?: string;
+  },
+): Promise<LibraryEntry> {
+  const reader = input.body.getReader();
+  const head: Uint8Array[] = [];
+  let headLength = 0;
+  let ended = false;
+  while (headLength < 64) {
+    const { done, value } = await reader.read();
+    if (done) {
+      ended = true;
+      break;
+    }
+    head.push(value);
+    headLength += value.byteLength;
+  }
+  const first = new Uint8Array(Buffer.concat(head));
+  const type = sniffImage(first)?.contentType;
+  if (!type) {
+    await reader.cancel().catch(() => {});
+    throw notAnImage();
+  }
+  const name = generateMediaName(type, input.baseName);
+  const key = libraryKey(input.siteId, name);
+  const kept: Uint8Array[] = [first];
+  let keptLength = first.byteLength;
+  const body = new ReadableStream<Uint8Array>({
+    start(c) {
+      c.enqueue(first);
+      if (ended) c.close();
+    },
+    async pull(c) {
+      const { done, value } = await reader.read();
+      if (done) {
+        c.close();
+        return;
+      }
+      if (keptLength < SNIFF_KEEP_BYTES) {
+        kept.push(value);
+        keptLength += value.byteLength;
+      }
+      c.enqueue(value);
+    },
+    cancel: (why) => reader.cancel(why),
+  });
+  const stored = await ctx.store.put(key, body, {
+    contentType: type,
+    size: input.size ?? undefined,
+    maxBytes: MAX_MEDIA_BYTES,
+  });
+  const sniffed = sniffImage(new Uint8Array(Buffer.concat(kept))) ?? {
+    contentType: type,
+    width: null,
+    height: null,
+  };
+  await recordLibraryFile(ctx, { ...input, key, name, sniffed, size: stored.size, etag: stored.etag });
+  return {
+    key,
+    name,
+    url: mediaPath(key),
+    size: stored.size,
+    width: sniffed.width,
+    height: sniffed.height,
+    contentType: type,
+  };
+}
+
+// Dimensions sit in the first kilobytes of nearly every file (JPEG: after EXIF, rarely past 256 KiB).
+const SNIFF_KEEP_BYTES = 256 * 1024;
 
 /** A library file of a site by key, or null (what the list does not show does not exist). */
 export async function findLibraryFile(ctx: Context, key: string) {

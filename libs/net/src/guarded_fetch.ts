@@ -65,7 +65,7 @@ export async function resolvePinned(target: FetchTarget): Promise<{ address: str
 
 type Hop =
   | { kind: "redirect"; location: string }
-  | { kind: "body"; status: number; contentType: string | null; body: Uint8Array };
+  | { kind: "body"; status: number; contentType: string | null; length: number | null; res: IncomingMessage };
 
 function fetchOnce(
   target: FetchTarget,
@@ -107,30 +107,14 @@ function fetchOnce(
           reject(new GuardedFetchError("too_large", `the file is over ${opts.maxBytes} bytes`));
           return;
         }
-        // One buffer when the length is declared; chunks otherwise.
-        const exact = Number.isSafeInteger(declared) && declared >= 0 ? new Uint8Array(declared) : null;
-        const chunks: Uint8Array[] = [];
-        let total = 0;
-        res.on("data", (chunk: Buffer) => {
-          total += chunk.byteLength;
-          if (total > opts.maxBytes || (exact && total > exact.byteLength)) {
-            res.destroy();
-            reject(new GuardedFetchError("too_large", `the file is over ${opts.maxBytes} bytes`));
-            return;
-          }
-          if (exact) exact.set(chunk, total - chunk.byteLength);
-          else chunks.push(new Uint8Array(chunk));
+        res.pause();
+        resolve({
+          kind: "body",
+          status,
+          contentType: (res.headers["content-type"] as string | undefined) ?? null,
+          length: Number.isSafeInteger(declared) && declared >= 0 ? declared : null,
+          res,
         });
-        res.on("end", () => {
-          const body = exact ? exact.subarray(0, total) : Buffer.concat(chunks);
-          resolve({
-            kind: "body",
-            status,
-            contentType: (res.headers["content-type"] as string | undefined) ?? null,
-            body: new Uint8Array(body.buffer, body.byteOffset, body.byteLength),
-          });
-        });
-        res.on("error", (err) => reject(new GuardedFetchError("network", err.message)));
       },
     );
     onRequest((err) => req.destroy(err));
@@ -141,13 +125,24 @@ function fetchOnce(
   });
 }
 
+/** A guarded response whose body is still streaming (size cap and deadline enforced as it flows). */
+export type GuardedStream = {
+  url: string;
+  status: number;
+  contentType: string | null;
+  /** The declared Content-Length, when the server sent one (never above maxBytes). */
+  length: number | null;
+  body: ReadableStream<Uint8Array>;
+};
+
 /**
  * Fetches an https URL from the public internet only: every hop's host is checked before connecting,
  * resolved once and the connection pinned to that address; redirects are re-checked and capped; the
- * body is capped while streaming; one deadline covers the whole fetch.
+ * body streams with the size cap applied as it flows; one deadline covers the whole fetch and body.
  */
-export async function guardedFetch(url: string, opts: GuardedFetchOptions): Promise<FetchedBody> {
+export async function guardedFetchStream(url: string, opts: GuardedFetchOptions): Promise<GuardedStream> {
   let destroyCurrent: ((err: Error) => void) | null = null;
+  let failBody: ((err: Error) => void) | null = null;
   let timer: ReturnType<typeof setTimeout> | undefined;
   const deadline = new Promise<never>((_, reject) => {
     timer = setTimeout(() => {
@@ -156,10 +151,12 @@ export async function guardedFetch(url: string, opts: GuardedFetchOptions): Prom
         `the remote host did not answer within ${opts.timeoutMs} ms`,
       );
       destroyCurrent?.(err);
+      failBody?.(err);
       reject(err);
     }, opts.timeoutMs);
   });
-  const run = async (): Promise<FetchedBody> => {
+  deadline.catch(() => {});
+  const connect = async () => {
     let current = url;
     for (let hop = 0; ; hop++) {
       let target: FetchTarget;
@@ -174,16 +171,78 @@ export async function guardedFetch(url: string, opts: GuardedFetchOptions): Prom
       const out = await fetchOnce(target, pinned, opts, (d) => {
         destroyCurrent = d;
       });
-      if (out.kind === "body")
-        return { url: current, status: out.status, contentType: out.contentType, body: out.body };
+      if (out.kind === "body") return { ...out, url: current };
       if (hop >= opts.maxRedirects)
         throw new GuardedFetchError("too_many_redirects", `more than ${opts.maxRedirects} redirects`);
       current = new URL(out.location, current).toString();
     }
   };
+  let hop: Awaited<ReturnType<typeof connect>>;
   try {
-    return await Promise.race([run(), deadline]);
-  } finally {
+    hop = await Promise.race([connect(), deadline]);
+  } catch (err) {
     clearTimeout(timer);
+    throw err;
   }
+  const { res } = hop;
+  let total = 0;
+  let settled = false;
+  const body = new ReadableStream<Uint8Array>(
+    {
+      start(controller) {
+        const finish = (err?: Error) => {
+          if (settled) return;
+          settled = true;
+          clearTimeout(timer);
+          if (err) {
+            res.destroy();
+            controller.error(err);
+          } else controller.close();
+        };
+        failBody = finish;
+        res.on("data", (chunk: Buffer) => {
+          total += chunk.byteLength;
+          if (total > opts.maxBytes || (hop.length !== null && total > hop.length)) {
+            finish(new GuardedFetchError("too_large", `the file is over ${opts.maxBytes} bytes`));
+            return;
+          }
+          controller.enqueue(new Uint8Array(chunk.buffer, chunk.byteOffset, chunk.byteLength));
+          if ((controller.desiredSize ?? 1) <= 0) res.pause();
+        });
+        res.on("end", () => finish());
+        res.on("error", (err) => finish(new GuardedFetchError("network", err.message)));
+        res.on("close", () => {
+          if (!res.complete) finish(new GuardedFetchError("network", "the connection closed early"));
+        });
+      },
+      pull() {
+        res.resume();
+      },
+      cancel() {
+        settled = true;
+        clearTimeout(timer);
+        res.destroy();
+      },
+    },
+    { highWaterMark: 8 },
+  );
+  return { url: hop.url, status: hop.status, contentType: hop.contentType, length: hop.length, body };
+}
+
+/** guardedFetchStream, with the whole body read into memory (at most maxBytes). */
+export async function guardedFetch(url: string, opts: GuardedFetchOptions): Promise<FetchedBody> {
+  const out = await guardedFetchStream(url, opts);
+  const exact = out.length !== null ? new Uint8Array(out.length) : null;
+  const chunks: Uint8Array[] = [];
+  let total = 0;
+  const reader = out.body.getReader();
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    if (exact) exact.set(value, total);
+    else chunks.push(value);
+    total += value.byteLength;
+  }
+  const body = exact ? exact.subarray(0, total) : new Uint8Array(Buffer.concat(chunks));
+  return { url: out.url, status: out.status, contentType: out.contentType, body };
 }

@@ -152,8 +152,9 @@ export function openFsStore(opts: FsStoreOptions): ObjectStore {
       const info = await head(key);
       if (!info) return null;
       const file = Bun.file(dataPath(key));
-      const body = o.range ? file.slice(o.range.start, o.range.end + 1).stream() : file.stream();
-      return { info, body };
+      // A Bun.file Blob stays lazy: a Response sends it with sendfile, reading nothing into memory.
+      const blob = o.range ? file.slice(o.range.start, o.range.end + 1) : file;
+      return { info, body: blob.stream(), blob };
     },
     async delete(key) {
       await rm(dataPath(key), { force: true });

@@ -21,13 +21,24 @@ export type PutBody = Uint8Array | ReadableStream<Uint8Array>;
 export interface ObjectStore {
   /** Which driver is live; for logs only. */
   readonly driver: "fs" | "s3";
-  /** Stores `body` under `key`; streams need `size`. Throws StoreError("too_large"|"size_mismatch") on a wrong length. */
-  put(key: string, body: PutBody, opts: { contentType: string; size?: number }): Promise<ObjectInfo>;
-  /** Streams an object (or one byte range of it); null when it does not exist. */
+  /**
+   * Stores `body` under `key`. A stream may give its `size` (checked) or only a `maxBytes` cap; drivers
+   * that must know the length up front (S3) buffer a size-less stream. Throws StoreError("too_large"
+   * | "size_mismatch") on a wrong length, or the stream's own error, storing nothing.
+   */
+  put(
+    key: string,
+    body: PutBody,
+    opts: { contentType: string; size?: number; maxBytes?: number },
+  ): Promise<ObjectInfo>;
+  /**
+   * Streams an object (or one byte range of it); null when it does not exist. Drivers backed by local
+   * files also give `blob`, lazy and file-backed, which a Response sends without copying it through JS.
+   */
   get(
     key: string,
     opts?: { range?: ByteRange },
-  ): Promise<{ info: ObjectInfo; body: ReadableStream<Uint8Array> } | null>;
+  ): Promise<{ info: ObjectInfo; body: ReadableStream<Uint8Array>; blob?: Blob } | null>;
   /** The object's metadata; null when it does not exist. */
   head(key: string): Promise<ObjectInfo | null>;
   /** Deletes an object; deleting a missing one is not an error. */

@@ -72,6 +72,17 @@ describe.each(drivers)("ObjectStore conformance: $name", (driver) => {
     expect(new Uint8Array(await new Response(got!.body).arrayBuffer())).toEqual(data);
   });
 
+  test("a stream without a size is stored within its cap; over the cap nothing is stored", async () => {
+    const data = bytes(30_000, 5);
+    await store.put("site-media/a/nosize.png", streamOf(data), { contentType: "image/png", maxBytes: 30_000 });
+    const got = await store.get("site-media/a/nosize.png");
+    expect(new Uint8Array(await new Response(got!.body).arrayBuffer())).toEqual(data);
+    await expect(
+      store.put("site-media/a/over.png", streamOf(data), { contentType: "image/png", maxBytes: 29_999 }),
+    ).rejects.toMatchObject({ reason: "too_large" });
+    expect(await store.head("site-media/a/over.png")).toBeNull();
+  });
+
   test("get with a byte range streams only that range and reports the full size", async () => {
     const data = bytes(5000);
     await store.put("site-media/a/range.jpg", data, { contentType: "image/jpeg" });

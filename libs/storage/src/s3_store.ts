@@ -60,8 +60,24 @@ export function openS3Store(opts: S3StoreOptions): ObjectStore {
     head,
     async put(key, body, o) {
       assertSafeKey(key);
+      if (!(body instanceof Uint8Array) && o.size === undefined) {
+        // S3 needs the length before the first byte: buffer a size-less stream, within its cap.
+        const chunks: Uint8Array[] = [];
+        let total = 0;
+        const reader = body.getReader();
+        for (;;) {
+          const { done, value } = await reader.read();
+          if (done) break;
+          total += value.byteLength;
+          if (o.maxBytes !== undefined && total > o.maxBytes) {
+            await reader.cancel();
+            throw new StoreError("too_large", `body is over ${o.maxBytes} bytes`);
+          }
+          chunks.push(value);
+        }
+        body = new Uint8Array(Buffer.concat(chunks));
+      }
       const size = body instanceof Uint8Array ? body.byteLength : o.size;
-      if (size === undefined) throw new StoreError("size_mismatch", "a streamed body needs its size");
       if (o.size !== undefined && body instanceof Uint8Array && body.byteLength !== o.size)
         throw new StoreError("size_mismatch", `body has ${body.byteLength} bytes, ${o.size} declared`);
       await client.send(

@@ -40,7 +40,10 @@ export function deliveryRoutes(deps: AppDeps) {
       t: url.searchParams.get("t"),
       session: cookieValue(request.headers.get("cookie"), SESSION_COOKIE),
     });
-    const info = await deps.store.head(decision.key);
+    // The library row answers HEAD, ETag and Range without a round trip to the store.
+    const info = decision.file?.etag
+      ? { ...decision.file, etag: decision.file.etag }
+      : await deps.store.head(decision.key);
     if (!info) throw new AppError("NOT_FOUND", "media file not found");
     const headers = new Headers({
       "content-type": info.contentType,
@@ -65,7 +68,7 @@ export function deliveryRoutes(deps: AppDeps) {
     if (head) return new Response(null, { status, headers });
     const got = await deps.store.get(decision.key, range ? { range } : {});
     if (!got) throw new AppError("NOT_FOUND", "media file not found");
-    return new Response(got.body, { status, headers });
+    return new Response(got.blob ?? got.body, { status, headers });
   };
   return new Elysia()
     .get("/api/media/*", ({ request }) => serve(request, false), {
