@@ -1,0 +1,20 @@
+# The API (and, with another CMD, the metrics app). No Chromium here: POST …/screenshot only queues,
+# and login links from this image are interactive only if a browser is installed (see README).
+FROM oven/bun:1-debian AS deps
+WORKDIR /app
+COPY package.json bun.lock ./
+COPY apps/api/package.json apps/api/
+COPY apps/metrics/package.json apps/metrics/
+COPY apps/render-daemon/package.json apps/render-daemon/
+COPY libs ./libs
+RUN bun install --frozen-lockfile --production
+
+FROM oven/bun:1-debian
+WORKDIR /app
+ENV NODE_ENV=production HOST=0.0.0.0 PORT=3000
+COPY --from=deps /app/node_modules ./node_modules
+COPY . .
+USER bun
+EXPOSE 3000
+HEALTHCHECK --interval=15s --timeout=3s CMD bun -e "fetch('http://127.0.0.1:3000/healthz').then(r=>process.exit(r.ok?0:1),()=>process.exit(1))"
+CMD ["bun", "run", "apps/api"]

@@ -1,0 +1,29 @@
+# A GPU render host: the CPU image plus the GL/EGL/Vulkan loaders. The NVIDIA container toolkit mounts
+# the driver's user-space libraries (libEGL_nvidia, the Vulkan ICD) at run time; RENDER_GPU=1 starts
+# Chromium with its GPU flags (ANGLE on Vulkan) instead of SwiftShader.
+FROM oven/bun:1-debian AS deps
+WORKDIR /app
+COPY package.json bun.lock ./
+COPY apps/api/package.json apps/api/
+COPY apps/metrics/package.json apps/metrics/
+COPY apps/render-daemon/package.json apps/render-daemon/
+COPY libs ./libs
+RUN bun install --frozen-lockfile --production
+
+FROM oven/bun:1-debian
+RUN apt-get update \
+ && apt-get install -y --no-install-recommends chromium fonts-noto-core fonts-noto-color-emoji fonts-liberation2 ca-certificates tini \
+      libglvnd0 libgl1 libegl1 libgles2 libvulkan1 \
+ && rm -rf /var/lib/apt/lists/* \
+ && mkdir -p /usr/share/glvnd/egl_vendor.d /etc/vulkan/icd.d \
+ && printf '{"file_format_version":"1.0.0","ICD":{"library_path":"libEGL_nvidia.so.0"}}\n' > /usr/share/glvnd/egl_vendor.d/10_nvidia.json \
+ && printf '{"file_format_version":"1.0.0","ICD":{"library_path":"libGLX_nvidia.so.0","api_version":"1.3"}}\n' > /etc/vulkan/icd.d/nvidia_icd.json
+WORKDIR /app
+ENV NODE_ENV=production CHROMIUM_PATH=/usr/bin/chromium RENDER_GPU=1 RENDER_CONCURRENCY=4 RENDER_METRICS_PORT=9464 \
+    NVIDIA_VISIBLE_DEVICES=all NVIDIA_DRIVER_CAPABILITIES=graphics,utility,compute
+COPY --from=deps /app/node_modules ./node_modules
+COPY . .
+USER bun
+EXPOSE 9464
+ENTRYPOINT ["/usr/bin/tini", "--"]
+CMD ["bun", "run", "apps/render-daemon"]

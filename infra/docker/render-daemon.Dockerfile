@@ -1,0 +1,23 @@
+# A CPU render host: Debian's Chromium, WebGL through SwiftShader. Scale by running more of these.
+FROM oven/bun:1-debian AS deps
+WORKDIR /app
+COPY package.json bun.lock ./
+COPY apps/api/package.json apps/api/
+COPY apps/metrics/package.json apps/metrics/
+COPY apps/render-daemon/package.json apps/render-daemon/
+COPY libs ./libs
+RUN bun install --frozen-lockfile --production
+
+FROM oven/bun:1-debian
+RUN apt-get update \
+ && apt-get install -y --no-install-recommends chromium fonts-noto-core fonts-noto-color-emoji fonts-liberation2 ca-certificates tini \
+ && rm -rf /var/lib/apt/lists/*
+WORKDIR /app
+ENV NODE_ENV=production CHROMIUM_PATH=/usr/bin/chromium RENDER_CONCURRENCY=2 RENDER_METRICS_PORT=9464
+COPY --from=deps /app/node_modules ./node_modules
+COPY . .
+USER bun
+EXPOSE 9464
+# tini forwards SIGTERM to bun and reaps Chromium's children; the daemon finishes or hands back its jobs.
+ENTRYPOINT ["/usr/bin/tini", "--"]
+CMD ["bun", "run", "apps/render-daemon"]

@@ -1,0 +1,152 @@
+/**
+ * Bench: screenshot renders through the API and a warm render daemon (in-process queue, real Chromium)
+ * against a bare puppeteer screenshot of the same local page in the same run.
+ * Targets: queue-to-done p50 < 3 s for a 1440×900 page on a 2-core CPU host; ratio to the bare shot < 4.
+ * Also: renders per minute at concurrency 2, and the peak memory of the daemon (process + its Chromiums).
+ *   bun scripts/bench/render.ts
+ */
+import { readdirSync, readFileSync } from "node:fs";
+import { eq } from "drizzle-orm";
+import { screenshotRenders } from "@site/db";
+import { findBrowser } from "@site/domain";
+import puppeteer from "puppeteer-core";
+import { buildTestApp } from "../../apps/api/src/testing.ts";
+import { startRenderDaemon } from "../../apps/render-daemon/src/daemon.ts";
+import { chromiumFlags } from "../../apps/render-daemon/src/film/chromium.ts";
+import { html, LANDING, runtimeOf, servePages, until } from "../../apps/render-daemon/src/render_fixture.ts";
+
+const N = 20;
+const pct = (xs: number[], p: number) =>
+  [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor(xs.length * p))];
+
+/** Proportional set size (shared pages split fairly) of this process and every descendant. */
+function treePss(): number {
+  const parent = new Map<number, number>();
+  for (const e of readdirSync("/proc")) {
+    if (!/^\d+$/.test(e)) continue;
+    try {
+      const stat = readFileSync(`/proc/${e}/stat`, "utf8");
+      parent.set(Number(e), Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[1]));
+    } catch {}
+  }
+  let total = 0;
+  for (const pid of parent.keys()) {
+    let p: number | undefined = pid;
+    for (let hops = 0; p && p !== process.pid && hops < 64; hops++) p = parent.get(p);
+    if (p !== process.pid) continue;
+    try {
+      const pss = readFileSync(`/proc/${pid}/smaps_rollup`, "utf8").match(/^Pss:\s+(\d+) kB/m);
+      total += pss ? Number(pss[1]) * 1024 : 0;
+    } catch {}
+  }
+  return total;
+}
+
+const pages = servePages({ "/": () => html(LANDING) });
+const h = await buildTestApp({
+  env: { FETCH_ALLOW_HOSTS: pages.host, RENDER_CONCURRENCY: "2", RENDER_METRICS_PORT: "0" },
+});
+let peakTree = 0;
+let peakSelf = 0;
+let sampling = true; // off while the bare baseline's own Chromium runs
+const sampler = setInterval(() => {
+  if (!sampling) return;
+  peakTree = Math.max(peakTree, treePss());
+  peakSelf = Math.max(peakSelf, process.memoryUsage.rss());
+}, 500);
+const daemon = await startRenderDaemon(runtimeOf(h));
+try {
+  const org = await h.seedOrg({ credits: 100_000 });
+  const site = await h.call("POST", "/api/v1/sites", {
+    key: org.key,
+    body: { name: "B", slug: `bench-${Date.now()}` },
+  });
+  const siteId = ((await site.json()) as { site: { id: string } }).site.id;
+  const queueOne = async (body: Record<string, unknown>) => {
+    const res = await h.call("POST", `/api/v1/sites/${siteId}/media/screenshot`, { key: org.key, body });
+    if (res.status !== 202) throw new Error(`queue answered ${res.status}: ${await res.text()}`);
+    return ((await res.json()) as { renderId: string }).renderId;
+  };
+  const waitDone = (renderId: string) =>
+    until(async () => {
+      const [r] = await h.db.select().from(screenshotRenders).where(eq(screenshotRenders.id, renderId));
+      if (r.status === "failed") throw new Error(`render failed: ${r.error}`);
+      return r.status === "done";
+    }, 120_000);
+  const render = async (body: Record<string, unknown>) => {
+    const t0 = performance.now();
+    await waitDone(await queueOne(body));
+    return performance.now() - t0;
+  };
+  const shot = { url: pages.url("/"), viewportWidth: 1440, viewportHeight: 900 };
+
+  console.log(`warm-up render: ${(await render({ ...shot, recapture: true })).toFixed(0)} ms`);
+  const filmed: number[] = [];
+  for (let i = 0; i < N; i++) {
+    filmed.push(await render({ ...shot, recapture: true }));
+    console.log(`render ${i + 1}/${N} (film + compose + store): ${filmed[i].toFixed(0)} ms`);
+  }
+  const recomposed: number[] = [];
+  for (let i = 0; i < 5; i++) recomposed.push(await render({ ...shot, chrome: i % 2 ? "dark" : "light" }));
+
+  // The bare baseline: a warm Chromium, a new page, viewport, load, screenshot, close.
+  sampling = false;
+  const browser = await puppeteer.launch({
+    executablePath: findBrowser(h.ctx.config.chromiumPath) as string,
+    headless: true,
+    args: chromiumFlags(false),
+  });
+  const bare: number[] = [];
+  try {
+    for (let i = 0; i <= N; i++) {
+      const t0 = performance.now();
+      const page = await browser.newPage();
+      try {
+        await page.setViewport({ width: 1440, height: 900 });
+        await page.goto(pages.url("/"), { waitUntil: "load" });
+        await page.screenshot({ type: "png" });
+      } finally {
+        await page.close();
+      }
+      if (i > 0) bare.push(performance.now() - t0); // the first one warms up
+    }
+  } finally {
+    await browser.close();
+    sampling = true;
+  }
+
+  const t0 = performance.now();
+  const ids = await Promise.all(Array.from({ length: N }, () => queueOne({ ...shot, recapture: true })));
+  await Promise.all(ids.map(waitDone));
+  const perMin = (N / (performance.now() - t0)) * 60_000;
+
+  const p50 = pct(filmed, 0.5);
+  const bareP50 = pct(bare, 0.5);
+  console.log("\n--- results (1440×900 local page, in-process queue, CPU/SwiftShader) ---");
+  console.log(
+    `queue-to-done p50 (film+compose+store): ${p50.toFixed(0)} ms  p90 ${pct(filmed, 0.9).toFixed(0)} ms  (target < 3000 ms)`,
+  );
+  console.log(`queue-to-done p50 (re-compose, no film):  ${pct(recomposed, 0.5).toFixed(0)} ms`);
+  console.log(`bare puppeteer screenshot p50:           ${bareP50.toFixed(0)} ms`);
+  console.log(`ratio render / bare:                     ${(p50 / bareP50).toFixed(2)}  (target < 4)`);
+  console.log(`throughput at concurrency 2:             ${perMin.toFixed(1)} renders/min`);
+  const metrics = await (await fetch((daemon.metricsUrl as string).replace("0.0.0.0", "127.0.0.1"))).text();
+  const mean = (stage: string) => {
+    const sum = Number(
+      metrics.match(new RegExp(`render_stage_seconds_sum\\{stage="${stage}"\\} ([\\d.]+)`))?.[1],
+    );
+    const count = Number(
+      metrics.match(new RegExp(`render_stage_seconds_count\\{stage="${stage}"\\} (\\d+)`))?.[1],
+    );
+    return `${((sum / count) * 1000).toFixed(0)} ms`;
+  };
+  console.log(`mean per stage: film ${mean("film")}, compose ${mean("compose")}, store ${mean("store")}`);
+  console.log(
+    `peak memory: daemon process RSS ${(peakSelf / 2 ** 20).toFixed(0)} MiB; with its Chromiums (PSS) ${(peakTree / 2 ** 20).toFixed(0)} MiB`,
+  );
+} finally {
+  clearInterval(sampler);
+  await daemon.stop();
+  await h.close();
+  pages.stop();
+}
