@@ -1,41 +1,10 @@
 import { isIP } from "node:net";
+import { classifyIp, isExemptHost } from "@site/net";
 import { validationError } from "./errors.ts";
 
-function ipv4Private(ip: string): boolean {
-  const [a, b] = ip.split(".").map(Number);
-  return (
-    a === 0 ||
-    a === 10 ||
-    a === 127 ||
-    (a === 100 && b >= 64 && b <= 127) ||
-    (a === 169 && b === 254) ||
-    (a === 172 && b >= 16 && b <= 31) ||
-    (a === 192 && b === 168) ||
-    (a === 198 && (b === 18 || b === 19)) ||
-    a >= 224
-  );
-}
-
-/** True for loopback, private, link-local, unique-local, multicast and reserved IP literals. */
+/** True for an IP literal that is not a public address (the same classification as URL import). */
 export function isNonPublicIp(ip: string): boolean {
-  const v = isIP(ip);
-  if (v === 4) return ipv4Private(ip);
-  if (v !== 6) return false;
-  const low = ip.toLowerCase();
-  const mapped = low.match(/^::ffff:(\d+\.\d+\.\d+\.\d+)$/);
-  if (mapped) return ipv4Private(mapped[1]);
-  if (low.startsWith("::ffff:")) return true;
-  return (
-    low === "::" ||
-    low === "::1" ||
-    low.startsWith("fc") ||
-    low.startsWith("fd") ||
-    low.startsWith("fe8") ||
-    low.startsWith("fe9") ||
-    low.startsWith("fea") ||
-    low.startsWith("feb") ||
-    low.startsWith("ff")
-  );
+  return classifyIp(ip) !== null;
 }
 
 /**
@@ -57,9 +26,9 @@ export function parsePublicPageUrl(raw: unknown, allowHosts: readonly string[], 
     throw validationError(field, "must be http or https");
   if (url.username || url.password) throw validationError(field, "must not carry credentials");
   url.hash = "";
-  const hostPort = url.host.toLowerCase();
-  if (allowHosts.includes(hostPort)) return url.href;
   const host = url.hostname.replace(/^\[|\]$/g, "").toLowerCase();
+  const port = url.port ? Number(url.port) : url.protocol === "https:" ? 443 : 80;
+  if (isExemptHost(host, port, allowHosts)) return url.href;
   if (
     isIP(host)
       ? isNonPublicIp(host)
