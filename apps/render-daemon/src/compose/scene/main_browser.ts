@@ -288,8 +288,9 @@ async function render(job: ComposeJob): Promise<ComposeResult> {
   const texKey = `${job.captureUrl}|${job.chromeUrl}|${aspect.toFixed(4)}`;
   const tex = await screenTexture(job, aspect, texKey);
   if (device.screen.material.map !== tex) {
+    // a program change only when the map appears; swapping one map for another needs no recompile
+    if (!device.screen.material.map) device.screen.material.needsUpdate = true;
     device.screen.material.map = tex;
-    device.screen.material.needsUpdate = true;
   }
 
   const group = device.group;
@@ -370,8 +371,11 @@ async function render(job: ComposeJob): Promise<ComposeResult> {
   const current = renderer.getSize(new THREE.Vector2());
   if (current.x !== job.width || current.y !== job.height) renderer.setSize(job.width, job.height, false);
   const bgMat = bgQuad.material as THREE.MeshBasicMaterial;
-  bgMat.map = backgroundTexture(look.background[job.theme], job.width, job.height);
-  bgMat.needsUpdate = true;
+  const bgTex = backgroundTexture(look.background[job.theme], job.width, job.height);
+  if (bgMat.map !== bgTex) {
+    if (!bgMat.map) bgMat.needsUpdate = true;
+    bgMat.map = bgTex;
+  }
   const t1 = performance.now();
   renderer.clear();
   renderer.render(bgScene, bgCamera);
