@@ -15,6 +15,8 @@ export function startSweeper(ctx: RenderContext, opts: { everyMs?: number; stale
       });
   };
   const timer = setInterval(tick, opts.everyMs ?? 60_000);
+  // A first pass at start picks up renders orphaned by a previous process (the in-process queue).
+  tick();
   return {
     /** Stops the timer and waits for a pass in flight. */
     async stop() {
