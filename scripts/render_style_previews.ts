@@ -63,7 +63,7 @@ try {
       theme,
       host: PREVIEW_SOURCE_HOST,
     });
-    const small = await reencode(frame.bytes, { format: "webp", width: 960, quality: 82 });
+    const small = await reencode(frame.bytes, { format: "webp", width: 960, quality: 88 });
     await Bun.write(join(outDir, `${style.id}.webp`), small.bytes);
     if (docs) {
       const full = await reencode(frame.bytes, { format: "webp", quality: 88 });

@@ -80,6 +80,39 @@ function screenMesh(
   return new THREE.Mesh(geo, mat);
 }
 
+let sheenTexture: THREE.CanvasTexture | null = null;
+
+/** A faint diagonal reflection laid over a glass screen. */
+function glassSheen(screen: THREE.Mesh): THREE.Mesh {
+  if (!sheenTexture) {
+    const c = document.createElement("canvas");
+    c.width = 256;
+    c.height = 256;
+    const g = c.getContext("2d") as CanvasRenderingContext2D;
+    const grad = g.createLinearGradient(0, 0, 256, 256);
+    grad.addColorStop(0, "rgba(255,255,255,0.9)");
+    grad.addColorStop(0.38, "rgba(255,255,255,0.35)");
+    grad.addColorStop(0.39, "rgba(255,255,255,0.0)");
+    grad.addColorStop(1, "rgba(255,255,255,0.0)");
+    g.fillStyle = grad;
+    g.fillRect(0, 0, 256, 256);
+    sheenTexture = new THREE.CanvasTexture(c);
+  }
+  const mat = new THREE.MeshBasicMaterial({
+    map: sheenTexture,
+    transparent: true,
+    opacity: 0.06,
+    blending: THREE.AdditiveBlending,
+    depthWrite: false,
+    toneMapped: false,
+  });
+  const sheen = new THREE.Mesh(screen.geometry, mat);
+  sheen.position.copy(screen.position);
+  sheen.position.z += 0.0008;
+  sheen.renderOrder = 1;
+  return sheen;
+}
+
 function metal(finish: StyleLook["finish"]): THREE.MeshStandardMaterial {
   const f = FINISHES[finish];
   return new THREE.MeshStandardMaterial({ color: f.color, metalness: f.metalness, roughness: f.roughness });
@@ -151,7 +184,7 @@ function laptop(finish: StyleLook["finish"]): Device {
   lid.add(bezel);
   const screen = screenMesh(sw, sh, 0.035);
   screen.position.set(0, lidH / 2 + 0.015, 0.0035);
-  lid.add(screen);
+  lid.add(screen, glassSheen(screen));
   const cam = new THREE.Mesh(
     new THREE.CircleGeometry(0.014, 16),
     new THREE.MeshBasicMaterial({ color: "#1c2230" }),
@@ -180,7 +213,7 @@ function monitor(finish: StyleLook["finish"]): Device {
   group.add(bezel);
   const screen = screenMesh(sw, sh, 0.01);
   screen.position.set(0, lift + ph / 2, 0.0035);
-  group.add(screen);
+  group.add(screen, glassSheen(screen));
   const neck = slab(0.85, 1.75, 0.05, 0.04, body);
   neck.position.set(0, 0.95, -0.32);
   neck.rotation.x = 0.12;
@@ -203,7 +236,7 @@ function tablet(finish: StyleLook["finish"]): Device {
   group.add(bezel);
   const screen = screenMesh(sw, sh, 0.12);
   screen.position.z = 0.0025;
-  group.add(screen);
+  group.add(screen, glassSheen(screen));
   const cam = new THREE.Mesh(
     new THREE.CircleGeometry(0.018, 16),
     new THREE.MeshBasicMaterial({ color: "#1c2230" }),
@@ -225,7 +258,7 @@ function phone(finish: StyleLook["finish"]): Device {
   group.add(bezel);
   const screen = screenMesh(sw, sh, 0.13);
   screen.position.z = 0.0025;
-  group.add(screen);
+  group.add(screen, glassSheen(screen));
   const island = slab(0.3, 0.088, 0.002, 0.044, new THREE.MeshBasicMaterial({ color: "#000000" }));
   island.position.set(0, sh / 2 - 0.075, 0.004);
   group.add(island);
