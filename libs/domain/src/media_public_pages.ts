@@ -6,7 +6,7 @@ import { isUuid } from "./ids.ts";
 import { grantVisitorUrl } from "./media_grants.ts";
 import { legacyStoragePrefixes, parseMediaRef } from "./media_refs.ts";
 
-const escape = (s: string) => s.replace(/[.*+?^${}()|[\]\\/]/g, "\\$&");
+const escapeRegex = (s: string) => s.replace(/[.*+?^${}()|[\]\\/]/g, "\\$&");
 
 /**
  * Signs every stored media reference of MDX for visitors of a published site: each `/api/media/<key>`
@@ -15,8 +15,8 @@ const escape = (s: string) => s.replace(/[.*+?^${}()|[\]\\/]/g, "\\$&");
  */
 export function signMediaForVisitors(ctx: Context, siteId: string, content: string): string {
   const bases = [
-    `(?:${escape(ctx.config.publicBaseUrl)})?/api/media/`,
-    ...legacyStoragePrefixes(ctx.config).map(escape),
+    `(?:${escapeRegex(ctx.config.publicBaseUrl)})?/api/media/`,
+    ...legacyStoragePrefixes(ctx.config).map(escapeRegex),
   ];
   const re = new RegExp(`(?:${bases.join("|")})[^\\s"'\`)<>{}\\]]+`, "g");
   return content.replace(re, (ref) => {

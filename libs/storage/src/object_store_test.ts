@@ -74,7 +74,10 @@ describe.each(drivers)("ObjectStore conformance: $name", (driver) => {
 
   test("a stream without a size is stored within its cap; over the cap nothing is stored", async () => {
     const data = bytes(30_000, 5);
-    await store.put("site-media/a/nosize.png", streamOf(data), { contentType: "image/png", maxBytes: 30_000 });
+    await store.put("site-media/a/nosize.png", streamOf(data), {
+      contentType: "image/png",
+      maxBytes: 30_000,
+    });
     const got = await store.get("site-media/a/nosize.png");
     expect(new Uint8Array(await new Response(got!.body).arrayBuffer())).toEqual(data);
     await expect(

@@ -56,7 +56,7 @@ export function deliveryRoutes(deps: AppDeps) {
       "content-disposition": "inline",
     });
     const inm = request.headers.get("if-none-match");
-    if (inm && inm.split(",").some((e) => e.trim() === info.etag || e.trim() === "*"))
+    if (inm?.split(",").some((e) => e.trim() === info.etag || e.trim() === "*"))
       return new Response(null, { status: 304, headers });
     const ifRange = request.headers.get("if-range");
     const range =

@@ -3,7 +3,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { eq } from "drizzle-orm";
-import { mediaFiles, organizations, sites } from "@site/db";
+import { mediaFiles, organizations } from "@site/db";
 import { createUserSession, mintGrant, sampleImage, shareMedia } from "@site/domain";
 import { type ObjectStore, openFsStore, openS3Store } from "@site/storage";
 import { startTestS3 } from "../../../../libs/storage/src/s3_test_server.ts";
