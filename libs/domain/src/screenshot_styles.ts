@@ -373,7 +373,7 @@ export function styleView(style: ScreenshotStyle, publicBaseUrl: string): Screen
     description: style.description,
     featured: style.featured,
     author: style.author,
-    previewImageUrl: `${publicBaseUrl.replace(/\/$/, "")}/api/v1/screenshot-styles/${style.id}/preview.webp`,
+    previewImageUrl: `${publicBaseUrl.replace(/\/$/, "")}/api/v1/public/screenshot-styles/${style.id}/preview`,
     previewSourceHost: style.previewSourceHost,
   };
 }

@@ -50,7 +50,7 @@ export function screenshotStyleRoutes(deps: AppDeps, guard: Guard) {
       },
     )
     .get(
-      "/api/v1/screenshot-styles/:styleId/preview.webp",
+      "/api/v1/public/screenshot-styles/:styleId/preview",
       async ({ params, set }) => {
         const style = findStyle(params.styleId);
         if (!style) throw notFound("screenshot style");

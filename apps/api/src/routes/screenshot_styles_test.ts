@@ -36,7 +36,7 @@ describe("GET /api/v1/sites/:siteId/media/screenshot-styles", () => {
       expect(Object.keys(s).sort()).toEqual(
         ["author", "description", "featured", "id", "name", "previewImageUrl", "previewSourceHost"].sort(),
       );
-      expect(s.previewImageUrl).toBe(`${BASE}/api/v1/screenshot-styles/${s.id}/preview.webp`);
+      expect(s.previewImageUrl).toBe(`${BASE}/api/v1/public/screenshot-styles/${s.id}/preview`);
       expect(s.previewSourceHost).toBe("lumen.example");
     }
   });
@@ -79,10 +79,10 @@ describe("GET /api/v1/sites/:siteId/media/screenshot-styles", () => {
   });
 });
 
-describe("GET /api/v1/screenshot-styles/:id/preview.webp", () => {
+describe("GET /api/v1/public/screenshot-styles/:id/preview", () => {
   test("every listed style's preview is served publicly as a cacheable WebP", async () => {
     for (const style of listStyles({ limit: 100 })) {
-      const res = await h.call("GET", `/api/v1/screenshot-styles/${style.id}/preview.webp`);
+      const res = await h.call("GET", `/api/v1/public/screenshot-styles/${style.id}/preview`);
       expect(res.status).toBe(200);
       expect(res.headers.get("content-type")).toBe("image/webp");
       expect(res.headers.get("cache-control")).toContain("public");
@@ -93,7 +93,7 @@ describe("GET /api/v1/screenshot-styles/:id/preview.webp", () => {
 
   test("an unknown style's preview is 404 NOT_FOUND, never another image", async () => {
     for (const id of ["nope", "..%2F..%2Fpackage.json"]) {
-      const res = await h.call("GET", `/api/v1/screenshot-styles/${id}/preview.webp`);
+      const res = await h.call("GET", `/api/v1/public/screenshot-styles/${id}/preview`);
       expect(res.status).toBe(404);
       expect(((await res.json()) as any).error.code).toBe("NOT_FOUND");
     }
