@@ -186,7 +186,18 @@ export async function createCompositor(opts: {
   await open();
   return {
     compose(c, look) {
-      const next = queue.then(() => run(c, look));
+      const next = queue.then(() =>
+        run(c, look).catch(async (err) => {
+          // a crashed or wedged compositor page is replaced on the next call
+          if (!(err instanceof ComposeError)) {
+            const dead = launched;
+            launched = null;
+            page = null;
+            await dead?.close().catch(() => {});
+          }
+          throw err;
+        }),
+      );
       queue = next.catch(() => {});
       return next;
     },

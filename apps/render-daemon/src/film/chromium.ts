@@ -35,7 +35,13 @@ const COMMON_FLAGS = [
 /** The launch flags: SwiftShader WebGL on CPU hosts, the GPU's ANGLE backend when `gpu` is set. */
 export function chromiumFlags(gpu: boolean): string[] {
   const graphics = gpu
-    ? ["--use-angle=vulkan", "--enable-gpu", "--ignore-gpu-blocklist", "--enable-features=Vulkan"]
+    ? [
+        "--use-angle=vulkan",
+        "--enable-features=Vulkan",
+        "--disable-vulkan-surface",
+        "--enable-gpu",
+        "--ignore-gpu-blocklist",
+      ]
     : ["--use-angle=swiftshader", "--enable-unsafe-swiftshader"];
   return [...COMMON_FLAGS, ...graphics];
 }

@@ -94,7 +94,12 @@ function remember<V>(map: Map<string, V>, k: string, v: V, max: number, drop?: (
 
 function loadBitmap(url: string): Promise<ImageBitmap> {
   const hit = images.get(url);
-  if (hit) return hit;
+  if (hit) {
+    // most recently used last, so a bitmap in use is never the one evicted
+    images.delete(url);
+    images.set(url, hit);
+    return hit;
+  }
   const p = fetch(url)
     .then((r) => {
       if (!r.ok) throw new Error(`compositor could not load ${url}: ${r.status}`);
@@ -102,7 +107,7 @@ function loadBitmap(url: string): Promise<ImageBitmap> {
     })
     .then((b) => createImageBitmap(b));
   p.catch(() => images.delete(url));
-  return remember(images, url, p, 6, (old) => {
+  return remember(images, url, p, 4, (old) => {
     old.then((b) => b.close()).catch(() => {});
   });
 }
@@ -182,7 +187,7 @@ async function screenTexture(job: ComposeJob, aspect: number, key: string): Prom
   tex.anisotropy = 4;
   tex.generateMipmaps = true;
   tex.minFilter = THREE.LinearMipmapLinearFilter;
-  return remember(screens, key, tex, 6, (t) => t.dispose());
+  return remember(screens, key, tex, 4, (t) => t.dispose());
 }
 
 function backgroundTexture(bg: StyleBackground, w: number, h: number): THREE.CanvasTexture {
