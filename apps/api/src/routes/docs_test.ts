@@ -78,9 +78,12 @@ describe.skipIf(!chromium)("Swagger UI", () => {
         } else void req.continue();
       });
       await page.goto(`http://127.0.0.1:${server.port}/swagger`, { waitUntil: "load" });
+      // innerText on purpose: only text the UI actually rendered counts.
+      // biome-ignore lint/performance/useDomNodeTextContent: rendered text is the point
       await page.waitForFunction(() => document.body.innerText.includes("Create a site"), {
         timeout: 20_000,
       });
+      // biome-ignore lint/performance/useDomNodeTextContent: rendered text is the point
       const text = await page.evaluate(() => document.body.innerText);
       expect(text).toContain("Site Content API");
       expect(offsite.filter((u) => u.includes("standalone") || u.endsWith(".js"))).toEqual([]);
