@@ -1,20 +1,7 @@
-import { existsSync, mkdtempSync, rmSync } from "node:fs";
+import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { delimiter, join } from "node:path";
+import { join } from "node:path";
 import puppeteer, { type Browser } from "puppeteer-core";
-
-/** Finds Chromium: CHROMIUM_PATH, /usr/bin/chromium, then chromium or google-chrome on PATH; null when none. */
-export function findChromium(configured: string | null, path = process.env.PATH ?? ""): string | null {
-  if (configured) return existsSync(configured) ? configured : null;
-  if (existsSync("/usr/bin/chromium")) return "/usr/bin/chromium";
-  for (const dir of path.split(delimiter).filter(Boolean)) {
-    for (const name of ["chromium", "chromium-browser", "google-chrome", "google-chrome-stable"]) {
-      const file = join(dir, name);
-      if (existsSync(file)) return file;
-    }
-  }
-  return null;
-}
 
 const COMMON_FLAGS = [
   "--no-sandbox",
