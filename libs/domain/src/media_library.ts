@@ -1,5 +1,5 @@
 import { randomBytes } from "node:crypto";
-import { and, desc, eq, lt, or, sql } from "drizzle-orm";
+import { and, eq, sql } from "drizzle-orm";
 import { isUniqueViolation, mediaFiles } from "@site/db";
 import { MAX_MEDIA_BYTES, type ObjectStore } from "@site/storage";
 import type { Context } from "./context.ts";
@@ -7,7 +7,7 @@ import { AppError } from "./errors.ts";
 import { grantMemberUrl, mediaPath } from "./media_grants.ts";
 import { countLanding } from "./media_quota.ts";
 import { IMAGE_TYPES, type ImageType, type SniffedImage, sniffImage } from "./media_types.ts";
-import { decodeCursor, encodeCursor } from "./pagination.ts";
+import { keysetPage, newestFirst, olderThan } from "./pagination.ts";
 
 /** What media functions use: the context plus the object store. */
 export type MediaContext = Context & { store: ObjectStore };
@@ -224,7 +224,6 @@ export async function listLibrary(
   siteId: string,
   opts: { cursor?: string; limit: number },
 ): Promise<{ images: MediaImage[]; nextCursor: string | null }> {
-  const after = opts.cursor ? decodeCursor(opts.cursor) : null;
   const rows = await ctx.db
     .select({
       id: mediaFiles.id,
@@ -235,22 +234,10 @@ export async function listLibrary(
       createdAt: sql<string>`to_char(${mediaFiles.createdAt} at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`,
     })
     .from(mediaFiles)
-    .where(
-      and(
-        eq(mediaFiles.siteId, siteId),
-        after
-          ? or(
-              lt(mediaFiles.createdAt, sql`${after.at}::timestamptz`),
-              and(eq(mediaFiles.createdAt, sql`${after.at}::timestamptz`), lt(mediaFiles.id, after.id)),
-            )
-          : undefined,
-      ),
-    )
-    .orderBy(desc(mediaFiles.createdAt), desc(mediaFiles.id))
+    .where(and(eq(mediaFiles.siteId, siteId), olderThan(mediaFiles.createdAt, mediaFiles.id, opts.cursor)))
+    .orderBy(...newestFirst(mediaFiles.createdAt, mediaFiles.id))
     .limit(opts.limit + 1);
-  const more = rows.length > opts.limit;
-  const page = rows.slice(0, opts.limit);
-  const last = page[page.length - 1];
+  const { page, nextCursor } = keysetPage(rows, opts.limit, (r) => ({ at: r.at, id: r.id }));
   return {
     images: page.map((r) => ({
       name: r.name,
@@ -259,6 +246,6 @@ export async function listLibrary(
       createdAt: r.createdAt,
       size: r.size,
     })),
-    nextCursor: more && last ? encodeCursor({ at: last.at, id: last.id }) : null,
+    nextCursor,
   };
 }

@@ -1,3 +1,5 @@
+import { and, desc, eq, lt, or, type SQL, sql } from "drizzle-orm";
+import type { PgColumn } from "drizzle-orm/pg-core";
 import { AppError } from "./errors.ts";
 
 /** A keyset position: the row's microsecond timestamp (as PostgreSQL text) and its id. */
@@ -40,4 +42,28 @@ export function parseLimit(raw: string | undefined, fallback: number, max: numbe
     ]);
   }
   return n;
+}
+
+/** The keyset condition "after `cursor`" in newest-first order on (createdAt, id); undefined without one. */
+export function olderThan(createdAt: PgColumn, id: PgColumn, cursor: string | undefined): SQL | undefined {
+  if (!cursor) return undefined;
+  const after = decodeCursor(cursor);
+  const at = sql`${after.at}::timestamptz`;
+  return or(lt(createdAt, at), and(eq(createdAt, at), lt(id, after.id)));
+}
+
+/** Newest first, ties broken by id: the order every keyset listing uses. */
+export function newestFirst(createdAt: PgColumn, id: PgColumn): SQL[] {
+  return [desc(createdAt), desc(id)];
+}
+
+/** Splits `limit + 1` fetched rows into the page and the cursor of the next one (null on the last page). */
+export function keysetPage<T>(
+  rows: T[],
+  limit: number,
+  keyOf: (row: T) => Keyset,
+): { page: T[]; nextCursor: string | null } {
+  const page = rows.slice(0, limit);
+  const last = page[page.length - 1];
+  return { page, nextCursor: rows.length > limit && last ? encodeCursor(keyOf(last)) : null };
 }

@@ -1,10 +1,10 @@
-import { and, count, desc, eq, or, sql, lt } from "drizzle-orm";
+import { and, count, eq, sql } from "drizzle-orm";
 import { isUniqueViolation, organizations, pages, siteLayouts, sites, type Tx } from "@site/db";
 import { type Principal, requireSiteManager } from "./auth.ts";
 import type { Context } from "./context.ts";
 import { AppError, notFound } from "./errors.ts";
 import { isUuid } from "./ids.ts";
-import { decodeCursor, encodeCursor } from "./pagination.ts";
+import { keysetPage, newestFirst, olderThan } from "./pagination.ts";
 import { DEFAULT_LAYOUT, DEFAULT_STYLES, welcomePage } from "./site_defaults.ts";
 import { checkSlug } from "./slugs.ts";
 import { resolveTemplate } from "./templates.ts";
@@ -145,30 +145,14 @@ export async function listSites(
   principal: Principal,
   opts: { cursor?: string; limit: number },
 ) {
-  const after = opts.cursor ? decodeCursor(opts.cursor) : null;
   const rows = await ctx.db
     .select({ ...siteView, at: sql<string>`${sites.createdAt}::text` })
     .from(sites)
-    .where(
-      and(
-        eq(sites.orgId, principal.orgId),
-        after
-          ? or(
-              lt(sites.createdAt, sql`${after.at}::timestamptz`),
-              and(eq(sites.createdAt, sql`${after.at}::timestamptz`), lt(sites.id, after.id)),
-            )
-          : undefined,
-      ),
-    )
-    .orderBy(desc(sites.createdAt), desc(sites.id))
+    .where(and(eq(sites.orgId, principal.orgId), olderThan(sites.createdAt, sites.id, opts.cursor)))
+    .orderBy(...newestFirst(sites.createdAt, sites.id))
     .limit(opts.limit + 1);
-  const more = rows.length > opts.limit;
-  const page = rows.slice(0, opts.limit);
-  const last = page[page.length - 1];
-  return {
-    sites: page.map(({ at: _at, ...s }) => s),
-    nextCursor: more && last ? encodeCursor({ at: last.at, id: last.id }) : null,
-  };
+  const { page, nextCursor } = keysetPage(rows, opts.limit, (r) => ({ at: r.at, id: r.id }));
+  return { sites: page.map(({ at: _at, ...s }) => s), nextCursor };
 }
 
 /** A site of the caller's organization; 404 NOT_FOUND for any other (as if it did not exist). */

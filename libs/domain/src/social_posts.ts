@@ -1,10 +1,10 @@
-import { and, asc, desc, eq, inArray, lt, or, sql } from "drizzle-orm";
+import { and, asc, eq, inArray, sql } from "drizzle-orm";
 import { socialPosts, socialSnapshots, socialTargets } from "@site/db";
 import type { Principal } from "./auth.ts";
 import type { Context } from "./context.ts";
 import { notFound, validationError } from "./errors.ts";
 import { isUuid } from "./ids.ts";
-import { decodeCursor, encodeCursor } from "./pagination.ts";
+import { keysetPage, newestFirst, olderThan } from "./pagination.ts";
 import { isSocialPlatform, loadAdapterAccounts } from "./social_accounts.ts";
 import { PlatformError, type PlatformAdapters, type SocialPlatform } from "./social_platform.ts";
 
@@ -163,29 +163,22 @@ export async function listSocialPosts(
   principal: Principal,
   opts: { cursor?: string; limit: number },
 ): Promise<{ posts: SocialPostView[]; nextCursor: string | null }> {
-  const after = opts.cursor ? decodeCursor(opts.cursor) : null;
   const rows = await ctx.db
     .select({ post: socialPosts, at: sql<string>`${socialPosts.createdAt}::text` })
     .from(socialPosts)
     .where(
       and(
         eq(socialPosts.orgId, principal.orgId),
-        after
-          ? or(
-              lt(socialPosts.createdAt, sql`${after.at}::timestamptz`),
-              and(eq(socialPosts.createdAt, sql`${after.at}::timestamptz`), lt(socialPosts.id, after.id)),
-            )
-          : undefined,
+        olderThan(socialPosts.createdAt, socialPosts.id, opts.cursor),
       ),
     )
-    .orderBy(desc(socialPosts.createdAt), desc(socialPosts.id))
+    .orderBy(...newestFirst(socialPosts.createdAt, socialPosts.id))
     .limit(opts.limit + 1);
-  const page = rows.slice(0, opts.limit);
+  const { page, nextCursor } = keysetPage(rows, opts.limit, (r) => ({ at: r.at, id: r.post.id }));
   const targets = await targetsOf(
     ctx,
     page.map((r) => r.post.id),
   );
-  const last = page[page.length - 1];
   return {
     posts: page.map(({ post }) => ({
       postId: post.id,
@@ -194,7 +187,7 @@ export async function listSocialPosts(
       publishedAt: iso(post.publishedAt),
       targets: targets.filter((t) => t.postId === post.id).map(targetView),
     })),
-    nextCursor: rows.length > opts.limit && last ? encodeCursor({ at: last.at, id: last.post.id }) : null,
+    nextCursor,
   };
 }
 
