@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { createLogger, loadConfig, systemClock } from "@site/config";
-import { createTestDatabase, type DbHandle } from "@site/db";
+import { loadConfig } from "@site/config";
+import type { DbHandle } from "@site/db";
 import {
   captureDueSnapshots,
   type Context,
@@ -11,6 +11,7 @@ import {
   type SocialPlatform,
 } from "@site/domain";
 import { type FakePlatforms, startFakePlatforms } from "./fake_platforms.ts";
+import { type MetricsTestbed, startMetricsTestbed } from "./testbed.ts";
 import { createPlatformAdapters } from "./platforms/mod.ts";
 
 const HOUR = 3_600_000;
@@ -18,24 +19,12 @@ let handle: DbHandle;
 let fake: FakePlatforms;
 let ctx: Context;
 
+let bed: MetricsTestbed;
 beforeAll(async () => {
-  handle = await createTestDatabase();
-  fake = startFakePlatforms();
-  ctx = {
-    config: loadConfig({
-      SECRET_KEY: "test-secret-key-0123456789",
-      DATA_DIR: "/tmp/site-test-data",
-      ...fake.env,
-    }),
-    db: handle.db,
-    clock: systemClock,
-    log: createLogger("silent" as never),
-  };
+  bed = await startMetricsTestbed();
+  ({ handle, fake, ctx: ctx } = bed);
 });
-afterAll(async () => {
-  fake.close();
-  await handle.close();
-});
+afterAll(() => bed.close());
 
 async function seedOrg(): Promise<Principal> {
   const org = await createOrganization(ctx, { name: `Org ${Math.random().toString(36).slice(2, 7)}` });

@@ -1,34 +1,20 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { Queue } from "bullmq";
 import IORedis from "ioredis";
-import { createLogger, loadConfig, systemClock } from "@site/config";
-import { createTestDatabase, type DbHandle } from "@site/db";
+import type { DbHandle } from "@site/db";
 import { type Context, connectSocialAccount, createOrganization } from "@site/domain";
-import { type FakePlatforms, startFakePlatforms } from "./fake_platforms.ts";
+import { type MetricsTestbed, startMetricsTestbed } from "./testbed.ts";
 import { startMetrics } from "./service.ts";
 
 let handle: DbHandle;
-let fake: FakePlatforms;
 let base: Context;
 
+let bed: MetricsTestbed;
 beforeAll(async () => {
-  handle = await createTestDatabase();
-  fake = startFakePlatforms();
-  base = {
-    config: loadConfig({
-      SECRET_KEY: "test-secret-key-0123456789",
-      DATA_DIR: "/tmp/site-test-data",
-      ...fake.env,
-    }),
-    db: handle.db,
-    clock: systemClock,
-    log: createLogger("silent" as never),
-  };
+  bed = await startMetricsTestbed();
+  ({ handle, ctx: base } = bed);
 });
-afterAll(async () => {
-  fake.close();
-  await handle.close();
-});
+afterAll(() => bed.close());
 
 /** A reddit target published two hours ago (so its first stage is due on the real clock). */
 async function dueTarget(): Promise<string> {
