@@ -1,6 +1,6 @@
 import type { BrowserContext, CookieData, Page } from "puppeteer-core";
 import type { Capture, CaptureSettings } from "../pipeline.ts";
-import { guardPage } from "./address_guard.ts";
+import { guardPage, type UrlGuard } from "./address_guard.ts";
 import { detectLoginRedirect } from "./login_detection.ts";
 
 /** A film that cannot succeed; `permanent` tells the queue not to retry (blocked address, bad URL). */
@@ -84,7 +84,7 @@ export async function filmPage(
   page: Page,
   context: BrowserContext,
   s: CaptureSettings,
-  check: (url: string) => Promise<boolean>,
+  check: UrlGuard,
   t: FilmTimings = DEFAULT_TIMINGS,
 ): Promise<Capture> {
   let target: URL;
@@ -99,7 +99,7 @@ export async function filmPage(
     throw new FilmError(`${target.host} does not resolve to a public address; it cannot be filmed`, true);
 
   const warnings: string[] = [];
-  const guardLog = { blocked: [] as string[] };
+  const guardLog: { blocked: string[]; rebound?: string[] } = { blocked: [] };
   const deadline = Date.now() + t.total;
   await guardPage(page, check, guardLog);
   await page.setViewport({
@@ -143,6 +143,12 @@ export async function filmPage(
       warnings.push(`the page is ${cssHeight} px tall; the full-page capture was cut at ${cap} px`);
       cssHeight = cap;
     }
+  }
+  if (guardLog.rebound?.length) {
+    throw new FilmError(
+      `the page was served from a non-public address after its host passed the address check (${guardLog.rebound[0]}); nothing was captured`,
+      true,
+    );
   }
   const finalUrl = page.url();
   const login = await detectLoginRedirect(page, target.href, finalUrl);
