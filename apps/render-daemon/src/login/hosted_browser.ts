@@ -78,13 +78,19 @@ export async function openHostedBrowser(opts: {
   try {
     page = await launched.browser.newPage();
     await page.setViewport(SCREEN);
-    await guardPage(
-      page,
-      createUrlGuard({ isBlocked: isBlockedAddress, allowHosts: opts.config.fetchAllowHosts }),
-      {
-        blocked: [],
-      },
-    );
+    const guard = createUrlGuard({ isBlocked: isBlockedAddress, allowHosts: opts.config.fetchAllowHosts });
+    await guardPage(page, guard, { blocked: [] });
+    // A host that passed the check but answered from a private address (DNS rebinding) is closed at once,
+    // so the person holding the link never sees it.
+    page.on("response", (res) => {
+      if (!guard.answeredFromBlocked?.(res.url(), res.remoteAddress().ip)) return;
+      opts.log.warn("hosted browser: page served from a non-public address; closed", { url: res.url() });
+      void page
+        .setContent(
+          "<p style='font:16px sans-serif;margin:2em'>This page was served from a private address and was closed.</p>",
+        )
+        .catch(() => {});
+    });
     cdp = await page.createCDPSession();
     await page.goto(opts.url, { waitUntil: "domcontentloaded", timeout: 30_000 }).catch((err) => {
       opts.log.warn("hosted browser: first load failed", { cause: String(err) });
