@@ -8,9 +8,30 @@ export type BrowserPool = {
   close(): Promise<void>;
 };
 
-type Slot = { launched: LaunchedBrowser | null; pages: number };
+type Tab = { context: BrowserContext; page: Page };
+type Slot = { launched: LaunchedBrowser | null; pages: number; spare: Promise<Tab | null> | null };
 
-/** Builds a pool of `concurrency` slots; browsers launch lazily and restart when they crash. */
+async function openTab(launched: LaunchedBrowser): Promise<Tab> {
+  const context = await launched.browser.createBrowserContext();
+  try {
+    return { context, page: await context.newPage() };
+  } catch (err) {
+    await context.close().catch(() => {});
+    throw err;
+  }
+}
+
+async function closeTab(tab: Tab | null): Promise<void> {
+  if (!tab) return;
+  await tab.page.close().catch(() => {});
+  await tab.context.close().catch(() => {});
+}
+
+/**
+ * Builds a pool of `concurrency` slots; browsers launch lazily and restart when they crash. Every film gets
+ * a fresh isolated context; the next one is opened while the current film runs (opening a page costs
+ * ~150 ms on a CPU host), and a used one is closed after its result is handed back.
+ */
 export function createBrowserPool(opts: {
   executablePath: string;
   gpu: boolean;
@@ -22,9 +43,11 @@ export function createBrowserPool(opts: {
   const slots: Slot[] = Array.from({ length: Math.max(1, opts.concurrency) }, () => ({
     launched: null,
     pages: 0,
+    spare: null,
   }));
   const free: Slot[] = [...slots];
   const waiters: ((s: Slot) => void)[] = [];
+  const closing = new Set<Promise<void>>();
   let closed = false;
 
   const acquire = () =>
@@ -38,11 +61,26 @@ export function createBrowserPool(opts: {
     if (next) next(s);
     else free.push(s);
   };
+  const takeSpare = async (s: Slot): Promise<Tab | null> => {
+    const spare = s.spare;
+    s.spare = null;
+    return spare ? spare : null;
+  };
   const retire = async (s: Slot) => {
     const old = s.launched;
+    await closeTab(await takeSpare(s));
     s.launched = null;
     s.pages = 0;
     await old?.close();
+  };
+  const prepareSpare = (s: Slot) => {
+    const launched = s.launched;
+    if (closed || !launched || !launched.browser.connected || s.pages >= perBrowser) return;
+    s.spare = openTab(launched).catch(() => null);
+  };
+  const closeLater = (tab: Tab) => {
+    const p = closeTab(tab).finally(() => closing.delete(p));
+    closing.add(p);
   };
 
   return {
@@ -56,17 +94,13 @@ export function createBrowserPool(opts: {
           slot.launched = await launchChromium(opts.executablePath, opts.gpu);
           opts.log.debug("chromium launched");
         }
+        const tab = (await takeSpare(slot)) ?? (await openTab(slot.launched));
         slot.pages++;
-        const context = await slot.launched.browser.createBrowserContext();
+        prepareSpare(slot);
         try {
-          const page = await context.newPage();
-          try {
-            return await fn(page, context);
-          } finally {
-            await page.close().catch(() => {});
-          }
+          return await fn(tab.page, tab.context);
         } finally {
-          await context.close().catch(() => {});
+          closeLater(tab);
         }
       } finally {
         if (slot.launched && !slot.launched.browser.connected) await retire(slot);
@@ -75,6 +109,7 @@ export function createBrowserPool(opts: {
     },
     async close() {
       closed = true;
+      await Promise.all([...closing]);
       await Promise.all(slots.map(retire));
     },
   };
