@@ -90,7 +90,8 @@ export async function guardPage(page: Page, check: UrlGuard, log: GuardLog): Pro
   const recheck = check.answeredFromBlocked;
   if (recheck) {
     page.on("response", (res) => {
-      if (recheck(res.url(), res.remoteAddress().ip)) (log.rebound ??= []).push(res.url());
+      if (!recheck(res.url(), res.remoteAddress().ip)) return;
+      log.rebound = [...(log.rebound ?? []), res.url()];
     });
   }
   await page.setBypassServiceWorker(true);
