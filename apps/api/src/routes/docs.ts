@@ -27,7 +27,16 @@ export function docsRoutes() {
       swagger({
         path: "/swagger",
         scalarCDN: "/swagger/assets/standalone.js",
-        scalarConfig: { withDefaultFonts: false, hideClientButton: true } as never,
+        // Offline-friendly: no hosted AI, MCP generator or deploy toolbar (they call Scalar's cloud);
+        // the bearer scheme is preselected so "Try it" sends the key.
+        scalarConfig: {
+          withDefaultFonts: false,
+          hideClientButton: true,
+          showDeveloperTools: "never",
+          agent: { disabled: true },
+          mcp: { disabled: true },
+          authentication: { preferredSecurityScheme: "bearerAuth" },
+        } as never,
         exclude: ["/swagger/assets/standalone.js"],
         documentation: {
           info: {
