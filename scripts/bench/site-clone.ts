@@ -1,7 +1,7 @@
 /**
  * Bench: clone a 500-page template (20 KB of MDX each) through the API, and GET /api/v1/sites with 1,000
  * sites. Targets: clone < 2 s; list p50 < 5 ms. Runs on TEST_DATABASE_URL (default: local PostgreSQL).
- *   bun scripts/bench/site_clone.ts
+ *   bun scripts/bench/site-clone.ts
  */
 import { sql } from "drizzle-orm";
 import { upsertTemplate } from "@site/domain";
