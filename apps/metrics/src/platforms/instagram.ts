@@ -7,31 +7,12 @@ import {
   type UnavailableReason,
 } from "@site/domain";
 import { callPlatform, endpoint, graphError, num, ok } from "./_http.ts";
+import { insightValues, publishGraphContainer } from "./_graph.ts";
 
 /** The Instagram Graph API's real address. */
 export const INSTAGRAM_API_BASE = "https://graph.facebook.com/v21.0";
 /** The permission that opens views, reach, saves and shares. */
 export const INSTAGRAM_INSIGHTS_PERMISSION = "instagram_manage_insights";
-
-type Insights = {
-  data?: { name?: string; values?: { value?: unknown }[]; total_value?: { value?: unknown } }[];
-};
-
-/** Reads the Graph API's insight list into name → value. */
-export function insightValues(body: unknown): Record<string, number> {
-  const out: Record<string, number> = {};
-  for (const m of (body as Insights | null)?.data ?? []) {
-    const v = num(m.total_value?.value) ?? num(m.values?.[0]?.value);
-    if (m.name && v !== undefined) out[m.name] = v;
-  }
-  return out;
-}
-
-/** Graph API timestamps carry `+0000`; make them ISO 8601. */
-export function graphTime(value: unknown): Date {
-  const d = typeof value === "string" ? new Date(value.replace(/([+-]\d{2})(\d{2})$/, "$1:$2")) : null;
-  return d && !Number.isNaN(d.getTime()) ? d : new Date();
-}
 
 /** Instagram (photo-sharing): Graph API media containers, `media_publish`, fields and `/insights`. */
 export function instagramAdapter(base = INSTAGRAM_API_BASE): PlatformAdapter {
@@ -39,30 +20,14 @@ export function instagramAdapter(base = INSTAGRAM_API_BASE): PlatformAdapter {
   return {
     platform: "instagram",
     async publish(account, text) {
-      const container = await callPlatform(
-        endpoint(base, `/${encodeURIComponent(account.accountId)}/media`, { caption: text }),
-        { method: "POST", headers: auth(account) },
-      );
-      const creationId = (container.body as { id?: string } | null)?.id;
-      if (!ok(container) || !creationId) throw graphError(container);
-      const published = await callPlatform(
-        endpoint(base, `/${encodeURIComponent(account.accountId)}/media_publish`, {
-          creation_id: creationId,
-        }),
-        { method: "POST", headers: auth(account) },
-      );
-      const mediaId = (published.body as { id?: string } | null)?.id;
-      if (!ok(published) || !mediaId) throw graphError(published);
-      const media = await callPlatform(
-        endpoint(base, `/${encodeURIComponent(mediaId)}`, { fields: "id,permalink,timestamp" }),
-        { headers: auth(account) },
-      );
-      const m = (ok(media) ? media.body : null) as { permalink?: string; timestamp?: string } | null;
-      return {
-        platformPostId: mediaId,
-        url: m?.permalink ?? `https://www.instagram.com/p/${mediaId}/`,
-        publishedAt: graphTime(m?.timestamp),
-      };
+      const user = encodeURIComponent(account.accountId);
+      return publishGraphContainer({
+        base,
+        headers: auth(account),
+        container: endpoint(base, `/${user}/media`, { caption: text }),
+        publish: (creationId) => endpoint(base, `/${user}/media_publish`, { creation_id: creationId }),
+        fallbackUrl: (mediaId) => `https://www.instagram.com/p/${mediaId}/`,
+      });
     },
     async readMetrics(account: AdapterAccount, target: AdapterTarget): Promise<MetricsReading> {
       const id = encodeURIComponent(target.platformPostId);

@@ -1,6 +1,6 @@
 import { type AdapterAccount, buildReading, type PlatformAdapter } from "@site/domain";
 import { callPlatform, endpoint, graphError, ok } from "./_http.ts";
-import { graphTime, insightValues } from "./instagram.ts";
+import { insightValues, publishGraphContainer } from "./_graph.ts";
 
 /** The Threads API's real address. */
 export const THREADS_API_BASE = "https://graph.threads.net/v1.0";
@@ -18,28 +18,13 @@ export function threadsAdapter(base = THREADS_API_BASE): PlatformAdapter {
     platform: "threads",
     async publish(account, text) {
       const user = encodeURIComponent(account.accountId);
-      const container = await callPlatform(endpoint(base, `/${user}/threads`, { media_type: "TEXT", text }), {
-        method: "POST",
+      return publishGraphContainer({
+        base,
         headers: auth(account),
+        container: endpoint(base, `/${user}/threads`, { media_type: "TEXT", text }),
+        publish: (creationId) => endpoint(base, `/${user}/threads_publish`, { creation_id: creationId }),
+        fallbackUrl: (mediaId) => `https://www.threads.net/post/${mediaId}`,
       });
-      const creationId = (container.body as { id?: string } | null)?.id;
-      if (!ok(container) || !creationId) throw graphError(container);
-      const published = await callPlatform(
-        endpoint(base, `/${user}/threads_publish`, { creation_id: creationId }),
-        { method: "POST", headers: auth(account) },
-      );
-      const mediaId = (published.body as { id?: string } | null)?.id;
-      if (!ok(published) || !mediaId) throw graphError(published);
-      const media = await callPlatform(
-        endpoint(base, `/${encodeURIComponent(mediaId)}`, { fields: "id,permalink,timestamp" }),
-        { headers: auth(account) },
-      );
-      const m = (ok(media) ? media.body : null) as { permalink?: string; timestamp?: string } | null;
-      return {
-        platformPostId: mediaId,
-        url: m?.permalink ?? `https://www.threads.net/post/${mediaId}`,
-        publishedAt: graphTime(m?.timestamp),
-      };
     },
     async readMetrics(account, target) {
       const extraUnavailable = (why: string) => ({ quotes: why, platformShares: why });
