@@ -1,5 +1,5 @@
-import { ConfigError } from "@site/config";
-import { AppError } from "@site/domain";
+import { ConfigError, loadConfig, readServerRecord, resolvePublicBase } from "@site/config";
+import { AppError } from "@site/domain/core";
 import { openRuntime } from "@site/runtime";
 import { COMMANDS, UsageError } from "./admin/commands.ts";
 
@@ -36,7 +36,23 @@ async function main(): Promise<number> {
   let rt: Awaited<ReturnType<typeof openRuntime>> | null = null;
   try {
     const flags = parseFlags(rest);
-    rt = await openRuntime({ dbMax: 2 });
+    const config = loadConfig();
+    // Links the CLI prints use the base the running server recorded (DATA_DIR/api.json), unless
+    // PUBLIC_BASE_URL says otherwise: one source for this machine's public address.
+    config.publicBaseUrl = resolvePublicBase(config);
+    if (name === "server:info") {
+      const record = readServerRecord(config.dataDir);
+      process.stdout.write(
+        `${JSON.stringify({
+          publicBaseUrl: config.publicBaseUrl,
+          url: record?.url ?? null,
+          running: record?.running ?? false,
+          dataDir: config.dataDir,
+        })}\n`,
+      );
+      return 0;
+    }
+    rt = await openRuntime({ config, dbMax: 2 });
     const out = await command.run(rt, flags);
     process.stdout.write(`${JSON.stringify(out)}\n`);
     return 0;

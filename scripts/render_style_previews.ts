@@ -8,9 +8,8 @@ import { mkdirSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createLogger, loadConfig } from "@site/config";
-import { listStyles, PREVIEW_SOURCE_HOST, type ScreenshotStyle } from "@site/domain";
-import { reencode } from "../apps/render-daemon/src/frame/encode.ts";
-import { type Capture, createRenderPipeline } from "../apps/render-daemon/src/pipeline.ts";
+import { listStyles, PREVIEW_SOURCE_HOST, type ScreenshotStyle } from "@site/domain/screenshots";
+import { reencode, type Capture, createRenderPipeline } from "@site/render-daemon";
 
 const root = join(import.meta.dir, "..");
 const demo = join(root, "apps/render-daemon/demo/lumen.html");

@@ -1,6 +1,6 @@
-import { startApi } from "../apps/api/src/server.ts";
-import { startMetrics } from "../apps/metrics/src/service.ts";
-import { startRenderDaemon } from "../apps/render-daemon/src/daemon.ts";
+import { startApi } from "@site/api";
+import { startMetrics } from "@site/metrics";
+import { startRenderDaemon } from "@site/render-daemon";
 import { openRuntime } from "@site/runtime";
 
 /** All three apps in one process, sharing one runtime (./scripts/start). */

@@ -12,7 +12,7 @@ RUN bun install --frozen-lockfile --production
 
 FROM oven/bun:1-debian
 RUN apt-get update \
- && apt-get install -y --no-install-recommends chromium fonts-noto-core fonts-noto-color-emoji fonts-liberation2 ca-certificates tini \
+ && apt-get install -y --no-install-recommends chromium libnss3-tools fonts-noto-core fonts-noto-color-emoji fonts-liberation2 ca-certificates tini \
       libglvnd0 libgl1 libegl1 libgles2 libvulkan1 \
  && rm -rf /var/lib/apt/lists/* \
  && mkdir -p /usr/share/glvnd/egl_vendor.d /etc/vulkan/icd.d \
@@ -25,5 +25,8 @@ COPY --from=deps /app/node_modules ./node_modules
 COPY . .
 USER bun
 EXPOSE 9464
+# Ready only with a browser, a live queue connection, the database and storage (GET /readyz beside
+# /metrics on RENDER_METRICS_PORT); /healthz is the liveness probe orchestrators use.
+HEALTHCHECK --interval=15s --timeout=3s --start-period=30s CMD bun -e "fetch('http://127.0.0.1:9464/readyz').then(r=>process.exit(r.ok?0:1),()=>process.exit(1))"
 ENTRYPOINT ["/usr/bin/tini", "--"]
 CMD ["bun", "run", "apps/render-daemon"]

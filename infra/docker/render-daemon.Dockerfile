@@ -10,7 +10,7 @@ RUN bun install --frozen-lockfile --production
 
 FROM oven/bun:1-debian
 RUN apt-get update \
- && apt-get install -y --no-install-recommends chromium fonts-noto-core fonts-noto-color-emoji fonts-liberation2 ca-certificates tini \
+ && apt-get install -y --no-install-recommends chromium libnss3-tools fonts-noto-core fonts-noto-color-emoji fonts-liberation2 ca-certificates tini \
  && rm -rf /var/lib/apt/lists/*
 WORKDIR /app
 ENV NODE_ENV=production CHROMIUM_PATH=/usr/bin/chromium RENDER_CONCURRENCY=2 RENDER_METRICS_PORT=9464
@@ -18,6 +18,9 @@ COPY --from=deps /app/node_modules ./node_modules
 COPY . .
 USER bun
 EXPOSE 9464
+# Ready only with a browser, a live queue connection, the database and storage (GET /readyz beside
+# /metrics on RENDER_METRICS_PORT); /healthz is the liveness probe orchestrators use.
+HEALTHCHECK --interval=15s --timeout=3s --start-period=30s CMD bun -e "fetch('http://127.0.0.1:9464/readyz').then(r=>process.exit(r.ok?0:1),()=>process.exit(1))"
 # tini forwards SIGTERM to bun and reaps Chromium's children; the daemon finishes or hands back its jobs.
 ENTRYPOINT ["/usr/bin/tini", "--"]
 CMD ["bun", "run", "apps/render-daemon"]

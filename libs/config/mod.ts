@@ -2,3 +2,10 @@
 export { type Config, ConfigError, loadConfig } from "./src/config.ts";
 export { type Clock, systemClock, fixedClock } from "./src/clock.ts";
 export { type Logger, createLogger } from "./src/logger.ts";
+export {
+  readServerRecord,
+  recordServer,
+  resolvePublicBase,
+  type ServerRecord,
+} from "./src/server_record.ts";
+export { describeError } from "./src/error_fields.ts";

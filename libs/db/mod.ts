@@ -4,5 +4,5 @@ export * from "./src/schema/mod.ts";
 export { type Database, type Tx, type DbHandle, connectDatabase, openDatabase } from "./src/connect.ts";
 export { migrateDatabase } from "./src/migrate.ts";
 export { startEmbeddedPostgres, type EmbeddedServer } from "./src/embedded.ts";
-export { isUniqueViolation, isCheckViolation } from "./src/pg_errors.ts";
-export { createTestDatabase, testServerUrl } from "./src/testing.ts";
+export { isUniqueViolation, isCheckViolation, isDatabaseUnavailable } from "./src/pg_errors.ts";
+export { type ChannelWatch, watchChannel } from "./src/notify.ts";

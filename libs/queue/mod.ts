@@ -2,5 +2,5 @@
 export * from "./src/jobs.ts";
 export * from "./src/queue.ts";
 export { createMemoryQueue } from "./src/memory.ts";
-export { createBullQueue, type BullQueueOptions } from "./src/bullmq.ts";
+export { createBullQueue, type BullQueueOptions, openQueuesForDashboard } from "./src/bullmq.ts";
 export { openRenderQueue } from "./src/open.ts";

@@ -1,2 +1,14 @@
-/** Builds the shared dependencies of every app from the configuration (database, and the drivers). */
+/** Builds the shared dependencies of every app from the configuration (database, and the drivers); health probes. */
 export { openRuntime, type Runtime } from "./src/runtime.ts";
+export {
+  type Check,
+  type CheckResult,
+  checkReadiness,
+  dependencyChecks,
+  livenessResponse,
+  type Readiness,
+  readinessProbe,
+  readinessResponse,
+  serveHealth,
+} from "./src/health.ts";
+export { createRedisRateLimiter, openRateLimiter } from "./src/rate_limit.ts";

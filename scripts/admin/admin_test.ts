@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { createTestDatabase, type DbHandle } from "@site/db";
+import type { DbHandle } from "@site/db";
+import { createTestDatabase } from "@site/db/testing";
 
 let db: DbHandle;
 beforeAll(async () => {
@@ -71,8 +72,21 @@ describe("operator CLI (bun run admin …)", () => {
 
     const [site] =
       await db.sql`insert into sites (org_id, name, slug) values (${org.json.id}, 'Host', 'cli-host') returning id`;
-    const tpl = await admin("template:create", "--slug", "cli-tpl", "--site", site!.id, "--name", "CLI");
+    const tpl = await admin(
+      "template:create",
+      "--slug",
+      "cli-tpl",
+      "--site",
+      site!.id,
+      "--name",
+      "CLI",
+      "--description",
+      "A bakery with a menu page",
+    );
     expect(tpl.json).toEqual({ slug: "cli-tpl", siteId: site!.id, status: "approved" });
+    const described = async () =>
+      ((await db.sql`select description from templates where slug = 'cli-tpl'`) as any)[0].description;
+    expect(await described()).toBe("A bakery with a menu page");
     const withdrawn = await admin(
       "template:create",
       "--slug",
@@ -83,6 +97,8 @@ describe("operator CLI (bun run admin …)", () => {
       "withdrawn",
     );
     expect(withdrawn.json.status).toBe("withdrawn");
+    // An update that names no description keeps the one set.
+    expect(await described()).toBe("A bakery with a menu page");
 
     expect((await admin("site:publish", "--site", site!.id)).json).toEqual({
       id: site!.id,

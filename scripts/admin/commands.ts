@@ -7,13 +7,48 @@ import {
   revokeApiKey,
   ROLES,
   type Role,
-  setSitePublished,
-  shareMedia,
-  upsertTemplate,
   isUuid,
   notFound,
-} from "@site/domain";
+} from "@site/domain/core";
+import { readServerRecord } from "@site/config";
+import { shareMedia } from "@site/domain/media";
+import { countRenders } from "@site/domain/screenshots";
+import { setSitePublished, upsertTemplate } from "@site/domain/sites";
 import type { Runtime } from "@site/runtime";
+
+/**
+ * The render queue as an operator sees it. On BullMQ: the queue's own counts and the daemons whose worker
+ * connections Redis sees (host:pid). In process: the queue lives in the server's memory, so the counts
+ * come from the database and the daemon is the server this DATA_DIR recorded.
+ */
+async function queueStatus(rt: Runtime) {
+  if (rt.queue.driver === "bullmq") {
+    const s = await rt.queue.stats("render-screenshot");
+    return {
+      driver: "bullmq",
+      depth: s.waiting + s.delayed,
+      waiting: s.waiting,
+      delayed: s.delayed,
+      active: s.active,
+      failed: s.failed,
+      completed: s.completed,
+      daemons: s.consumers,
+    };
+  }
+  const c = await countRenders(rt);
+  const server = readServerRecord(rt.config.dataDir);
+  return {
+    driver: "memory",
+    depth: c.waiting,
+    waiting: c.waiting,
+    delayed: 0,
+    active: c.active,
+    failed: c.failed,
+    failedWithinDays: c.days,
+    daemons: server?.running ? [{ name: `${server.url} (in process, pid ${server.pid})` }] : [],
+    source: "database (the in-process queue lives in the server's memory)",
+  };
+}
 
 /** A mistake in the command line itself. */
 export class UsageError extends Error {}
@@ -78,12 +113,18 @@ export const COMMANDS: Record<string, Command> = {
   },
   "key:revoke": { usage: "--key-id ID", run: (rt, f) => revokeApiKey(rt, need(f, "key-id")) },
   "template:create": {
-    usage: "--slug S --site ID [--name N] [--status approved|withdrawn]",
+    usage: "--slug S --site ID [--name N] [--description D] [--status approved|withdrawn]",
     run: (rt, f) => {
       const status = f.status as "approved" | "withdrawn" | undefined;
       if (status && status !== "approved" && status !== "withdrawn")
         throw new UsageError("--status must be approved or withdrawn");
-      return upsertTemplate(rt, { slug: need(f, "slug"), siteId: siteId(f), name: f.name, status });
+      return upsertTemplate(rt, {
+        slug: need(f, "slug"),
+        siteId: siteId(f),
+        name: f.name,
+        description: f.description,
+        status,
+      });
     },
   },
   "site:publish": {
@@ -99,6 +140,15 @@ export const COMMANDS: Record<string, Command> = {
       const s = await setSitePublished(rt, siteId(f), false);
       return { id: s.id, public_content_live: s.public_content_live };
     },
+  },
+  "server:info": {
+    // Answered by admin.ts without opening the database.
+    usage: "(prints {publicBaseUrl, url, running, dataDir}: the base the server on this machine recorded)",
+    run: async () => ({}),
+  },
+  "queue:status": {
+    usage: "(prints {driver, depth, waiting, delayed, active, failed, completed, daemons})",
+    run: (rt) => queueStatus(rt),
   },
   "session:create": { usage: "--user ID", run: (rt, f) => createUserSession(rt, need(f, "user")) },
   "media:share": {

@@ -3,14 +3,11 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { loadConfig, systemClock, createLogger } from "@site/config";
-import { createTestDatabase, type DbHandle, sites } from "@site/db";
-import {
-  addLibraryFile,
-  createOrganization,
-  type MediaContext,
-  readShareToken,
-  sampleImage,
-} from "@site/domain";
+import { type DbHandle, sites } from "@site/db";
+import { createTestDatabase } from "@site/db/testing";
+import { createOrganization } from "@site/domain/core";
+import { addLibraryFile, type MediaContext, readShareToken } from "@site/domain/media";
+import { sampleImage } from "@site/domain/testing";
 import { openFsStore } from "@site/storage";
 
 const SECRET = "media-share-test-secret-0123456789";

@@ -1,5 +1,5 @@
 /** An HTTPS image server in its own process for the media benchmark: argv cert, key, size; prints its port. */
-import { sampleImage } from "@site/domain";
+import { sampleImage } from "@site/domain/testing";
 
 const [cert, key, size] = process.argv.slice(2);
 const big = sampleImage("png", { width: 4000, height: 3000, size: Number(size) });

@@ -8,7 +8,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { type Config, createLogger, type Logger, loadConfig } from "@site/config";
-import { createRenderPipeline } from "../../apps/render-daemon/src/pipeline.ts";
+import { createRenderPipeline } from "@site/render-daemon";
 
 const style = process.argv[2] ?? "laptop-studio";
 const rounds = Number(process.argv[3] ?? 10);

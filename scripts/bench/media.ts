@@ -8,10 +8,11 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { desc, eq, sql } from "drizzle-orm";
 import { mediaFiles } from "@site/db";
-import { createUserSession, encodeCursor, grantMemberUrl, listLibrary } from "@site/domain";
-import { createTlsFixture } from "@site/net";
+import { createUserSession, encodeCursor } from "@site/domain/core";
+import { grantMemberUrl, listLibrary } from "@site/domain/media";
+import { createTlsFixture } from "@site/net/testing";
 import { openFsStore } from "@site/storage";
-import { buildTestApp } from "../../apps/api/src/testing.ts";
+import { buildTestApp } from "@site/api/testing";
 
 const FILES = 10_000;
 const TEN_MB = 10 * 1024 * 1024 - 4096;

@@ -8,12 +8,11 @@
 import { readdirSync, readFileSync } from "node:fs";
 import { eq } from "drizzle-orm";
 import { screenshotRenders } from "@site/db";
-import { findBrowser } from "@site/domain";
+import { findBrowser, chromiumFlags } from "@site/browser";
 import puppeteer from "puppeteer-core";
-import { buildTestApp } from "../../apps/api/src/testing.ts";
-import { startRenderDaemon } from "../../apps/render-daemon/src/daemon.ts";
-import { chromiumFlags } from "../../apps/render-daemon/src/film/chromium.ts";
-import { html, LANDING, runtimeOf, servePages, until } from "../../apps/render-daemon/src/render_fixture.ts";
+import { buildTestApp, runtimeOf } from "@site/api/testing";
+import { startRenderDaemon } from "@site/render-daemon";
+import { html, LANDING, servePages, until } from "@site/browser/testing";
 
 const N = 20;
 const pct = (xs: number[], p: number) =>

@@ -4,8 +4,8 @@
  *   bun scripts/bench/site-clone.ts
  */
 import { sql } from "drizzle-orm";
-import { upsertTemplate } from "@site/domain";
-import { buildTestApp } from "../../apps/api/src/testing.ts";
+import { upsertTemplate } from "@site/domain/sites";
+import { buildTestApp } from "@site/api/testing";
 
 const h = await buildTestApp();
 try {

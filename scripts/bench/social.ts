@@ -7,10 +7,11 @@
  *    the domain query alone.
  * 2. A collector pass over 10,000 due targets against a fake platform on loopback: targets per second.
  */
-import { captureDueSnapshots, encryptSecret, socialPerformance } from "@site/domain";
-import { buildTestApp } from "../../apps/api/src/testing.ts";
-import { startFakePlatforms } from "../../apps/metrics/src/fake_platforms.ts";
-import { createPlatformAdapters } from "../../apps/metrics/src/platforms/mod.ts";
+import { encryptSecret } from "@site/domain/core";
+import { captureDueSnapshots, socialPerformance } from "@site/domain/social";
+import { buildTestApp } from "@site/api/testing";
+import { startFakePlatforms } from "@site/social/testing";
+import { createPlatformAdapters } from "@site/social";
 
 const POSTS = Number(process.argv[2] ?? 100_000);
 const DUE_TARGETS = Number(process.argv[3] ?? 10_000);
@@ -97,7 +98,7 @@ try {
     join (select id, platform, row_number() over (order by platform) - 1 as k from social_accounts where org_id = ${org.id}) a
       on a.k = p.n % 3`;
   await h.sql`analyze social_targets`;
-  const adapters = createPlatformAdapters(h.ctx.config);
+  const adapters = createPlatformAdapters(h.ctx);
   t = performance.now();
   const report = await captureDueSnapshots(h.ctx, adapters, { now: new Date() });
   const elapsed = performance.now() - t;

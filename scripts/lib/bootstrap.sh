@@ -27,8 +27,15 @@ ensure_deps() {
   fi
 }
 
-# Chromium for screenshots and browser tests: Debian's package, installed through apt where we are root.
+# Chromium for screenshots and browser tests: Debian's package, installed through apt where we are root;
+# with certutil (libnss3-tools), which gives the browsers the extra CAs of NODE_EXTRA_CA_CERTS.
 ensure_chromium() {
+  if ! command -v certutil >/dev/null 2>&1 && [ "$(id -u)" = "0" ] && command -v apt-get >/dev/null 2>&1; then
+    log "installing certutil (libnss3-tools) through apt"
+    (DEBIAN_FRONTEND=noninteractive apt-get install -y -qq libnss3-tools || (apt-get update -qq \
+      && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq libnss3-tools)) >/dev/null 2>&1 \
+      || log "apt could not install libnss3-tools; browsers will not trust NODE_EXTRA_CA_CERTS"
+  fi
   if [ -n "${CHROMIUM_PATH:-}" ] || command -v chromium >/dev/null 2>&1 || command -v google-chrome >/dev/null 2>&1; then return; fi
   if [ "$(id -u)" = "0" ] && command -v apt-get >/dev/null 2>&1; then
     log "installing Chromium through apt"

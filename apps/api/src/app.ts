@@ -1,16 +1,24 @@
 import { Elysia } from "elysia";
-import { prefixedId } from "@site/domain";
+import { prefixedId } from "@site/domain/core";
+import { authMacros } from "./auth.ts";
 import type { AppDeps } from "./deps.ts";
 import { renderError } from "./errors.ts";
+import { assertBoundedInput } from "./input_bounds.ts";
 import { mcpRoutes } from "./mcp.ts";
-import { createGuard } from "./guard.ts";
 import { docsRoutes } from "./routes/docs.ts";
 import { healthRoutes } from "./routes/health.ts";
+import { chromeRoutes } from "./routes/chrome.ts";
+import { collectionRoutes } from "./routes/collections.ts";
 import { deliveryRoutes } from "./routes/delivery.ts";
+import { layoutRoutes } from "./routes/layout.ts";
+import { linkRoutes } from "./routes/links.ts";
 import { mediaRoutes } from "./routes/media.ts";
+import { pageOrderRoutes } from "./routes/page_order.ts";
 import { pageRoutes } from "./routes/pages.ts";
 import { publicPageRoutes } from "./routes/public_pages.ts";
-import { loginPageRoutes } from "../../render-daemon/src/login/mod.ts";
+import { publicSiteRoutes } from "./routes/public_site.ts";
+import { queueDashboardRoutes } from "./routes/queue_dashboard.ts";
+import { loginPageRoutes } from "./routes/screenshot_sign_in.ts";
 import { screenshotRoutes } from "./routes/screenshots.ts";
 import { screenshotStyleRoutes } from "./routes/screenshot_styles.ts";
 import { siteRoutes } from "./routes/sites.ts";
@@ -19,9 +27,22 @@ import { templateRoutes } from "./routes/templates.ts";
 
 const requestIds = new WeakMap<Request, string>();
 
-/** Builds the API app from its dependencies; `app.handle(request)` serves without a port. */
+/**
+ * Untrusted input is bounded at the edge, for every route: after parsing, before validation (whose error
+ * mapping recurses) and before anything reaches PostgreSQL (which refuses NUL in text).
+ */
+function boundInput({ body, query, params }: { body: unknown; query: unknown; params: unknown }): void {
+  assertBoundedInput(params, "params");
+  assertBoundedInput(query, "query");
+  assertBoundedInput(body, "body");
+}
+
+/**
+ * Builds the API app from its dependencies; `app.handle(request)` serves without a port. The operators'
+ * queue dashboard (bull-board at /admin/queues, behind OPERATOR_TOKEN, with Redis only) mounts once loaded.
+ */
 export function createApp(deps: AppDeps) {
-  const guard = createGuard(deps);
+  const auth = authMacros(deps);
   const idOf = (request: Request) => requestIds.get(request) ?? "unknown";
   return new Elysia()
     .onRequest(({ request, set }) => {
@@ -30,7 +51,13 @@ export function createApp(deps: AppDeps) {
       requestIds.set(request, id);
       set.headers["x-request-id"] = id;
     })
-    .onError(({ code, error, request }) => renderError(code, error, deps.log, idOf(request)))
+    .onError(({ code, error, request }) =>
+      renderError(code, error, deps.log, idOf(request), {
+        retryAfterSeconds: deps.config.retryAfterSeconds,
+        authorization: request.headers.get("authorization"),
+      }),
+    )
+    .onTransform({ as: "global" }, boundInput)
     .onAfterResponse(({ request, set }) => {
       deps.log.debug("request", {
         requestId: idOf(request),
@@ -39,19 +66,26 @@ export function createApp(deps: AppDeps) {
         status: set.status,
       });
     })
-    .use(docsRoutes())
+    .use(docsRoutes({ publicBaseUrl: deps.config.publicBaseUrl }))
     .use(healthRoutes(deps))
-    .use(siteRoutes(deps, guard))
-    .use(screenshotRoutes(deps, guard))
-    .use(screenshotStyleRoutes(deps, guard))
+    .use(siteRoutes(deps, auth))
+    .use(screenshotRoutes(deps, auth))
+    .use(screenshotStyleRoutes(deps, auth))
     .use(loginPageRoutes(deps))
-    .use(socialRoutes(deps, guard))
-    .use(templateRoutes(deps, guard))
-    .use(pageRoutes(deps, guard))
-    .use(mediaRoutes(deps, guard))
+    .use(socialRoutes(deps, auth))
+    .use(templateRoutes(deps, auth))
+    .use(pageOrderRoutes(deps, auth))
+    .use(pageRoutes(deps, auth))
+    .use(layoutRoutes(deps, auth))
+    .use(chromeRoutes(deps, auth))
+    .use(collectionRoutes(deps, auth))
+    .use(linkRoutes(deps, auth))
+    .use(mediaRoutes(deps, auth))
     .use(deliveryRoutes(deps))
     .use(publicPageRoutes(deps))
-    .use(mcpRoutes(deps));
+    .use(publicSiteRoutes(deps))
+    .use(mcpRoutes(deps, auth))
+    .use(queueDashboardRoutes(deps.config, deps.log));
 }
 
 /** The built app's type. */

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { buildTestApp, type TestApp } from "./testing.ts";
+import { buildTestApp, type TestApp } from "../testing/mod.ts";
 
 let h: TestApp;
 beforeAll(async () => {
@@ -39,9 +39,22 @@ describe("every answer keeps the contract", () => {
     expect(res.status).toBe(401);
   });
 
+  test("every 401 carries WWW-Authenticate: Bearer (invalid_token when a key was refused)", async () => {
+    const none = await h.call("GET", "/api/v1/sites");
+    expect(none.status).toBe(401);
+    expect(none.headers.get("www-authenticate")).toBe('Bearer realm="site-content-api"');
+    const bad = await h.call("GET", "/api/v1/sites", { key: "sk_not_a_key" });
+    expect(bad.headers.get("www-authenticate")).toMatch(
+      /^Bearer realm="site-content-api", error="invalid_token"/,
+    );
+    const mcp = await h.call("POST", "/mcp", { body: { jsonrpc: "2.0", id: 1, method: "tools/list" } });
+    expect(mcp.status).toBe(401);
+    expect(mcp.headers.get("www-authenticate")).toStartWith("Bearer");
+  });
+
   test("a revoked key is 401", async () => {
     const org = await h.seedOrg();
-    const { revokeApiKey } = await import("@site/domain");
+    const { revokeApiKey } = await import("@site/domain/core");
     expect((await h.call("GET", "/api/v1/sites", { key: org.key })).status).toBe(200);
     await revokeApiKey(h.ctx, org.keyId);
     const res = await h.call("GET", "/api/v1/sites", { key: org.key });

@@ -1,4 +1,4 @@
-import type { Context } from "@site/domain";
+import type { Context } from "@site/domain/core";
 import type { RenderQueue } from "@site/queue";
 import type { ObjectStore } from "@site/storage";
 

@@ -1,7 +1,12 @@
 import type { Logger } from "@site/config";
-import { AppError, errorBody } from "@site/domain";
+import { AppError, asUnavailable, errorBody } from "@site/domain/core";
 
-type ElysiaIssue = { path?: string; message?: string; summary?: string; schema?: { description?: string } };
+type ElysiaIssue = {
+  path?: string;
+  message?: string;
+  summary?: string;
+  schema?: { description?: string; error?: unknown };
+};
 
 function fieldOf(path: string | undefined): string {
   return (path ?? "").replace(/^\//, "").replace(/\//g, ".") || "body";
@@ -16,22 +21,60 @@ function validationDetails(error: unknown): { field: string; message: string }[]
       const field = fieldOf(issue.path);
       if (seen.has(field)) continue;
       seen.add(field);
-      out.push({ field, message: issue.summary ?? issue.message ?? "invalid" });
+      // A model may say what it expects in words (`error`); TypeBox's own message otherwise.
+      const said = typeof issue.schema?.error === "string" ? issue.schema.error : undefined;
+      out.push({ field, message: said ?? issue.summary ?? issue.message ?? "invalid" });
     }
     return out;
   }
   return [{ field: "body", message: "invalid" }];
 }
 
-/** Renders any failure as the contract's error body; only unexpected ones are logged, with their cause. */
-export function renderError(code: string | number, error: unknown, log: Logger, requestId: string): Response {
-  const json = (status: number, body: unknown) =>
+/**
+ * The RFC 6750 challenge of a 401: clients that see it know to send a bearer key (not to start OAuth),
+ * and `invalid_token` tells them the key they sent was refused.
+ */
+export function bearerChallenge(authorization: string | null | undefined): string {
+  return authorization
+    ? 'Bearer realm="site-content-api", error="invalid_token", error_description="invalid or revoked API key"'
+    : 'Bearer realm="site-content-api"';
+}
+
+/**
+ * Renders any failure as the contract's error body; only unexpected ones are logged, with their cause.
+ * A dependency that is down or too slow (database, Redis, object storage) answers 503
+ * SERVICE_UNAVAILABLE with Retry-After; 500 is left for our own bugs (decision 0800).
+ */
+export function renderError(
+  code: string | number,
+  error: unknown,
+  log: Logger,
+  requestId: string,
+  opts: { retryAfterSeconds?: number; authorization?: string | null } = {},
+): Response {
+  const json = (status: number, body: unknown, headers: Record<string, string> = {}) =>
     new Response(JSON.stringify(body), {
       status,
-      headers: { "content-type": "application/json; charset=utf-8", "x-request-id": requestId },
+      headers: { "content-type": "application/json; charset=utf-8", "x-request-id": requestId, ...headers },
     });
   if (error instanceof AppError)
-    return json(error.status, errorBody(error.code, error.message, error.details));
+    return json(error.status, errorBody(error.code, error.message, error.details), {
+      ...error.headers,
+      ...(error.status === 401 ? { "www-authenticate": bearerChallenge(opts.authorization) } : {}),
+    });
+  const unavailable = asUnavailable(error, opts.retryAfterSeconds ?? 5);
+  if (unavailable) {
+    log.warn("dependency unavailable", {
+      requestId,
+      details: unavailable.details,
+      cause: error instanceof Error ? `${error.name}: ${error.message}` : String(error),
+    });
+    return json(
+      unavailable.status,
+      errorBody(unavailable.code, unavailable.message, unavailable.details),
+      unavailable.headers,
+    );
+  }
   if (code === "VALIDATION") {
     const details = validationDetails(error);
     const message = details.map((d) => `${d.field}: ${d.message}`).join("; ");
@@ -47,7 +90,8 @@ export function renderError(code: string | number, error: unknown, log: Logger, 
   log.error("unexpected error", {
     requestId,
     code: String(code),
-    cause: error instanceof Error ? error.stack : String(error),
+    // The logger describes an Error without SQL; anything else is reduced to text.
+    cause: error instanceof Error ? error : String(error),
   });
   return json(
     500,

@@ -5,10 +5,16 @@ import { startApi } from "./server.ts";
 const rt = await openRuntime();
 const api = startApi(rt);
 console.log(api.url);
+let stopping = false;
 for (const sig of ["SIGINT", "SIGTERM"] as const) {
   process.on(sig, async () => {
+    if (stopping) return;
+    stopping = true;
+    rt.log.info("shutting down", { signal: sig });
+    // Stops accepting, lets requests in flight finish (SHUTDOWN_GRACE_MS), answers the rest 503.
     await api.stop();
     await rt.close();
+    rt.log.info("api process exiting");
     process.exit(0);
   });
 }

@@ -1,8 +1,9 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
-import { upsertTemplate } from "@site/domain";
-import { buildTestApp, type TestApp } from "./testing.ts";
+import { upsertTemplate } from "@site/domain/sites";
+import { buildTestApp, type TestApp } from "../testing/mod.ts";
+import { TOOLS } from "./mcp_tools.ts";
 
 let h: TestApp;
 let server: ReturnType<typeof Bun.serve>;
@@ -32,7 +33,7 @@ const call = async (client: Client, name: string, args: Record<string, unknown> 
   (await client.callTool({ name, arguments: args })) as unknown as CallResult;
 
 describe("the MCP server (Streamable HTTP, stateless)", () => {
-  test("initialize and tools/list show the five tools with their input schemas", async () => {
+  test("initialize and tools/list show every tool with its limits in the input schema", async () => {
     const { key } = await h.seedOrg();
     const client = await connect(key);
     try {
@@ -40,20 +41,142 @@ describe("the MCP server (Streamable HTTP, stateless)", () => {
       const { tools } = await client.listTools();
       expect(tools.map((t) => t.name).sort()).toEqual(
         [
+          "create_page",
+          "create_screenshot_login_link",
           "create_site",
+          "get_screenshot",
           "import_media_from_url",
           "list_media",
+          "list_pages",
           "list_screenshot_styles",
+          "list_sites",
           "list_templates",
+          "publish_site",
+          "queue_screenshot",
+          "unpublish_site",
+          "update_page",
+          // site building (mcp_site_tools_test.ts)
+          "define_collection",
+          "get_chrome_strings",
+          "get_site_layout",
+          "list_collection_items",
+          "reorder_pages",
+          "set_chrome_strings",
+          "translate_links",
+          "update_site_layout",
+          "upsert_collection_items",
         ].sort(),
       );
-      const create = tools.find((t) => t.name === "create_site")!;
+      const byName = (n: string) => tools.find((t) => t.name === n)!;
+      const prop = (n: string, p: string) => (byName(n).inputSchema.properties as any)[p];
+      const create = byName("create_site");
       expect(create.inputSchema.required).toEqual(expect.arrayContaining(["name", "slug"]));
-      expect((create.inputSchema.properties as any).slug.description).toContain("lowercase");
-      const imp = tools.find((t) => t.name === "import_media_from_url")!;
+      expect(prop("create_site", "slug").maxLength).toBe(63);
+      const slug = new RegExp(prop("create_site", "slug").pattern);
+      expect(slug.test("acme-bakery")).toBe(true);
+      expect(slug.test("-bad")).toBe(false);
+      expect(prop("create_site", "name")).toMatchObject({ minLength: 1, maxLength: 100 });
+      expect(prop("create_site", "slug").description).toContain("lowercase");
+      expect(prop("list_media", "limit")).toMatchObject({ minimum: 1, maximum: 100 });
+      expect(prop("queue_screenshot", "viewportWidth")).toMatchObject({ minimum: 320, maximum: 3840 });
+      expect(prop("queue_screenshot", "framing")).toMatchObject({ minimum: 0.4, maximum: 3 });
+      expect(prop("create_page", "path").maxLength).toBe(200);
+      expect(new RegExp(prop("create_page", "path").pattern).test("/about/team")).toBe(true);
+      expect(
+        new RegExp(prop("create_page", "media").items.properties.url.pattern).test("/api/media/a/b.png"),
+      ).toBe(true);
+      expect(byName("create_page").description).toContain('<Media data-visual-block="image"');
+      const imp = byName("import_media_from_url");
       expect(imp.inputSchema.required).toEqual(expect.arrayContaining(["siteId", "url"]));
       expect(imp.description).toContain("publicUrl");
-      for (const t of tools) expect(t.description!.length).toBeGreaterThan(60);
+      expect(imp.annotations).toMatchObject({ readOnlyHint: false, openWorldHint: true });
+      for (const n of ["list_sites", "list_pages", "list_media", "list_screenshot_styles", "get_screenshot"])
+        expect(byName(n).annotations?.readOnlyHint, n).toBe(true);
+      for (const t of tools) {
+        expect(t.description!.length).toBeGreaterThan(60);
+        for (const [name, p] of Object.entries((t.inputSchema.properties ?? {}) as Record<string, any>)) {
+          if (p.type !== "string" || p.enum || p.const) continue;
+          expect(p.maxLength, `${t.name}.${name} has a maxLength`).toBeGreaterThan(0);
+        }
+      }
+    } finally {
+      await client.close();
+    }
+  });
+
+  test("read-only tools work with a content:read key; writes name the scope they need", async () => {
+    const owner = await h.seedOrg();
+    const writer = await connect(owner.key);
+    const site = (await call(writer, "create_site", { name: "Read", slug: "mcp-read" })).structuredContent
+      .site;
+    await writer.close();
+    const { createApiKey } = await import("@site/domain/core");
+    const reader = await createApiKey(h.ctx, {
+      orgId: owner.org.id,
+      userId: owner.user.id,
+      scopes: ["content:read"],
+    });
+    const client = await connect(reader.key);
+    try {
+      const sites = await call(client, "list_sites");
+      expect(sites.structuredContent.sites.map((s: any) => s.id)).toContain(site.id);
+      for (const [name, args] of [
+        ["list_pages", { siteId: site.id }],
+        ["list_media", { siteId: site.id }],
+        ["list_screenshot_styles", { siteId: site.id, featured: true }],
+      ] as const) {
+        const res = await call(client, name, args);
+        expect(res.isError, `${name}: ${res.content[0]?.text}`).toBeFalsy();
+      }
+      const page = await call(client, "create_page", {
+        siteId: site.id,
+        path: "/x",
+        title: "X",
+        content: "",
+      });
+      expect(page.structuredContent.error.code).toBe("FORBIDDEN");
+      expect(page.content[0]!.text).toContain("content:write");
+      const tooLong = await call(client, "list_sites", { limit: 1000 });
+      expect(tooLong.structuredContent.error).toMatchObject({ code: "VALIDATION_ERROR" });
+      expect(tooLong.structuredContent.error.details[0].field).toBe("limit");
+    } finally {
+      await client.close();
+    }
+  });
+
+  test("a tool's input is its REST route's model: the same properties and bounds as the OpenAPI body or query (and the limits a schema can state)", async () => {
+    const { key } = await h.seedOrg();
+    const client = await connect(key);
+    try {
+      const { tools } = await client.listTools();
+      const input = (name: string) => tools.find((t) => t.name === name)!.inputSchema as any;
+      const doc = (await (await h.call("GET", "/swagger/json")).json()) as any;
+      const body = (path: string) =>
+        doc.paths[path].post.requestBody.content["application/json"].schema.properties;
+      // Every property and bound of the route's model is in the tool's input; the tool may state more
+      // (maxLength, a slug or URL pattern) that the route checks in the domain with its own error codes.
+      // (OpenAPI 3.1 writes a nullable string as `type: [string, null]`, the tool's JSON Schema as anyOf.)
+      const nullable = (s: any) => {
+        const [only, ...rest] = (s.anyOf ?? []).filter((x: any) => x.type !== "null");
+        return s.anyOf && only && rest.length === 0 ? { ...only, type: [only.type, "null"] } : s;
+      };
+      const sameModel = (tool: Record<string, any>, route: Record<string, any>) => {
+        expect(Object.keys(tool).sort()).toEqual(Object.keys(route).sort());
+        for (const [name, schema] of Object.entries(route))
+          expect(nullable(tool[name]), name).toMatchObject(schema);
+      };
+      sameModel(input("create_site").properties, body("/api/v1/sites"));
+      expect(input("create_site").properties.slug.pattern).toBeDefined();
+      const { siteId, ...imp } = input("import_media_from_url").properties;
+      expect(siteId).toBeDefined();
+      sameModel(imp, body("/api/v1/sites/{siteId}/media/import-url"));
+      // Query parameters are text on the wire; their integer form keeps the model's bounds.
+      const limit = doc.paths["/api/v1/sites/{siteId}/media"].get.parameters.find(
+        (p: any) => p.name === "limit",
+      ).schema;
+      const toolLimit = input("list_media").properties.limit;
+      expect(toolLimit).toMatchObject({ type: "integer", minimum: 1, maximum: 100 });
+      expect(limit).toMatchObject({ type: "integer", minimum: 1, maximum: 100 });
     } finally {
       await client.close();
     }
@@ -72,7 +195,7 @@ describe("the MCP server (Streamable HTTP, stateless)", () => {
       });
       await h.db.execute(
         (await import("drizzle-orm"))
-          .sql`insert into pages (site_id, path, title, content) values (${made.structuredContent.site.id}, '/x', 'X', '# x')`,
+          .sql`insert into pages (site_id, path, title, content, position) values (${made.structuredContent.site.id}, '/x', 'X', '# x', 1)`,
       );
       await upsertTemplate(h.ctx, {
         slug: "mcp-tpl",
@@ -105,7 +228,7 @@ describe("the MCP server (Streamable HTTP, stateless)", () => {
       expect(noTemplate.structuredContent.error.code).toBe("TEMPLATE_NOT_FOUND");
 
       // The session survives tool errors.
-      expect((await client.listTools()).tools.length).toBe(5);
+      expect((await client.listTools()).tools.length).toBe(TOOLS.length);
     } finally {
       await client.close();
     }
@@ -174,7 +297,7 @@ describe("the MCP server (Streamable HTTP, stateless)", () => {
 
 describe("import_media_from_url over MCP", () => {
   test("imports through the guarded fetch and shows the nested Media embed; a blocked host is a tool error", async () => {
-    const { createTlsFixture } = await import("../../../libs/net/src/tls_fixture.ts");
+    const { createTlsFixture } = await import("@site/net/testing");
     const { createCanvas } = await import("@napi-rs/canvas");
     const tls = createTlsFixture();
     const canvas = createCanvas(32, 24);
@@ -255,6 +378,147 @@ describe("import_media_from_url over MCP", () => {
       await client.close();
       srv.stop(true);
       images.stop(true);
+      await h2.close();
+    }
+  });
+});
+
+describe("stateless MCP: GET and DELETE answer 405, nothing outlives a request", () => {
+  const initialize = {
+    jsonrpc: "2.0",
+    id: 1,
+    method: "initialize",
+    params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "x", version: "1" } },
+  };
+
+  test("GET (even asking for an event stream) and DELETE answer 405 at once with Allow: POST", async () => {
+    const { key } = await h.seedOrg({ scopes: ["content:read"] });
+    for (const method of ["GET", "DELETE"]) {
+      const started = Date.now();
+      const res = await fetch(`${base}/mcp`, {
+        method,
+        headers: { accept: "text/event-stream", authorization: `Bearer ${key}` },
+        signal: AbortSignal.timeout(3000),
+      });
+      expect(res.status).toBe(405);
+      expect(res.headers.get("allow")).toBe("POST");
+      const body = (await res.json()) as any;
+      expect(body.error.code).toBe("METHOD_NOT_ALLOWED");
+      expect(body.error.message).toContain("POST");
+      expect(Date.now() - started).toBeLessThan(1000);
+      // Like every non-public route, no key is 401 first.
+      const anonymous = await fetch(`${base}/mcp`, { method, signal: AbortSignal.timeout(3000) });
+      expect(anonymous.status).toBe(401);
+    }
+  });
+
+  test("2,000 POSTs and 300 abandoned GETs leave no MCP server or transport alive", async () => {
+    // What is measured is the SDK objects' lifetime: count every Server and transport that connects,
+    // and every one the garbage collector has reclaimed (FinalizationRegistry after Bun.gc(true)).
+    const { Server } = await import("@modelcontextprotocol/sdk/server/index.js");
+    let created = 0;
+    let collected = 0;
+    const registry = new FinalizationRegistry<null>(() => {
+      collected++;
+    });
+    const original = Server.prototype.connect;
+    Server.prototype.connect = function (this: InstanceType<typeof Server>, transport) {
+      created += 2;
+      registry.register(this, null);
+      registry.register(transport, null);
+      return original.call(this, transport);
+    };
+    const { key } = await h.seedOrg({ scopes: ["content:read"] });
+    const headers = {
+      authorization: `Bearer ${key}`,
+      "content-type": "application/json",
+      accept: "application/json, text/event-stream",
+    };
+    try {
+      const post = async (i: number) => {
+        const body = i % 2 === 0 ? initialize : { jsonrpc: "2.0", id: i, method: "tools/list", params: {} };
+        const res = await fetch(`${base}/mcp`, { method: "POST", headers, body: JSON.stringify(body) });
+        expect(res.status).toBe(200);
+        await res.arrayBuffer();
+      };
+      const abandonedGet = async () => {
+        const ctrl = new AbortController();
+        const res = fetch(`${base}/mcp`, {
+          headers: { authorization: `Bearer ${key}`, accept: "text/event-stream" },
+          signal: ctrl.signal,
+        }).catch(() => null);
+        setTimeout(() => ctrl.abort(), 20);
+        await res;
+      };
+      for (let round = 0; round < 100; round++) {
+        const batch: Promise<void>[] = [];
+        for (let i = 0; i < 20; i++) batch.push(post(round * 20 + i));
+        for (let i = 0; i < 3; i++) batch.push(abandonedGet());
+        await Promise.all(batch);
+      }
+      expect(created).toBeGreaterThanOrEqual(4000);
+      const deadline = Date.now() + 10_000;
+      while (created - collected > 40 && Date.now() < deadline) {
+        Bun.gc(true);
+        await Bun.sleep(50);
+      }
+      // Conservative stack scanning may pin a handful; a leak pins one pair per request.
+      expect(created - collected).toBeLessThanOrEqual(40);
+    } finally {
+      Server.prototype.connect = original;
+    }
+  }, 120_000);
+});
+
+describe("MCP checks the Origin of browser requests (DNS rebinding)", () => {
+  const initialize = JSON.stringify({
+    jsonrpc: "2.0",
+    id: 1,
+    method: "initialize",
+    params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "x", version: "1" } },
+  });
+  const post = (app: TestApp, key: string, origin?: string) =>
+    app.call("POST", "/mcp", {
+      key,
+      body: initialize,
+      headers: {
+        accept: "application/json, text/event-stream",
+        "content-type": "application/json",
+        ...(origin ? { origin } : {}),
+      },
+    });
+
+  test("a foreign Origin gets 403 in the contract's error body; the server's own and no Origin pass", async () => {
+    const { key } = await h.seedOrg({ scopes: ["content:read"] });
+    const own = new URL(h.ctx.config.publicBaseUrl).origin;
+    for (const foreign of ["https://evil.example", "http://127.0.0.1:1", "null", `${own}.evil.example`]) {
+      const res = await post(h, key, foreign);
+      expect(res.status).toBe(403);
+      const body = (await res.json()) as any;
+      expect(body.error.code).toBe("FORBIDDEN");
+      expect(body.error.message).toContain("MCP_ALLOWED_ORIGINS");
+    }
+    // The check comes before the key is even looked at, and covers every method.
+    expect((await post(h, "sk_bogus", "https://evil.example")).status).toBe(403);
+    expect((await h.call("GET", "/mcp", { headers: { origin: "https://evil.example" } })).status).toBe(403);
+    expect((await post(h, key, own)).status).toBe(200);
+    expect((await post(h, key)).status).toBe(200);
+  });
+
+  test("MCP_ALLOWED_ORIGINS admits exactly the origins it lists", async () => {
+    const h2 = await buildTestApp({
+      env: {
+        PUBLIC_BASE_URL: "https://api.example.test",
+        MCP_ALLOWED_ORIGINS: "https://app.example.test,http://localhost:5173",
+      },
+    });
+    try {
+      const { key } = await h2.seedOrg({ scopes: ["content:read"] });
+      for (const ok of ["https://api.example.test", "https://app.example.test", "http://localhost:5173"])
+        expect((await post(h2, key, ok)).status).toBe(200);
+      for (const no of ["http://app.example.test", "https://app.example.test:8443", "http://localhost:5174"])
+        expect((await post(h2, key, no)).status).toBe(403);
+    } finally {
       await h2.close();
     }
   });

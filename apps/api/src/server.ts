@@ -1,24 +1,111 @@
-import type { Runtime } from "@site/runtime";
+import { recordServer } from "@site/config";
+import { createKeyCache, errorBody } from "@site/domain/core";
+import { startMediaSweeper } from "@site/domain/media";
+import { openRateLimiter, type Runtime } from "@site/runtime";
 import { createApp } from "./app.ts";
 
-/** Starts the API on the configured host and port; returns its URL and a function that stops it. */
-export function startApi(rt: Runtime): { url: string; stop(): Promise<void> } {
-  const app = createApp(rt);
-  app.listen({
+/** A running API: its URL, and `stop` (graceful: see decision 0805). */
+export type RunningApi = {
+  url: string;
+  /** Requests being answered right now. */
+  readonly inFlight: number;
+  /**
+   * Stops accepting, lets requests in flight finish within `graceMs` (SHUTDOWN_GRACE_MS), answers what
+   * remains 503 with `Connection: close`, then closes what the API opened. Resolves once stopped.
+   */
+  stop(opts?: { graceMs?: number }): Promise<void>;
+};
+
+function unavailable(message: string, retryAfterSeconds: number): Response {
+  return new Response(JSON.stringify(errorBody("SERVICE_UNAVAILABLE", message, { stopping: true })), {
+    status: 503,
+    headers: {
+      "content-type": "application/json; charset=utf-8",
+      "retry-after": String(retryAfterSeconds),
+      connection: "close",
+    },
+  });
+}
+
+/** Starts the API on the configured host and port, with its key cache and media sweeper. */
+export function startApi(rt: Runtime): RunningApi {
+  // Verified keys are cached in process; revocations arrive through LISTEN/NOTIFY (decision 0802).
+  const keys =
+    rt.keys ??
+    (rt.config.apiKeyCacheTtlMs > 0
+      ? createKeyCache({ databaseUrl: rt.databaseUrl, ttlMs: rt.config.apiKeyCacheTtlMs, log: rt.log })
+      : undefined);
+  // Per-key request limits, shared through Redis when it is configured (decision 0804); off unless set.
+  const limiter = rt.limiter ?? openRateLimiter(rt.config, rt.log);
+  const deps = { ...rt, keys, limiter };
+  const app = createApp(deps);
+  const log = rt.log.child({ app: "api" });
+  // Uploads settle when they land; this pass catches those whose client never said so (decision 0803).
+  const sweeper = startMediaSweeper(deps, {
+    everyMs: rt.config.mediaSweepEveryMs,
+    orphanEveryMs: rt.config.mediaOrphans.everyMs,
+    orphanGraceMs: rt.config.mediaOrphans.graceMs,
+  });
+
+  // Requests in flight, each with the way to answer it 503 when the grace period is over.
+  const inFlight = new Set<(r: Response) => void>();
+  let draining = false;
+  const server = Bun.serve({
     hostname: rt.config.host,
     port: rt.config.port,
     // Long template clones lift the timeout per request (server.timeout); the rest keep an idle limit.
     idleTimeout: 120,
     // Signed local PUTs carry at most 10 MiB of image bytes.
     maxRequestBodySize: 12 * 1024 * 1024,
+    fetch(request) {
+      // A request on a kept-alive connection after SIGTERM: refused, and the connection closed.
+      if (draining) return unavailable("the server is shutting down; retry on another instance", 1);
+      let cut!: (r: Response) => void;
+      const cutShort = new Promise<Response>((resolve) => {
+        cut = resolve;
+      });
+      inFlight.add(cut);
+      return Promise.race([app.handle(request), cutShort]).finally(() => inFlight.delete(cut));
+    },
   });
-  const port = app.server?.port;
+  // Routes reach the server through Elysia's context (server.timeout on long clones).
+  (app as unknown as { server: typeof server }).server = server;
+  const port = server.port;
   const url = `http://${rt.config.host.includes(":") ? `[${rt.config.host}]` : rt.config.host}:${port}`;
-  rt.log.info("api listening", { url, publicBaseUrl: rt.config.publicBaseUrl });
+  // The CLI and scripts of this machine read the public base from here (DATA_DIR/api.json).
+  const recorded = recordServer(rt.config.dataDir, { publicBaseUrl: rt.config.publicBaseUrl, url });
+  log.info("api listening", { url, publicBaseUrl: rt.config.publicBaseUrl, recorded });
+
+  let stopping: Promise<void> | null = null;
   return {
     url,
-    stop: async () => {
-      await app.stop(true);
+    get inFlight() {
+      return inFlight.size;
+    },
+    stop(opts = {}) {
+      stopping ??= (async () => {
+        const graceMs = opts.graceMs ?? rt.config.timeouts.shutdownGraceMs;
+        const t0 = performance.now();
+        draining = true;
+        log.info("api stopping: no new connections", { inFlight: inFlight.size, graceMs });
+        // Close the listener; open connections stay until their requests are answered.
+        void server.stop(false);
+        while (inFlight.size > 0 && performance.now() - t0 < graceMs) await Bun.sleep(25);
+        const cut = inFlight.size;
+        for (const answer of [...inFlight])
+          answer(unavailable("the server is shutting down; the request did not finish in time, retry it", 1));
+        // Let those answers leave before the sockets close.
+        if (cut > 0) await Bun.sleep(100);
+        await server.stop(true);
+        await sweeper.stop();
+        if (keys !== rt.keys) await keys?.close();
+        if (limiter !== rt.limiter) await limiter?.close();
+        log.info("api stopped", {
+          finishedMs: Math.round(performance.now() - t0),
+          cutShort: cut,
+        });
+      })();
+      return stopping;
     },
   };
 }

@@ -1,18 +1,17 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { loadConfig } from "@site/config";
 import type { DbHandle } from "@site/db";
+import { type Context, createOrganization, type Principal } from "@site/domain/core";
 import {
   captureDueSnapshots,
-  type Context,
+  type ConnectAccountBody,
   connectSocialAccount,
-  createOrganization,
   createSocialPost,
-  type Principal,
   type SocialPlatform,
-} from "@site/domain";
-import { type FakePlatforms, startFakePlatforms } from "./fake_platforms.ts";
-import { type MetricsTestbed, startMetricsTestbed } from "./testbed.ts";
-import { createPlatformAdapters } from "./platforms/mod.ts";
+} from "@site/domain/social";
+import { type FakePlatforms, startFakePlatforms } from "@site/social/testing";
+import { type MetricsTestbed, startMetricsTestbed } from "../testing/mod.ts";
+import { createPlatformAdapters } from "@site/social";
 
 const HOUR = 3_600_000;
 let handle: DbHandle;
@@ -34,7 +33,7 @@ async function seedOrg(): Promise<Principal> {
 async function connect(
   p: Principal,
   platform: SocialPlatform,
-  o: { token?: string; permissions?: string[]; tier?: string } = {},
+  o: { token?: string; permissions?: string[]; tier?: ConnectAccountBody["tier"] } = {},
 ) {
   const { account } = await connectSocialAccount(ctx, p, {
     platform,
@@ -46,7 +45,7 @@ async function connect(
   return account;
 }
 
-async function publish(p: Principal, accountIds: string[], adapters = createPlatformAdapters(ctx.config)) {
+async function publish(p: Principal, accountIds: string[], adapters = createPlatformAdapters(ctx)) {
   const post = await createSocialPost(ctx, p, { content: "launch day", accounts: accountIds }, adapters);
   const rows = await handle.sql<{ id: string; account_id: string; platform_post_id: string }[]>`
     select id, account_id, platform_post_id from social_targets where post_id = ${post.postId}`;
@@ -70,7 +69,7 @@ describe("the collector's stages", () => {
     const reddit = await connect(p, "reddit");
     const { targets, publishedAt: t0 } = await publish(p, [reddit.id]);
     const target = targets[0]!;
-    const adapters = createPlatformAdapters(ctx.config);
+    const adapters = createPlatformAdapters(ctx);
     const pass = (ms: number) => captureDueSnapshots(ctx, adapters, { now: at(t0, ms) });
 
     expect((await pass(HOUR / 2)).captured).toBe(0);
@@ -103,7 +102,7 @@ describe("the collector's stages", () => {
     const p = await seedOrg();
     const li = await connect(p, "linkedin");
     const { targets, publishedAt: t0 } = await publish(p, [li.id]);
-    const adapters = createPlatformAdapters(ctx.config);
+    const adapters = createPlatformAdapters(ctx);
     await captureDueSnapshots(ctx, adapters, { now: at(t0, HOUR + 5 * 60_000) });
     await captureDueSnapshots(ctx, adapters, { now: at(t0, 30 * HOUR) });
     const snaps = await snapshotsOf(targets[0]!.id);
@@ -117,7 +116,7 @@ describe("the collector's stages", () => {
     const p = await seedOrg();
     const li = await connect(p, "linkedin");
     const { targets, publishedAt: t0 } = await publish(p, [li.id]);
-    await captureDueSnapshots(ctx, createPlatformAdapters(ctx.config), { now: at(t0, 80 * HOUR) });
+    await captureDueSnapshots(ctx, createPlatformAdapters(ctx), { now: at(t0, 80 * HOUR) });
     expect((await snapshotsOf(targets[0]!.id)).map((s) => s.stage)).toEqual([3]);
     const [row] = await handle.sql`select next_stage from social_targets where id = ${targets[0]!.id}`;
     expect(row!.next_stage).toBe(4);
@@ -133,7 +132,7 @@ describe("the collector under load and failure", () => {
         DATA_DIR: "/tmp/site-test-data",
         ...slow.env,
       });
-      const adapters = createPlatformAdapters(config);
+      const adapters = createPlatformAdapters({ ...ctx, config });
       const p = await seedOrg();
       const reddit = await connect(p, "reddit");
       const x = await connect(p, "x", { tier: "basic" });
@@ -168,7 +167,7 @@ describe("the collector under load and failure", () => {
         DATA_DIR: "/tmp/site-test-data",
         ...slow.env,
       });
-      const adapters = createPlatformAdapters(config);
+      const adapters = createPlatformAdapters({ ...ctx, config });
       const p = await seedOrg();
       const reddit = await connect(p, "reddit");
       let last: Date = new Date();
@@ -191,7 +190,7 @@ describe("the collector under load and failure", () => {
     const { targets, publishedAt: t0 } = await publish(p, [reddit.id]);
     fake.failNext("reddit", 1, 429, 1);
     const start = fake.requests.length;
-    const report = await captureDueSnapshots(ctx, createPlatformAdapters(ctx.config), {
+    const report = await captureDueSnapshots(ctx, createPlatformAdapters(ctx), {
       now: at(t0, 2 * HOUR),
     });
     expect(report.captured).toBeGreaterThanOrEqual(1);
@@ -206,7 +205,7 @@ describe("the collector under load and failure", () => {
     const reddit = await connect(p, "reddit");
     const { targets, publishedAt: t0 } = await publish(p, [reddit.id]);
     fake.failNext("reddit", 1, 429, 600);
-    const adapters = createPlatformAdapters(ctx.config);
+    const adapters = createPlatformAdapters(ctx);
     const first = await captureDueSnapshots(ctx, adapters, { now: at(t0, 2 * HOUR), maxRetryWaitMs: 1000 });
     expect(first.deferred).toBeGreaterThanOrEqual(1);
     expect(await snapshotsOf(targets[0]!.id)).toEqual([]);
@@ -225,7 +224,7 @@ describe("the collector under load and failure", () => {
     const { targets, publishedAt: t0 } = await publish(p, [expired.id, li.id, reddit.id]);
     fake.expire("tok-expired-ig");
     fake.failNext("linkedin", 5, 503);
-    const adapters = createPlatformAdapters(ctx.config);
+    const adapters = createPlatformAdapters(ctx);
     await captureDueSnapshots(ctx, adapters, { now: at(t0, 2 * HOUR) });
     const [ig, lk, rd] = await Promise.all(targets.map((t) => snapshotsOf(t.id)));
     expect(rd!.length).toBe(1);

@@ -1,4 +1,4 @@
-import { openRuntime } from "@site/runtime";
+import { dependencyChecks, openRuntime, readinessProbe, serveHealth } from "@site/runtime";
 import { runCollectorPass } from "./collector.ts";
 import { startMetrics } from "./service.ts";
 
@@ -37,11 +37,33 @@ if (args.once) {
   }
   process.exit(0);
 }
+let stopping = false;
+// GET /healthz and /readyz on METRICS_HEALTH_PORT: the database, and Redis when the schedule runs on it.
+const health =
+  rt.config.metricsHealthPort === null
+    ? null
+    : serveHealth({
+        port: rt.config.metricsHealthPort,
+        ready: readinessProbe(
+          dependencyChecks({ db: rt.db, queue: rt.config.redisUrl ? rt.queue : undefined }),
+          {
+            timeoutMs: rt.config.timeouts.readyCheckMs,
+          },
+        ),
+        retryAfterSeconds: rt.config.retryAfterSeconds,
+        stopping: () => stopping,
+      });
+if (health) rt.log.info("metrics health listening", { url: health.url });
 const metrics = await startMetrics(rt);
 for (const sig of ["SIGINT", "SIGTERM"] as const) {
   process.on(sig, async () => {
+    if (stopping) return;
+    stopping = true;
+    rt.log.info("metrics app stopping", { signal: sig });
     await metrics.stop();
+    await health?.stop();
     await rt.close();
+    rt.log.info("metrics app stopped");
     process.exit(0);
   });
 }

@@ -1,88 +1,34 @@
-import { Queue, Worker } from "bullmq";
-import IORedis from "ioredis";
-import type { Context } from "@site/domain";
-import type { Runtime } from "@site/runtime";
+import type { Context } from "@site/domain/core";
+import type { RenderQueue } from "@site/queue";
 import { runCollectorPass } from "./collector.ts";
 
-/** The collector's period: every hour. */
-export const COLLECT_EVERY_MS = 3_600_000;
+/** What the schedule runs on: the context and the job queue (BullMQ on REDIS_URL, else in-process). */
+export type MetricsDeps = Context & { queue: RenderQueue };
 
-/** Options of the schedule (tests give their own queue name and period). */
-export type MetricsOptions = { queueName?: string; everyMs?: number };
+/** Options of the schedule (tests give a shorter period; the catalog's is one hour). */
+export type MetricsOptions = { everyMs?: number };
 
 /**
- * Starts the collector's schedule: with REDIS_URL a BullMQ job scheduler (one job per period, taken by
- * whichever metrics process is free; passes that overlap split the targets through SKIP LOCKED), else
- * an in-process timer. Either way a pass runs at start, to catch up on stages missed while down.
+ * Starts the collector: consumes `collect-social-metrics` jobs one at a time and starts the job's
+ * schedule (libs/queue: with REDIS_URL one BullMQ job scheduler shared by every metrics process, passes
+ * that overlap splitting the targets through SKIP LOCKED; else a timer in this process). A pass also
+ * runs at start, to catch up on stages missed while down.
  */
 export async function startMetrics(
-  rt: Runtime | Context,
+  deps: MetricsDeps,
   opts: MetricsOptions = {},
 ): Promise<{ stop(): Promise<void> }> {
-  const everyMs = opts.everyMs ?? COLLECT_EVERY_MS;
-  if (rt.config.redisUrl)
-    return startQueued(rt, rt.config.redisUrl, everyMs, opts.queueName ?? "social-metrics");
-  return startTimer(rt, everyMs);
-}
-
-function startTimer(ctx: Context, everyMs: number) {
-  let running: Promise<unknown> | null = null;
-  const pass = () => {
-    if (running) return; // a pass still running covers this tick: SKIP LOCKED would only idle
-    running = runCollectorPass(ctx)
-      .catch((err) => ctx.log.error("social metrics pass failed", { cause: String(err) }))
-      .finally(() => {
-        running = null;
-      });
-  };
-  pass();
-  const timer = setInterval(pass, everyMs);
-  ctx.log.info("metrics collector scheduled in process", { everyMs });
-  return {
-    stop: async () => {
-      clearInterval(timer);
-      await running;
-    },
-  };
-}
-
-async function startQueued(ctx: Context, redisUrl: string, everyMs: number, queueName: string) {
-  // Workers block on Redis: they need maxRetriesPerRequest null; the producer side fails fast.
-  const workerConn = new IORedis(redisUrl, { maxRetriesPerRequest: null });
-  const queueConn = new IORedis(redisUrl, { maxRetriesPerRequest: 1 });
-  const queue = new Queue(queueName, { connection: queueConn });
-  queue.on("error", (err) => ctx.log.error("metrics queue error", { cause: String(err) }));
-  await queue.upsertJobScheduler(
-    "social-metrics-hourly",
-    { every: everyMs },
-    { name: "collect", opts: { removeOnComplete: 100, removeOnFail: 100 } },
-  );
-  const worker = new Worker(
-    queueName,
-    async (job) => {
-      const report = await runCollectorPass(ctx);
-      ctx.log.info("social metrics job done", { jobId: job.id, ...report });
-      return report;
-    },
-    { connection: workerConn, concurrency: 1 },
-  );
-  worker.on("error", (err) => ctx.log.error("metrics worker error", { cause: String(err) }));
-  worker.on("failed", (job, err) =>
-    ctx.log.warn("social metrics job failed", { jobId: job?.id, cause: String(err) }),
-  );
-  // Catch up at start: one job per process start, deduplicated by id within the minute.
-  await queue.add(
-    "collect",
+  const consumer = deps.queue.consume("collect-social-metrics", async (job) => {
+    const report = await runCollectorPass(deps);
+    deps.log.info("social metrics pass done", { jobId: job.id, ...report });
+  });
+  await deps.queue.schedule("collect-social-metrics", { everyMs: opts.everyMs });
+  // One catch-up job per process start, deduplicated by id within the minute.
+  await deps.queue.enqueue(
+    "collect-social-metrics",
     {},
-    { jobId: `startup-${Math.floor(Date.now() / 60_000)}`, removeOnComplete: 100, removeOnFail: 100 },
+    { jobId: `startup-${Math.floor(Date.now() / 60_000)}` },
   );
-  ctx.log.info("metrics collector scheduled on BullMQ", { queueName, everyMs });
-  return {
-    stop: async () => {
-      await worker.close();
-      await queue.close();
-      workerConn.disconnect();
-      queueConn.disconnect();
-    },
-  };
+  deps.log.info("metrics collector scheduled", { driver: deps.queue.driver });
+  return { stop: () => consumer.close() };
 }

@@ -2,8 +2,10 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { Queue } from "bullmq";
 import IORedis from "ioredis";
 import type { DbHandle } from "@site/db";
-import { type Context, connectSocialAccount, createOrganization } from "@site/domain";
-import { type MetricsTestbed, startMetricsTestbed } from "./testbed.ts";
+import { type Context, createOrganization } from "@site/domain/core";
+import { connectSocialAccount } from "@site/domain/social";
+import { type MetricsTestbed, startMetricsTestbed } from "../testing/mod.ts";
+import { createBullQueue, createMemoryQueue, JOBS } from "@site/queue";
 import { startMetrics } from "./service.ts";
 
 let handle: DbHandle;
@@ -44,39 +46,44 @@ async function waitForSnapshot(targetId: string, deadlineMs = 10_000): Promise<n
   }
 }
 
-describe("the metrics schedule", () => {
-  test("without REDIS_URL: an in-process timer, with a pass at start", async () => {
-    const target = await dueTarget();
-    const metrics = await startMetrics({ ...base, config: { ...base.config, redisUrl: null } });
+describe("the metrics schedule (a repeatable job of the libs/queue catalog)", () => {
+  test("in-process queue: a pass runs at start, then one per period", async () => {
+    const queue = createMemoryQueue({ log: base.log });
+    const first = await dueTarget();
+    const metrics = await startMetrics({ ...base, queue }, { everyMs: 300 });
     try {
-      expect(await waitForSnapshot(target)).toBe(1);
+      expect(await waitForSnapshot(first)).toBe(1);
+      // A target that becomes due after start is taken by a scheduled pass, not the start-up one.
+      const later = await dueTarget();
+      expect(await waitForSnapshot(later)).toBe(1);
     } finally {
       await metrics.stop();
+      await queue.close();
     }
   });
 
   test.skipIf(!process.env.TEST_REDIS_URL)(
-    "with REDIS_URL: an hourly BullMQ job scheduler, and a catch-up job at start that runs a pass",
+    "BullMQ: one hourly job scheduler in the catalog's queue, and a catch-up job at start that runs a pass",
     async () => {
       const url = process.env.TEST_REDIS_URL!;
-      const queueName = `social-metrics-test-${Date.now().toString(36)}`;
+      const prefix = `metrics-test-${Date.now().toString(36)}`;
+      const queue = createBullQueue({ redisUrl: url, log: base.log, prefix });
       const target = await dueTarget();
-      const metrics = await startMetrics(
-        { ...base, config: { ...base.config, redisUrl: url } },
-        { queueName },
-      );
+      const metrics = await startMetrics({ ...base, queue });
+      // Looked at from outside, as an operator would: the scheduler BullMQ keeps in Redis.
       const conn = new IORedis(url, { maxRetriesPerRequest: 1 });
-      const queue = new Queue(queueName, { connection: conn });
+      const inspect = new Queue(JOBS["collect-social-metrics"].queue, { connection: conn, prefix });
       try {
         expect(await waitForSnapshot(target)).toBe(1);
-        const schedulers = await queue.getJobSchedulers();
+        const schedulers = await inspect.getJobSchedulers();
         expect(schedulers.map((s) => [s.key, Number(s.every)])).toEqual([
-          ["social-metrics-hourly", 3_600_000],
+          ["collect-social-metrics", 3_600_000],
         ]);
       } finally {
         await metrics.stop();
-        await queue.obliterate({ force: true });
         await queue.close();
+        await inspect.obliterate({ force: true });
+        await inspect.close();
         conn.disconnect();
       }
     },

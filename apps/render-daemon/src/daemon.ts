@@ -1,8 +1,11 @@
-import { findBrowser, type MediaContext, type RenderContext } from "@site/domain";
+import { findBrowser, sweepOrphanBrowsers } from "@site/browser";
+import type { MediaContext } from "@site/domain/media";
+import type { RenderContext } from "@site/domain/screenshots";
 import type { Consumer } from "@site/queue";
-import type { Runtime } from "@site/runtime";
-import { createRenderMetrics, serveMetrics } from "./metrics.ts";
-import { createRenderPipeline, type RenderPipeline } from "./pipeline.ts";
+import { dependencyChecks, readinessProbe, type Runtime } from "@site/runtime";
+import { createRenderMetrics, serveMetrics } from "./render_metrics.ts";
+import { createRenderPipeline } from "./pipeline.ts";
+import type { RenderPipeline } from "./render_types.ts";
 import { startSweeper } from "./sweeper.ts";
 import { createRenderHandler } from "./worker.ts";
 
@@ -14,8 +17,9 @@ export type RenderDaemon = { metricsUrl: string | null; stop(): Promise<void> };
 
 /**
  * Starts the render daemon on a runtime: a warm pipeline (browser pool + compositor), a queue consumer
- * with RENDER_CONCURRENCY, the sweeper and GET /metrics on RENDER_METRICS_PORT. Without Chromium it
- * takes no jobs (the API answers 501 on such hosts).
+ * with RENDER_CONCURRENCY, the sweeper (every RENDER_SWEEP_EVERY_MS; its first pass takes back renders a
+ * previous process left) and GET /metrics on RENDER_METRICS_PORT. Without Chromium it takes no jobs (the
+ * API answers 501 on such hosts).
  */
 export async function startRenderDaemon(
   rt: Runtime,
@@ -23,9 +27,30 @@ export async function startRenderDaemon(
 ): Promise<RenderDaemon> {
   const log = rt.log.child({ app: "render-daemon" });
   const metrics = createRenderMetrics();
+  let pipeline: RenderPipeline | null = null;
+  let stopping: Promise<void> | null = null;
+  // /healthz and /readyz beside /metrics: database, queue, storage, and a browser to film with.
+  const ready = readinessProbe(
+    {
+      ...dependencyChecks(rt),
+      browser: async () => {
+        if (!pipeline) throw new Error("no Chromium on this host");
+      },
+    },
+    { timeoutMs: rt.config.timeouts.readyCheckMs },
+  );
   const metricsServer =
     rt.config.renderMetricsPort !== null
-      ? serveMetrics({ port: rt.config.renderMetricsPort, metrics, depth: () => rt.queue.depth() })
+      ? serveMetrics({
+          port: rt.config.renderMetricsPort,
+          metrics,
+          depth: () => rt.queue.depth("render-screenshot"),
+          health: {
+            ready,
+            retryAfterSeconds: rt.config.retryAfterSeconds,
+            stopping: () => stopping !== null,
+          },
+        })
       : null;
   if (metricsServer) log.info("metrics listening", { url: metricsServer.url });
   const ctx: MediaContext & RenderContext = {
@@ -36,13 +61,15 @@ export async function startRenderDaemon(
     store: rt.store,
     queue: rt.queue,
   };
-  const sweeper = startSweeper(ctx, { everyMs: opts.sweepEveryMs });
+  const sweeper = startSweeper(ctx, { everyMs: opts.sweepEveryMs, onRefunded: (n) => metrics.refund(n) });
 
-  let pipeline: RenderPipeline | null = null;
   let consumer: Consumer | null = null;
   if (!findBrowser(rt.config.chromiumPath)) {
     log.warn("no Chromium on this host: the render daemon takes no jobs (set CHROMIUM_PATH)");
   } else {
+    // Browsers a previous run of this daemon left (SIGKILL, OOM) are killed before new ones start.
+    const swept = sweepOrphanBrowsers();
+    if (swept.removed > 0) log.info("swept browsers left by a previous run", swept);
     pipeline = await createRenderPipeline({ config: rt.config, log });
     const handler = createRenderHandler({ ctx, pipeline, metrics, log });
     consumer = rt.queue.consume("render-screenshot", handler, { concurrency: rt.config.renderConcurrency });
@@ -52,7 +79,6 @@ export async function startRenderDaemon(
     });
   }
 
-  let stopping: Promise<void> | null = null;
   return {
     metricsUrl: metricsServer?.url ?? null,
     stop() {

@@ -8,9 +8,9 @@ import { createLogger } from "@site/config";
 import { creditLedger, mediaFiles, organizations, screenshotRenders } from "@site/db";
 import { createBullQueue } from "@site/queue";
 import { openFsStore } from "@site/storage";
-import { buildTestApp, type TestApp } from "../../api/src/testing.ts";
+import { buildTestApp, type TestApp, runtimeOf } from "@site/api/testing";
 import { type RenderDaemon, startRenderDaemon } from "./daemon.ts";
-import { html, LANDING, runtimeOf, servePages, until } from "./render_fixture.ts";
+import { html, LANDING, servePages, until } from "@site/browser/testing";
 
 const redisUrl = process.env.TEST_REDIS_URL;
 const SECRET = "test-secret-key-0123456789";

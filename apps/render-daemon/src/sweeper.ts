@@ -1,26 +1,39 @@
-import { type RenderContext, sweepPendingRenders } from "@site/domain";
+import { type RenderContext, sweepPendingRenders } from "@site/domain/screenshots";
 
-/** Every `everyMs`, re-enqueues pending renders whose job vanished (see sweepPendingRenders). */
-export function startSweeper(ctx: RenderContext, opts: { everyMs?: number; staleMs?: number } = {}) {
+/**
+ * Every `everyMs` (RENDER_SWEEP_EVERY_MS, 5 s), checks that each render in progress still has its job, by
+ * job id, and admits waiting renders a lost admission left behind (see sweepPendingRenders, 0472). The
+ * first pass runs at start and looks at every render in progress, however recent: with the in-process
+ * queue nothing but this process can be running them, so a crash leaves nothing pending (issue 18.4).
+ */
+export function startSweeper(
+  ctx: RenderContext,
+  opts: { everyMs?: number; staleMs?: number; onRefunded?: (n: number) => void } = {},
+) {
   let running: Promise<unknown> | null = null;
-  const tick = () => {
+  const tick = (staleMs = opts.staleMs) => {
     if (running) return;
-    running = sweepPendingRenders(ctx, { staleMs: opts.staleMs ?? 5 * 60_000 })
+    running = sweepPendingRenders(ctx, { staleMs })
       .then((r) => {
-        if (r.requeued || r.failed) ctx.log.info("sweeper pass", r);
+        if (r.requeued || r.failed || r.admitted) ctx.log.info("sweeper pass", r);
+        // A render the sweeper fails (tried too often) is refunded with it.
+        if (r.failed) opts.onRefunded?.(r.failed);
       })
-      .catch((err) => ctx.log.warn("sweeper pass failed", { cause: String(err) }))
+      .catch((err) => ctx.log.warn("sweeper pass failed", { cause: err }))
       .finally(() => {
         running = null;
       });
   };
-  const timer = setInterval(tick, opts.everyMs ?? 60_000);
-  // A first pass at start picks up renders orphaned by a previous process (the in-process queue).
-  tick();
+  const timer = setInterval(() => tick(), opts.everyMs ?? ctx.config.renderSweepEveryMs);
+  tick(0);
   return {
     /** Stops the timer and waits for a pass in flight. */
     async stop() {
       clearInterval(timer);
+      await running;
+    },
+    /** Resolves when the pass in flight (the start pass, right after start) has ended. */
+    async settled() {
       await running;
     },
   };

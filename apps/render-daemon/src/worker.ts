@@ -1,7 +1,7 @@
 import type { Logger } from "@site/config";
+import { AppError, publicFailureMessage } from "@site/domain/core";
+import { addLibraryFile, type MediaContext } from "@site/domain/media";
 import {
-  AppError,
-  addLibraryFile,
   beginRenderTry,
   captureKey,
   captureSettingsHash,
@@ -9,35 +9,35 @@ import {
   failRender,
   getScreenshotProject,
   loadBrowserSession,
-  type MediaContext,
+  type RenderContext,
   type RenderOptions,
+  RENDER_TRIES,
+  releaseRenderTry,
   type ScreenshotProject,
   type StoredCapture,
   saveProjectVariant,
   setRenderStage,
   type Variant,
-} from "@site/domain";
+} from "@site/domain/screenshots";
 import { type Job, JobTimeoutError, PermanentJobError } from "@site/queue";
-import type { RenderMetrics, Stage } from "./metrics.ts";
-import type { Capture, CaptureSettings, RenderPipeline } from "./pipeline.ts";
+import type { RenderMetrics, Stage } from "./render_metrics.ts";
+import type { Capture, CaptureSettings, RenderPipeline } from "./render_types.ts";
 
 /** What a render worker uses. */
-export type WorkerDeps = { ctx: MediaContext; pipeline: RenderPipeline; metrics: RenderMetrics; log: Logger };
+export type WorkerDeps = {
+  ctx: MediaContext & RenderContext;
+  pipeline: RenderPipeline;
+  metrics: RenderMetrics;
+  log: Logger;
+};
 
 async function readBytes(stream: ReadableStream<Uint8Array>): Promise<Uint8Array> {
   return new Uint8Array(await new Response(stream).arrayBuffer());
 }
 
-function isPermanent(err: unknown): boolean {
-  if (err instanceof PermanentJobError) return true;
-  if (err instanceof AppError) return err.status < 500;
-  return (err as { permanent?: unknown })?.permanent === true;
-}
-
-/** The message a failed render shows: ours, never a stack or a server path. */
+/** The message a failed render shows: a sentence for users, never an errno, a stack or a server path. */
 function publicMessage(err: unknown): string {
-  const msg = err instanceof Error ? err.message : String(err);
-  return msg.replace(/\/[\w./-]+/g, (p) => (p.startsWith("//") ? p : "…")).slice(0, 300) || "render failed";
+  return publicFailureMessage(err, "The render failed; the credits were refunded.");
 }
 
 /** Which variants this render films, and which one it frames (see decision 0402). */
@@ -71,6 +71,7 @@ export function createRenderHandler(deps: WorkerDeps) {
   return async function handleRenderJob(job: Job<"render-screenshot">): Promise<void> {
     const renderId = job.data.renderId;
     const log = deps.log.child({ jobId: job.id, attempt: job.attempt });
+    const tookAt = performance.now();
     const render = await beginRenderTry(ctx, renderId);
     if (!render) {
       log.info("render is no longer pending; nothing to do");
@@ -91,6 +92,12 @@ export function createRenderHandler(deps: WorkerDeps) {
         localStorage: session?.localStorage,
       });
 
+      // One deadline for the whole film step, every variant together (0471); a shutdown gives the page up.
+      let filmStart = Date.now();
+      const filmLimits = () => ({
+        deadline: filmStart + ctx.config.renderPageDeadlineMs,
+        signal: job.signal,
+      });
       const captures = new Map<Variant, Capture>();
       // Captures are kept on the project while composing goes on; awaited before the render is done.
       const keeping: Promise<void>[] = [];
@@ -109,13 +116,14 @@ export function createRenderHandler(deps: WorkerDeps) {
         await saveProjectVariant(ctx, project.id, v, stored);
       };
       const filmAndKeep = async (v: Variant) => {
-        const cap = await pipeline.film(settings(v));
+        const cap = await pipeline.film(settings(v), filmLimits());
         const kept = keep(v, cap);
         kept.catch(() => {});
         keeping.push(kept);
         captures.set(v, cap);
       };
       let capture = await timed(renderId, "film", async () => {
+        filmStart = Date.now();
         for (const v of plan.film) await filmAndKeep(v);
         const filmed = captures.get(plan.frame);
         if (filmed) return filmed;
@@ -133,6 +141,7 @@ export function createRenderHandler(deps: WorkerDeps) {
       if (!capture) {
         // The stored capture's bytes are gone: film again.
         capture = await timed(renderId, "film", async () => {
+          filmStart = Date.now();
           await filmAndKeep(plan.frame);
           return captures.get(plan.frame) as Capture;
         });
@@ -157,6 +166,10 @@ export function createRenderHandler(deps: WorkerDeps) {
           source: "screenshot",
           alt: `Screenshot of ${host}`,
           baseName: `screenshot-${host}`,
+        }).catch((err) => {
+          // The library refusing the file (storage quota) is a rule, not a fault: trying again cannot help.
+          if (err instanceof AppError) throw new PermanentJobError(err.message, { cause: err });
+          throw err;
         }),
       );
       await Promise.all(keeping);
@@ -167,20 +180,24 @@ export function createRenderHandler(deps: WorkerDeps) {
         warnings: cap.warnings,
       });
       metrics.outcome("done");
+      metrics.observeRender((performance.now() - tookAt) / 1000);
       log.info("render done", { done, width: frame.width, height: frame.height });
     } catch (err) {
       if (job.signal.aborted && !(job.signal.reason instanceof JobTimeoutError)) {
-        // Handed back at shutdown: another daemon runs it again.
+        // Handed back at shutdown: another daemon runs it again, and this try does not count (18.5).
+        await releaseRenderTry(ctx, renderId).catch(() => {});
         metrics.outcome("retried");
         throw err;
       }
-      const final = isPermanent(err) || job.attempt >= job.attempts;
-      log.warn(final ? "render failed for good" : "render try failed; will retry", { cause: String(err) });
+      // One retry policy (the catalog's attempts), counted on the render across re-enqueued jobs (0009).
+      const final =
+        err instanceof PermanentJobError || render.attempts >= RENDER_TRIES || job.attempt >= job.attempts;
+      log.warn(final ? "render failed for good" : "render try failed; will retry", { cause: err });
       if (!final) {
         metrics.outcome("retried");
         throw err;
       }
-      await failRender(ctx, renderId, publicMessage(err));
+      if (await failRender(ctx, renderId, publicMessage(err))) metrics.refund();
       metrics.outcome("failed");
       throw new PermanentJobError(publicMessage(err));
     }

@@ -14,6 +14,8 @@ export type Config = {
   logLevel: "debug" | "info" | "warn" | "error";
   s3: {
     endpoint: string | null;
+    /** S3_PUBLIC_ENDPOINT: the storage's address as clients outside the service network reach it. */
+    publicEndpoint: string | null;
     bucket: string;
     region: string;
     accessKeyId: string;
@@ -28,6 +30,14 @@ export type Config = {
   renderJobLockMs: number;
   /** Port of the render daemon's Prometheus /metrics listener; null: none. */
   renderMetricsPort: number | null;
+  /** Renders of one organization in progress (queued or running) at once; the rest wait (0470). */
+  renderOrgConcurrency: number;
+  /** The whole film step of a render; a page still busy then is killed and the render fails (0471). */
+  renderPageDeadlineMs: number;
+  /** How often the sweeper checks that every render in progress still has its job (0472). */
+  renderSweepEveryMs: number;
+  /** Hosted sign-in browsers of one process, in all and per organization (0473). */
+  loginBrowsers: { total: number; perOrg: number };
   limits: {
     dailyUploads: number;
     dailyFetchAttempts: number;
@@ -38,7 +48,49 @@ export type Config = {
     orgSiteLimit: number;
   };
   fetchAllowHosts: string[];
+  /**
+   * ALLOW_LOCAL_NETWORK_FOR_DEVELOPMENT=1: URL import and filming may reach loopback and private
+   * addresses (this machine, its network). Development only: refused at boot when NODE_ENV=production.
+   */
+  allowLocalNetworkForDevelopment: boolean;
+  /** OPERATOR_TOKEN: opens the queue dashboard (/admin/queues) to operators; null: no dashboard. */
+  operatorToken: string | null;
+  /** MCP_ALLOWED_ORIGINS: browser origins besides PUBLIC_BASE_URL's that may call /mcp. */
+  mcpAllowedOrigins: string[];
+  /** NODE_EXTRA_CA_CERTS: a PEM bundle of extra authorities, trusted by imports (Node) and Chromium. */
+  extraCaFile: string | null;
   socialApiBase: Record<string, string | null>;
+  /** Bounds on waiting for a dependency, so that no request hangs (see decision 0800). */
+  timeouts: {
+    /** Connecting to PostgreSQL. */
+    dbConnectMs: number;
+    /** One SQL statement (server-side statement_timeout); 0: none. */
+    dbStatementMs: number;
+    /** One Redis command of a producer (enqueue, job state, rate limiter). */
+    redisCommandMs: number;
+    /** One request to S3. */
+    storageMs: number;
+    /** Each check of /readyz. */
+    readyCheckMs: number;
+    /** How long SIGTERM lets requests in flight finish before answering the rest 503. */
+    shutdownGraceMs: number;
+    /** The longest a signed PUT to the API may take; temporary files older than this are swept. */
+    uploadTransferMs: number;
+  };
+  /** Connections per process in the PostgreSQL pool. */
+  dbPoolMax: number;
+  /** The Retry-After (seconds) of a 503 for a dependency that is down. */
+  retryAfterSeconds: number;
+  /** How long a verified API key is trusted in process (a revoke reaches every process at once); 0: off. */
+  apiKeyCacheTtlMs: number;
+  /** Requests per API key and window, shared through Redis when REDIS_URL is set; 0: no limit. */
+  rateLimit: { requests: number; windowMs: number };
+  /** How often the media sweeper runs (settles uploads, removes temporary and orphaned files); 0: never. */
+  mediaSweepEveryMs: number;
+  /** How often the sweeper walks the store for orphaned objects, and how old an unclaimed object must be. */
+  mediaOrphans: { everyMs: number; graceMs: number };
+  /** Port of the metrics app's GET /healthz and /readyz; null: none. */
+  metricsHealthPort: number | null;
 };
 
 /** A setting that cannot be parsed: raised at boot, never inside a request. */
@@ -53,6 +105,13 @@ function intSetting(env: Env, name: string, fallback: number, min = 0): number {
   if (!Number.isInteger(n) || n < min)
     throw new ConfigError(`${name} must be an integer >= ${min}, got "${raw}"`);
   return n;
+}
+
+function fileSetting(env: Env, name: string): string | null {
+  const raw = env[name];
+  if (raw === undefined || raw === "") return null;
+  if (!existsSync(raw)) throw new ConfigError(`${name} names a file that does not exist: "${raw}"`);
+  return resolve(raw);
 }
 
 function boolSetting(env: Env, name: string, fallback: boolean): boolean {
@@ -90,6 +149,26 @@ function secretSetting(env: Env, dataDir: string): string {
   return readFileSync(file, "utf8").trim();
 }
 
+/** MCP_ALLOWED_ORIGINS: comma-separated http(s) origins (scheme, host, port; no path), normalized. */
+function originsSetting(env: Env, name: string): string[] {
+  const out: string[] = [];
+  for (const raw of (env[name] || "")
+    .split(",")
+    .map((s) => s.trim())
+    .filter(Boolean)) {
+    let url: URL;
+    try {
+      url = new URL(raw);
+    } catch {
+      throw new ConfigError(`${name}: "${raw}" is not an origin (like https://app.example.com)`);
+    }
+    if (!["http:", "https:"].includes(url.protocol) || url.pathname !== "/" || url.search || url.hash)
+      throw new ConfigError(`${name}: "${raw}" is not an http(s) origin (scheme, host and port only)`);
+    out.push(url.origin);
+  }
+  return out;
+}
+
 const PLATFORMS = ["instagram", "threads", "x", "linkedin", "reddit", "tiktok"] as const;
 
 /** Parses the environment into one Config, throwing ConfigError with the setting's name. */
@@ -105,6 +184,7 @@ export function loadConfig(env: Env = process.env): Config {
   const s3 = s3Bucket
     ? {
         endpoint: urlSetting(env, "S3_ENDPOINT", ["http:", "https:"]),
+        publicEndpoint: urlSetting(env, "S3_PUBLIC_ENDPOINT", ["http:", "https:"]),
         bucket: s3Bucket,
         region: env.S3_REGION || "us-east-1",
         accessKeyId: env.S3_ACCESS_KEY_ID || "",
@@ -112,6 +192,14 @@ export function loadConfig(env: Env = process.env): Config {
         forcePathStyle: boolSetting(env, "S3_FORCE_PATH_STYLE", false),
       }
     : null;
+  const allowLocalNetworkForDevelopment = boolSetting(env, "ALLOW_LOCAL_NETWORK_FOR_DEVELOPMENT", false);
+  if (allowLocalNetworkForDevelopment && env.NODE_ENV === "production")
+    throw new ConfigError(
+      "ALLOW_LOCAL_NETWORK_FOR_DEVELOPMENT=1 lets the server fetch and film private addresses: it is refused when NODE_ENV=production",
+    );
+  const operatorToken = env.OPERATOR_TOKEN || null;
+  if (operatorToken !== null && operatorToken.length < 24)
+    throw new ConfigError("OPERATOR_TOKEN must be at least 24 characters (it opens the queue dashboard)");
   const socialApiBase: Record<string, string | null> = {};
   for (const p of PLATFORMS)
     socialApiBase[p] = urlSetting(env, `SOCIAL_API_BASE_${p.toUpperCase()}`, ["http:", "https:"]);
@@ -133,6 +221,13 @@ export function loadConfig(env: Env = process.env): Config {
     queuePrefix: env.QUEUE_PREFIX || "site",
     renderJobLockMs: intSetting(env, "RENDER_JOB_LOCK_MS", 30_000, 500),
     renderMetricsPort: env.RENDER_METRICS_PORT ? intSetting(env, "RENDER_METRICS_PORT", 0, 0) : null,
+    renderOrgConcurrency: intSetting(env, "RENDER_ORG_CONCURRENCY", 2, 1),
+    renderPageDeadlineMs: intSetting(env, "RENDER_PAGE_DEADLINE_MS", 20_000, 1000),
+    renderSweepEveryMs: intSetting(env, "RENDER_SWEEP_EVERY_MS", 5_000, 100),
+    loginBrowsers: {
+      total: intSetting(env, "LOGIN_BROWSERS_MAX", 4, 1),
+      perOrg: intSetting(env, "LOGIN_BROWSERS_PER_ORG", 1, 1),
+    },
     limits: {
       dailyUploads: intSetting(env, "MEDIA_DAILY_UPLOAD_LIMIT", 200),
       dailyFetchAttempts: intSetting(env, "MEDIA_DAILY_FETCH_ATTEMPT_LIMIT", 50),
@@ -146,6 +241,32 @@ export function loadConfig(env: Env = process.env): Config {
       .split(",")
       .map((h) => h.trim().toLowerCase())
       .filter(Boolean),
+    allowLocalNetworkForDevelopment,
+    operatorToken,
+    mcpAllowedOrigins: originsSetting(env, "MCP_ALLOWED_ORIGINS"),
+    extraCaFile: fileSetting(env, "NODE_EXTRA_CA_CERTS"),
     socialApiBase,
+    timeouts: {
+      dbConnectMs: intSetting(env, "DB_CONNECT_TIMEOUT_MS", 3000, 100),
+      dbStatementMs: intSetting(env, "DB_STATEMENT_TIMEOUT_MS", 15_000),
+      redisCommandMs: intSetting(env, "REDIS_COMMAND_TIMEOUT_MS", 2000, 50),
+      storageMs: intSetting(env, "STORAGE_TIMEOUT_MS", 10_000, 100),
+      readyCheckMs: intSetting(env, "READY_CHECK_TIMEOUT_MS", 1000, 50),
+      shutdownGraceMs: intSetting(env, "SHUTDOWN_GRACE_MS", 15_000),
+      uploadTransferMs: intSetting(env, "UPLOAD_TRANSFER_TIMEOUT_MS", 600_000, 1000),
+    },
+    dbPoolMax: intSetting(env, "DB_POOL_MAX", 10, 1),
+    retryAfterSeconds: intSetting(env, "RETRY_AFTER_SECONDS", 5, 1),
+    apiKeyCacheTtlMs: intSetting(env, "API_KEY_CACHE_TTL_MS", 30_000),
+    rateLimit: {
+      requests: intSetting(env, "RATE_LIMIT_REQUESTS", 0),
+      windowMs: intSetting(env, "RATE_LIMIT_WINDOW_MS", 60_000, 1000),
+    },
+    mediaSweepEveryMs: intSetting(env, "MEDIA_SWEEP_EVERY_MS", 30_000),
+    mediaOrphans: {
+      everyMs: intSetting(env, "MEDIA_ORPHAN_SWEEP_EVERY_MS", 600_000),
+      graceMs: intSetting(env, "MEDIA_ORPHAN_GRACE_MS", 900_000, 1000),
+    },
+    metricsHealthPort: env.METRICS_HEALTH_PORT ? intSetting(env, "METRICS_HEALTH_PORT", 0, 0) : null,
   };
 }

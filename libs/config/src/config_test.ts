@@ -1,5 +1,5 @@
 import { describe, expect, test } from "bun:test";
-import { mkdtempSync, readFileSync } from "node:fs";
+import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { ConfigError, loadConfig } from "./config.ts";
@@ -25,6 +25,19 @@ describe("configuration is read once, with the contract's defaults", () => {
       orgSiteLimit: 25,
     });
     expect(c.fetchAllowHosts).toEqual([]);
+    expect(c.mcpAllowedOrigins).toEqual([]);
+  });
+
+  test("MCP_ALLOWED_ORIGINS lists origins, normalized; a path or another scheme fails at boot", () => {
+    const c = loadConfig({ ...base, MCP_ALLOWED_ORIGINS: "https://App.Example.com, http://127.0.0.1:5173/" });
+    expect(c.mcpAllowedOrigins).toEqual(["https://app.example.com", "http://127.0.0.1:5173"]);
+    expect(() => loadConfig({ ...base, MCP_ALLOWED_ORIGINS: "https://a.example/path" })).toThrow(
+      /MCP_ALLOWED_ORIGINS/,
+    );
+    expect(() => loadConfig({ ...base, MCP_ALLOWED_ORIGINS: "ftp://a.example" })).toThrow(
+      /MCP_ALLOWED_ORIGINS/,
+    );
+    expect(() => loadConfig({ ...base, MCP_ALLOWED_ORIGINS: "*" })).toThrow(/MCP_ALLOWED_ORIGINS/);
   });
 
   test("a bad value fails at boot naming the setting", () => {
@@ -60,5 +73,26 @@ describe("configuration is read once, with the contract's defaults", () => {
     expect(first.length).toBeGreaterThanOrEqual(32);
     expect(loadConfig({ DATA_DIR: dir }).secretKey).toBe(first);
     expect(readFileSync(join(dir, "secret.key"), "utf8").trim()).toBe(first);
+  });
+
+  test("NODE_EXTRA_CA_CERTS names the extra CA bundle the browsers trust; a missing file fails at boot", () => {
+    expect(loadConfig(base).extraCaFile).toBeNull();
+    const dir = mkdtempSync(join(tmpdir(), "config-ca-"));
+    const file = join(dir, "ca.pem");
+    writeFileSync(file, "-----BEGIN CERTIFICATE-----\n");
+    expect(loadConfig({ ...base, NODE_EXTRA_CA_CERTS: file }).extraCaFile).toBe(file);
+    expect(() => loadConfig({ ...base, NODE_EXTRA_CA_CERTS: join(dir, "nope.pem") })).toThrow(ConfigError);
+  });
+});
+
+describe("ALLOW_LOCAL_NETWORK_FOR_DEVELOPMENT", () => {
+  test("is off by default, on when set, and refused at boot when NODE_ENV=production", () => {
+    expect(loadConfig(base).allowLocalNetworkForDevelopment).toBe(false);
+    expect(
+      loadConfig({ ...base, ALLOW_LOCAL_NETWORK_FOR_DEVELOPMENT: "1" }).allowLocalNetworkForDevelopment,
+    ).toBe(true);
+    expect(() =>
+      loadConfig({ ...base, ALLOW_LOCAL_NETWORK_FOR_DEVELOPMENT: "1", NODE_ENV: "production" }),
+    ).toThrow(/refused when NODE_ENV=production/);
   });
 });

@@ -11,19 +11,30 @@ import {
 import { createServer } from "node:net";
 import { dirname, join } from "node:path";
 import postgres from "postgres";
+import {
+  bootstrapCluster,
+  clusterUrl,
+  type EmbeddedSecrets,
+  loadSecrets,
+  SECRETS_FILE,
+  writePrivateFile,
+} from "./embedded_roles.ts";
 
 /** A running embedded PostgreSQL, shared by the processes of one machine through `DATA_DIR/pg.json`. */
 export type EmbeddedServer = {
+  /** The service's URL: a role that is not a superuser and owns only its database. */
   url: string;
   /** True when this process started the server (and will stop it on release). */
   owned: boolean;
+  /**
+   * The bootstrap superuser's URL (maintenance database), read from `DATA_DIR/pg-secrets.json` (0600):
+   * for tooling that must create databases (the test-database helper), never for the service.
+   */
+  superuserUrl(): string;
   release(): Promise<void>;
 };
 
 type Record_ = { url: string; pid: number };
-
-const USER = "postgres";
-const PASSWORD = "postgres";
 
 async function reachable(url: string): Promise<boolean> {
   const sql = postgres(url, { max: 1, connect_timeout: 2, onnotice: () => {} });
@@ -103,10 +114,16 @@ async function withStartLock<T>(lockFile: string, fn: () => Promise<T>): Promise
 export async function startEmbeddedPostgres(dataDir: string): Promise<EmbeddedServer> {
   mkdirSync(dataDir, { recursive: true });
   const recordFile = join(dataDir, "pg.json");
+  const superuserUrl = (url: string) => () => {
+    const secrets = JSON.parse(readFileSync(join(dataDir, SECRETS_FILE), "utf8")) as EmbeddedSecrets;
+    const port = Number(new URL(url).port);
+    return clusterUrl(port, secrets.superuser.user, secrets.superuser.password, "postgres");
+  };
   const joinExisting = async (): Promise<EmbeddedServer | null> => {
     if (!existsSync(recordFile)) return null;
     const rec = JSON.parse(readFileSync(recordFile, "utf8")) as Record_;
-    if (await reachable(rec.url)) return { url: rec.url, owned: false, release: async () => {} };
+    if (await reachable(rec.url))
+      return { url: rec.url, owned: false, superuserUrl: superuserUrl(rec.url), release: async () => {} };
     return null;
   };
   const existing = await joinExisting();
@@ -121,11 +138,13 @@ export async function startEmbeddedPostgres(dataDir: string): Promise<EmbeddedSe
     accessSync(dataDir, constants.W_OK);
     const port = await freePort();
     const logs: string[] = [];
+    const clusterExists = existsSync(join(databaseDir, "PG_VERSION"));
+    const { secrets, initPassword } = loadSecrets(dataDir, clusterExists);
     const pg = new EmbeddedPostgres({
       databaseDir,
       port,
-      user: USER,
-      password: PASSWORD,
+      user: secrets.superuser.user,
+      password: initPassword,
       persistent: true,
       createPostgresUser: process.getuid?.() === 0,
       initdbFlags: ["--encoding=UTF8"],
@@ -144,7 +163,7 @@ export async function startEmbeddedPostgres(dataDir: string): Promise<EmbeddedSe
       onError: (m: unknown) => logs.push(String(m)),
     });
     try {
-      if (!existsSync(join(databaseDir, "PG_VERSION"))) await pg.initialise();
+      if (!clusterExists) await pg.initialise();
       // A server killed with its parent may leave a stale postmaster.pid; PostgreSQL itself
       // checks that pid and starts over it when the process is gone.
       await pg.start();
@@ -153,12 +172,20 @@ export async function startEmbeddedPostgres(dataDir: string): Promise<EmbeddedSe
         `embedded PostgreSQL failed to start: ${String(err ?? "")} ${logs.slice(-5).join(" ")}`.trim(),
       );
     }
-    const url = `postgres://${USER}:${PASSWORD}@127.0.0.1:${port}/postgres`;
-    writeFileSync(recordFile, JSON.stringify({ url, pid: process.pid } satisfies Record_));
+    let url: string;
+    try {
+      url = await bootstrapCluster(dataDir, port, secrets);
+    } catch (err) {
+      await pg.stop().catch(() => {});
+      throw new Error(`embedded PostgreSQL: setting up the service role failed: ${(err as Error).message}`);
+    }
+    // Only this machine user may read the service's credentials.
+    writePrivateFile(recordFile, JSON.stringify({ url, pid: process.pid } satisfies Record_));
     let released = false;
     return {
       url,
       owned: true,
+      superuserUrl: superuserUrl(url),
       release: async () => {
         if (released) return;
         released = true;

@@ -1,3 +1,5 @@
+import { isLocalNetworkReason, LOCAL_NETWORK_HINT } from "./local_network.ts";
+
 /** Why an address or URL may not be fetched, or null when it may. */
 export type BlockReason = string | null;
 
@@ -125,8 +127,23 @@ export function classifyIp(address: string): BlockReason {
   return "not an IP address";
 }
 
-/** A URL target after the pure checks: host, port, and the literal address when the host is one. */
-export type FetchTarget = { url: URL; host: string; port: number; literal: string | null; exempt: boolean };
+/** True for an address the development switch opens (loopback, private, unique local). */
+export function isLocalNetworkAddress(ip: string): boolean {
+  return isLocalNetworkReason(classifyIp(ip));
+}
+
+/**
+ * A URL target after the pure checks: host, port, and the literal address when the host is one;
+ * `localNetwork` when the development switch lets loopback and private addresses through.
+ */
+export type FetchTarget = {
+  url: URL;
+  host: string;
+  port: number;
+  literal: string | null;
+  exempt: boolean;
+  localNetwork?: boolean;
+};
 
 /** Why a URL cannot be a fetch target: bad URL (invalid) or a disallowed host (blocked). */
 export class TargetError extends Error {
@@ -151,16 +168,22 @@ export function isExemptHost(host: string, port: number, allowHosts: readonly st
  * IP literal in any spelling (decimal, octal, hex, short IPv4; mapped, NAT64, 6to4, Teredo IPv6) nor
  * `localhost`. Host names still need their resolved addresses checked with classifyIp.
  */
-export function checkFetchTarget(raw: string, allowHosts: readonly string[] = []): FetchTarget {
+export function checkFetchTarget(
+  raw: string,
+  allowHosts: readonly string[] = [],
+  opts: { localNetwork?: boolean } = {},
+): FetchTarget {
   let url: URL;
   try {
     url = new URL(raw);
   } catch {
     throw new TargetError("invalid", "not a valid URL");
   }
-  if (url.protocol !== "https:") throw new TargetError("invalid", "only https URLs can be fetched");
+  // Development switch: plain http too, for local servers (resolvePinned keeps it to local addresses).
+  const http = url.protocol === "http:" && opts.localNetwork === true;
+  if (url.protocol !== "https:" && !http) throw new TargetError("invalid", "only https URLs can be fetched");
   if (url.username || url.password) throw new TargetError("invalid", "URLs with credentials are refused");
-  const port = url.port ? Number(url.port) : 443;
+  const port = url.port ? Number(url.port) : http ? 80 : 443;
   let host = url.hostname.toLowerCase();
   if (host.startsWith("[") && host.endsWith("]")) host = host.slice(1, -1);
   host = host.replace(/\.$/, "");
@@ -170,18 +193,20 @@ export function checkFetchTarget(raw: string, allowHosts: readonly string[] = []
   // The WHATWG parser already turns decimal/octal/hex/short IPv4 forms into dotted quads; parse loosely anyway.
   const v4 = v6 ? null : parseIPv4(host);
   const literal = v6 ? host : v4 ? v4.join(".") : null;
+  const local = opts.localNetwork === true;
+  const open = (why: BlockReason) => why === null || (local && isLocalNetworkReason(why));
   if (!exempt) {
     if (v6) {
       const why = classifyIPv6(v6);
-      if (why) throw new TargetError("blocked", `address not allowed: ${why}`);
+      if (!open(why)) throw new TargetError("blocked", `address not allowed: ${why}; ${LOCAL_NETWORK_HINT}`);
     } else if (v4) {
       const why = classifyIPv4(v4);
-      if (why) throw new TargetError("blocked", `address not allowed: ${why}`);
-    } else if (host === "localhost" || host.endsWith(".localhost") || !host.includes(".")) {
-      throw new TargetError("blocked", "host not allowed: local names are refused");
+      if (!open(why)) throw new TargetError("blocked", `address not allowed: ${why}; ${LOCAL_NETWORK_HINT}`);
+    } else if (!local && (host === "localhost" || host.endsWith(".localhost") || !host.includes("."))) {
+      throw new TargetError("blocked", `host not allowed: local names are refused; ${LOCAL_NETWORK_HINT}`);
     } else if (/^[0-9.]+$/.test(host) || /(^|\.)0x[0-9a-f]*$/i.test(host)) {
       throw new TargetError("blocked", "host not allowed: numeric host that is not an IPv4 address");
     }
   }
-  return { url, host, port, literal, exempt };
+  return { url, host, port, literal, exempt, ...(local ? { localNetwork: true } : {}) };
 }

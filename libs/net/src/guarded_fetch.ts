@@ -1,7 +1,18 @@
 import { lookup } from "node:dns/promises";
-import type { IncomingMessage } from "node:http";
+import { type IncomingMessage, request as httpRequest } from "node:http";
 import { type RequestOptions, request } from "node:https";
 import { checkFetchTarget, classifyIp, type FetchTarget, TargetError } from "./address.ts";
+import {
+  connectionError,
+  dnsError,
+  type FetchStage,
+  GuardedFetchError,
+  STAGE_WORDS,
+} from "./fetch_errors.ts";
+
+import { isLocalNetworkReason, LOCAL_NETWORK_HINT } from "./local_network.ts";
+
+export { GuardedFetchError } from "./fetch_errors.ts";
 
 /** Limits of one guarded fetch. */
 export type GuardedFetchOptions = {
@@ -14,49 +25,62 @@ export type GuardedFetchOptions = {
   /** FETCH_ALLOW_HOSTS: `host:port` entries exempt from the public-address rule (tests only). */
   allowHosts?: readonly string[];
   /**
+   * ALLOW_LOCAL_NETWORK_FOR_DEVELOPMENT: loopback and private addresses are allowed too, and plain
+   * http to them (never to a public address). Development only; refused at boot in production.
+   */
+  localNetwork?: boolean;
+  /**
    * Extra trusted CA certificates (PEM) for this fetch. Production leaves it unset and relies on the
    * system store plus NODE_EXTRA_CA_CERTS; in-process tests pass their self-signed CA here.
    */
   tls?: { ca?: string | string[] };
   /** Sent as the Accept header. */
   accept?: string;
+  /** Name resolution; default the system resolver. Tests inject one (names that fail or point anywhere). */
+  resolve?: Resolver;
 };
-
-/** Why a guarded fetch failed; `kind` maps to the API's error codes. */
-export class GuardedFetchError extends Error {
-  readonly kind:
-    | "invalid_url"
-    | "blocked"
-    | "too_large"
-    | "timeout"
-    | "too_many_redirects"
-    | "http_status"
-    | "network";
-  constructor(kind: GuardedFetchError["kind"], message: string) {
-    super(message);
-    this.name = "GuardedFetchError";
-    this.kind = kind;
-  }
-}
 
 /** What a guarded fetch brought back. */
 export type FetchedBody = { url: string; status: number; contentType: string | null; body: Uint8Array };
 
+/** Every address a host name resolves to (the system resolver by default; tests inject their own). */
+export type Resolver = (host: string) => Promise<{ address: string; family: number }[]>;
+
+/** The system resolver (getaddrinfo), every answer in the order it gave them. */
+export const systemResolver: Resolver = (host) => lookup(host, { all: true, verbatim: true });
+
 /** Resolves a checked target once: every address must be public (unless exempt); the first is the one to pin. */
-export async function resolvePinned(target: FetchTarget): Promise<{ address: string; family: 4 | 6 }> {
-  if (target.literal) return { address: target.literal, family: target.literal.includes(":") ? 6 : 4 };
+export async function resolvePinned(
+  target: FetchTarget,
+  resolve: Resolver = systemResolver,
+): Promise<{ address: string; family: 4 | 6 }> {
+  const plainHttpToPublic = (why: string | null) =>
+    !why && target.url.protocol === "http:"
+      ? new GuardedFetchError("invalid_url", "only https URLs can be fetched from public addresses")
+      : null;
+  if (target.literal) {
+    const refused = plainHttpToPublic(classifyIp(target.literal));
+    if (refused) throw refused;
+    return { address: target.literal, family: target.literal.includes(":") ? 6 : 4 };
+  }
   let found: { address: string; family: number }[];
   try {
-    found = await lookup(target.host, { all: true, verbatim: true });
-  } catch {
-    throw new GuardedFetchError("network", `could not resolve ${target.host}`);
+    found = await resolve(target.host);
+  } catch (err) {
+    throw dnsError(target.host, err);
   }
-  if (found.length === 0) throw new GuardedFetchError("network", `could not resolve ${target.host}`);
+  if (found.length === 0)
+    throw dnsError(target.host, Object.assign(new Error("no addresses"), { code: "ENODATA" }));
   if (!target.exempt) {
     for (const a of found) {
       const why = classifyIp(a.address);
-      if (why)
-        throw new GuardedFetchError("blocked", `${target.host} resolves to a non-public address: ${why}`);
+      if (why && !(target.localNetwork && isLocalNetworkReason(why)))
+        throw new GuardedFetchError(
+          "blocked",
+          `${target.host} resolves to a non-public address: ${why}; ${LOCAL_NETWORK_HINT}`,
+        );
+      const refused = plainHttpToPublic(why);
+      if (refused) throw refused;
     }
   }
   const first = found[0]!;
@@ -67,14 +91,20 @@ type Hop =
   | { kind: "redirect"; location: string }
   | { kind: "body"; status: number; contentType: string | null; length: number | null; res: IncomingMessage };
 
+const hostPortOf = (target: FetchTarget) =>
+  `${target.host.includes(":") ? `[${target.host}]` : target.host}:${target.port}`;
+
 function fetchOnce(
   target: FetchTarget,
   pinned: { address: string; family: 4 | 6 },
   opts: GuardedFetchOptions,
-  onRequest: (destroy: (err: Error) => void) => void,
+  progress: { stage: FetchStage; destroy: ((err: Error) => void) | null },
 ): Promise<Hop> {
+  // Plain http only ever reaches a local address (development switch; see resolvePinned).
+  const send = target.url.protocol === "http:" ? httpRequest : request;
   return new Promise<Hop>((resolve, reject) => {
-    const req = request(
+    progress.stage = "connecting";
+    const req = send(
       {
         host: target.host,
         servername: target.literal ? undefined : target.host,
@@ -89,6 +119,7 @@ function fetchOnce(
           o?.all ? cb(null, [pinned]) : cb(null, pinned.address, pinned.family)) as RequestOptions["lookup"],
       },
       (res: IncomingMessage) => {
+        progress.stage = "reading";
         const status = res.statusCode ?? 0;
         const location = res.headers.location;
         if (status >= 300 && status < 400 && location) {
@@ -117,10 +148,16 @@ function fetchOnce(
         });
       },
     );
-    onRequest((err) => req.destroy(err));
-    req.on("error", (err) =>
-      reject(err instanceof GuardedFetchError ? err : new GuardedFetchError("network", err.message)),
-    );
+    progress.destroy = (err) => req.destroy(err);
+    req.on("socket", (socket) => {
+      socket.once("connect", () => {
+        progress.stage = "handshake";
+      });
+      socket.once("secureConnect", () => {
+        progress.stage = "waiting";
+      });
+    });
+    req.on("error", (err) => reject(connectionError(hostPortOf(target), target.host, err, progress.stage)));
     req.end();
   });
 }
@@ -141,16 +178,19 @@ export type GuardedStream = {
  * body streams with the size cap applied as it flows; one deadline covers the whole fetch and body.
  */
 export async function guardedFetchStream(url: string, opts: GuardedFetchOptions): Promise<GuardedStream> {
-  let destroyCurrent: ((err: Error) => void) | null = null;
+  const progress: { stage: FetchStage; destroy: ((err: Error) => void) | null } = {
+    stage: "resolving",
+    destroy: null,
+  };
   let failBody: ((err: Error) => void) | null = null;
   let timer: ReturnType<typeof setTimeout> | undefined;
   const deadline = new Promise<never>((_, reject) => {
     timer = setTimeout(() => {
       const err = new GuardedFetchError(
         "timeout",
-        `the remote host did not answer within ${opts.timeoutMs} ms`,
+        `the remote host did not answer within ${opts.timeoutMs} ms (${STAGE_WORDS[progress.stage]})`,
       );
-      destroyCurrent?.(err);
+      progress.destroy?.(err);
       failBody?.(err);
       reject(err);
     }, opts.timeoutMs);
@@ -161,17 +201,17 @@ export async function guardedFetchStream(url: string, opts: GuardedFetchOptions)
     for (let hop = 0; ; hop++) {
       let target: FetchTarget;
       try {
-        target = checkFetchTarget(current, opts.allowHosts ?? []);
+        target = checkFetchTarget(current, opts.allowHosts ?? [], { localNetwork: opts.localNetwork });
       } catch (err) {
         if (err instanceof TargetError)
           throw new GuardedFetchError(err.kind === "blocked" ? "blocked" : "invalid_url", err.message);
         throw err;
       }
-      const pinned = await resolvePinned(target);
-      const out = await fetchOnce(target, pinned, opts, (d) => {
-        destroyCurrent = d;
-      });
-      if (out.kind === "body") return { ...out, url: current };
+      progress.stage = "resolving";
+      const pinned = await resolvePinned(target, opts.resolve);
+      const out = await fetchOnce(target, pinned, opts, progress);
+      if (out.kind === "body")
+        return { ...out, url: current, host: target.host, hostPort: hostPortOf(target) };
       if (hop >= opts.maxRedirects)
         throw new GuardedFetchError("too_many_redirects", `more than ${opts.maxRedirects} redirects`);
       current = new URL(out.location, current).toString();
@@ -210,9 +250,15 @@ export async function guardedFetchStream(url: string, opts: GuardedFetchOptions)
           if ((controller.desiredSize ?? 1) <= 0) res.pause();
         });
         res.on("end", () => finish());
-        res.on("error", (err) => finish(new GuardedFetchError("network", err.message)));
+        res.on("error", (err) => finish(connectionError(hop.hostPort, hop.host, err, "reading")));
         res.on("close", () => {
-          if (!res.complete) finish(new GuardedFetchError("network", "the connection closed early"));
+          if (!res.complete)
+            finish(
+              new GuardedFetchError(
+                "network",
+                `${hop.hostPort} closed the connection before the body was complete`,
+              ),
+            );
         });
       },
       pull() {

@@ -1,6 +1,7 @@
 /**
- * The one job catalog: every job's name, payload shape (ids only, never secrets), attempts, backoff and
- * timeout. The producer (API) and the consumer (render daemon) both import it.
+ * The one job catalog: every job's name, queue, payload shape (ids only, never secrets), retry policy
+ * (attempts, backoff), timeout and, for a repeatable job, its period. The producers (API, metrics
+ * schedule) and the consumers (render daemon, metrics app) all import it.
  */
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
@@ -8,14 +9,24 @@ const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 /** The payload of a screenshot render job: the render's id and nothing else. */
 export type RenderScreenshotPayload = { renderId: string };
 
+/** The payload of a job that needs nothing (a scheduled pass). */
+export type EmptyPayload = Record<string, never>;
+
 /** How one kind of job is run. */
 export type JobSpec<P> = {
-  /** Tries in all, the first included. */
+  /** The queue its jobs wait in; a consumer of one job kind never sees another's. */
+  queue: string;
+  /**
+   * Tries in all, the first included: the job's one retry policy. A failure thrown as PermanentJobError
+   * ends it at once; a try handed back at shutdown is not counted.
+   */
   attempts: number;
   /** Exponential backoff between tries: delay * 2^(try-1) ms. */
   backoffMs: number;
   /** A try that runs longer is aborted and counts as a transient failure. */
   timeoutMs: number;
+  /** For a repeatable job: one run per period across every process sharing the queue. */
+  repeatEveryMs?: number;
   /** Checks a payload; throws on anything but the declared ids. */
   parse(data: unknown): P;
 };
@@ -30,14 +41,38 @@ function parseRenderPayload(data: unknown): RenderScreenshotPayload {
   return { renderId: d.renderId };
 }
 
+function parseEmptyPayload(data: unknown): EmptyPayload {
+  if (!data || typeof data !== "object" || Array.isArray(data) || Object.keys(data).length > 0)
+    throw new TypeError("payload must be an empty object");
+  return {};
+}
+
 /** Every job the system runs. */
 export const JOBS = {
+  /**
+   * One screenshot render. Three tries in all, counted on the render itself (beginRenderTry) so that a
+   * re-enqueued job does not start a new budget: the worker makes the third try final and the sweeper
+   * fails a render that reached it (decision 0009).
+   */
   "render-screenshot": {
+    queue: "renders",
     attempts: 3,
     backoffMs: 2000,
     timeoutMs: 120_000,
     parse: parseRenderPayload,
   } satisfies JobSpec<RenderScreenshotPayload>,
+  /**
+   * The hourly social snapshot pass. One try: a failed pass is not retried, the next period's pass takes
+   * every stage still due (captureDueSnapshots works from what is due, not from what was missed).
+   */
+  "collect-social-metrics": {
+    queue: "social-metrics",
+    attempts: 1,
+    backoffMs: 60_000,
+    timeoutMs: 30 * 60_000,
+    repeatEveryMs: 3_600_000,
+    parse: parseEmptyPayload,
+  } satisfies JobSpec<EmptyPayload>,
 } as const;
 
 /** A job's name. */
@@ -45,6 +80,11 @@ export type JobName = keyof typeof JOBS;
 
 /** The payload type of a job. */
 export type JobPayload<N extends JobName> = ReturnType<(typeof JOBS)[N]["parse"]>;
+
+/** The spec of a job, typed loosely enough to read its optional fields. */
+export function jobSpec(name: JobName): JobSpec<unknown> {
+  return JOBS[name];
+}
 
 /** The delay before try `attempt + 1` after try `attempt` failed. */
 export function backoffDelay(name: JobName, attempt: number): number {

@@ -1,7 +1,9 @@
+import { hostname } from "node:os";
 import type { Logger } from "@site/config";
-import { backoffDelay, JOBS, type JobName } from "./jobs.ts";
+import { backoffDelay, JOBS, type JobName, jobSpec } from "./jobs.ts";
 import {
   type Consumer,
+  HandBackError,
   type Job,
   type JobState,
   PermanentJobError,
@@ -31,17 +33,21 @@ type Runner = {
 /** Finished jobs kept for `state`, as BullMQ's removeOnComplete/removeOnFail trimming does. */
 const KEEP_FINISHED = 1000;
 
+/** Job ids are per job kind, as in BullMQ where each kind has its own queue. */
+const keyOf = (name: JobName, jobId: string) => `${name}\u0000${jobId}`;
+
 /** The in-process driver: jobs live in this process's memory (the embedded default, one machine). */
 export function createMemoryQueue(opts: { log: Logger }): RenderQueue {
   const jobs = new Map<string, Entry>();
   const timers = new Set<ReturnType<typeof setTimeout>>();
+  const schedules = new Set<ReturnType<typeof setInterval>>();
   const runners = new Set<Runner>();
 
   const trim = () => {
     const finished = [...jobs.values()].filter((j) => j.state === "completed" || j.state === "failed");
     if (finished.length <= KEEP_FINISHED) return;
     finished.sort((a, b) => a.finishedAt - b.finishedAt);
-    for (const j of finished.slice(0, finished.length - KEEP_FINISHED)) jobs.delete(j.id);
+    for (const j of finished.slice(0, finished.length - KEEP_FINISHED)) jobs.delete(keyOf(j.name, j.id));
   };
 
   const pump = () => {
@@ -85,7 +91,7 @@ export function createMemoryQueue(opts: { log: Logger }): RenderQueue {
           if (permanent || entry.attempt >= spec.attempts) {
             entry.state = "failed";
             entry.finishedAt = Date.now();
-            opts.log.warn("job failed", { jobId: entry.id, attempt: entry.attempt, cause: String(err) });
+            opts.log.warn("job failed", { jobId: entry.id, attempt: entry.attempt, cause: err });
             return;
           }
           entry.state = "delayed";
@@ -112,8 +118,9 @@ export function createMemoryQueue(opts: { log: Logger }): RenderQueue {
     driver: "memory",
     async enqueue(name, data, { jobId }) {
       JOBS[name].parse(data);
-      if (jobs.has(jobId)) return;
-      jobs.set(jobId, { id: jobId, name, data, state: "waiting", attempt: 0, finishedAt: 0, run: 0 });
+      const key = keyOf(name, jobId);
+      if (jobs.has(key)) return;
+      jobs.set(key, { id: jobId, name, data, state: "waiting", attempt: 0, finishedAt: 0, run: 0 });
       queueMicrotask(pump);
     },
     consume(name, handler, o = {}) {
@@ -134,13 +141,13 @@ export function createMemoryQueue(opts: { log: Logger }): RenderQueue {
             await new Promise((r) => setTimeout(r, 20));
           // Hand back what is still running: the job waits again for another consumer.
           for (const [id, ctl] of runner.running) {
-            const entry = jobs.get(id);
+            const entry = jobs.get(keyOf(runner.name, id));
             if (entry && entry.state === "active") {
               entry.state = "waiting";
               entry.attempt -= 1;
               entry.run += 1;
             }
-            ctl.abort(new Error("consumer closed"));
+            ctl.abort(new HandBackError());
           }
           runners.delete(runner);
           queueMicrotask(pump);
@@ -148,19 +155,46 @@ export function createMemoryQueue(opts: { log: Logger }): RenderQueue {
       };
       return consumer;
     },
-    async depth() {
+    async schedule(name, o = {}) {
+      const everyMs = o.everyMs ?? jobSpec(name).repeatEveryMs;
+      if (!everyMs) throw new TypeError(`${name} is not a repeatable job`);
+      // One job per period slot: its id names the slot, so a slow pass is never queued twice.
+      const timer = setInterval(() => {
+        const slot = Math.floor(Date.now() / everyMs);
+        void queue.enqueue(name, {} as never, { jobId: `every-${everyMs}-${slot}` });
+      }, everyMs);
+      schedules.add(timer);
+    },
+    async stats(name) {
+      const mine = [...jobs.values()].filter((j) => j.name === name);
+      const count = (state: Entry["state"]) => mine.filter((j) => j.state === state).length;
+      return {
+        waiting: count("waiting"),
+        delayed: count("delayed"),
+        active: count("active"),
+        failed: count("failed"),
+        completed: count("completed"),
+        consumers: [...runners]
+          .filter((r) => !r.closed && r.name === name)
+          .map(() => ({ name: `${hostname()}:${process.pid} (in process)` })),
+      };
+    },
+    async depth(name) {
       let n = 0;
-      for (const j of jobs.values()) if (j.state === "waiting" || j.state === "delayed") n++;
+      for (const j of jobs.values())
+        if (j.name === name && (j.state === "waiting" || j.state === "delayed")) n++;
       return n;
     },
-    async state(jobId) {
-      return jobs.get(jobId)?.state ?? "missing";
+    async state(name, jobId) {
+      return jobs.get(keyOf(name, jobId))?.state ?? "missing";
     },
-    async remove(jobId) {
-      const entry = jobs.get(jobId);
-      if (entry && entry.state !== "active") jobs.delete(jobId);
+    async remove(name, jobId) {
+      const entry = jobs.get(keyOf(name, jobId));
+      if (entry && entry.state !== "active") jobs.delete(keyOf(name, jobId));
     },
     async close() {
+      for (const t of schedules) clearInterval(t);
+      schedules.clear();
       for (const t of timers) clearTimeout(t);
       timers.clear();
       for (const r of runners) {

@@ -9,6 +9,7 @@ export function openRenderQueue(opts: {
   log: Logger;
   prefix?: string;
   lockDurationMs?: number;
+  commandTimeoutMs?: number;
 }): RenderQueue {
   if (!opts.redisUrl) return createMemoryQueue({ log: opts.log });
   return createBullQueue({ ...opts, redisUrl: opts.redisUrl });

@@ -2,7 +2,7 @@ import { afterEach, describe, expect, test } from "bun:test";
 import { createLogger } from "@site/config";
 import { createBullQueue } from "./bullmq.ts";
 import { createMemoryQueue } from "./memory.ts";
-import { PermanentJobError, type RenderQueue } from "./queue.ts";
+import { HandBackError, PermanentJobError, type RenderQueue } from "./queue.ts";
 
 const log = createLogger("silent" as never);
 const redisUrl = process.env.TEST_REDIS_URL;
@@ -54,7 +54,7 @@ for (const [driver, skip, make] of drivers) {
         seen.push({ id: job.id, data: job.data, attempt: job.attempt });
       });
       await q.enqueue("render-screenshot", { renderId: id }, { jobId: id });
-      await until(async () => (await q.state(id)) === "completed");
+      await until(async () => (await q.state("render-screenshot", id)) === "completed");
       expect(seen).toEqual([{ id, data: { renderId: id }, attempt: 1 }]);
     });
 
@@ -63,12 +63,12 @@ for (const [driver, skip, make] of drivers) {
       const id = uuid();
       await q.enqueue("render-screenshot", { renderId: id }, { jobId: id });
       await q.enqueue("render-screenshot", { renderId: id }, { jobId: id });
-      expect(await q.depth()).toBe(1);
+      expect(await q.depth("render-screenshot")).toBe(1);
       let runs = 0;
       q.consume("render-screenshot", async () => {
         runs++;
       });
-      await until(async () => (await q.state(id)) === "completed");
+      await until(async () => (await q.state("render-screenshot", id)) === "completed");
       expect(runs).toBe(1);
     });
 
@@ -78,7 +78,7 @@ for (const [driver, skip, make] of drivers) {
       await expect(
         q.enqueue("render-screenshot", { renderId: id, cookie: "secret" } as never, { jobId: id }),
       ).rejects.toThrow();
-      expect(await q.state(id)).toBe("missing");
+      expect(await q.state("render-screenshot", id)).toBe("missing");
     });
 
     test("a transient failure is retried with backoff and then succeeds", async () => {
@@ -90,7 +90,7 @@ for (const [driver, skip, make] of drivers) {
         if (job.attempt === 1) throw new Error("flaky");
       });
       await q.enqueue("render-screenshot", { renderId: id }, { jobId: id });
-      await until(async () => (await q.state(id)) === "completed");
+      await until(async () => (await q.state("render-screenshot", id)) === "completed");
       expect(attempts).toEqual([1, 2]);
     });
 
@@ -103,7 +103,7 @@ for (const [driver, skip, make] of drivers) {
         throw new PermanentJobError("bad input");
       });
       await q.enqueue("render-screenshot", { renderId: id }, { jobId: id });
-      await until(async () => (await q.state(id)) === "failed");
+      await until(async () => (await q.state("render-screenshot", id)) === "failed");
       expect(runs).toBe(1);
     });
 
@@ -111,7 +111,7 @@ for (const [driver, skip, make] of drivers) {
       const q = open();
       const ids = [uuid(), uuid(), uuid(), uuid()];
       for (const id of ids) await q.enqueue("render-screenshot", { renderId: id }, { jobId: id });
-      expect(await q.depth()).toBe(4);
+      expect(await q.depth("render-screenshot")).toBe(4);
       let running = 0;
       let peak = 0;
       let release: () => void = () => {};
@@ -129,34 +129,67 @@ for (const [driver, skip, make] of drivers) {
         { concurrency: 2 },
       );
       await until(() => running === 2);
-      expect(await q.depth()).toBe(2);
+      expect(await q.depth("render-screenshot")).toBe(2);
       release();
       await until(async () =>
-        (await Promise.all(ids.map((id) => q.state(id)))).every((s) => s === "completed"),
+        (await Promise.all(ids.map((id) => q.state("render-screenshot", id)))).every(
+          (s) => s === "completed",
+        ),
       );
       expect(peak).toBe(2);
     });
 
-    test("a consumer closed mid-job hands it back and another consumer finishes it", async () => {
+    test("a consumer closed mid-job hands it back, uncounted, and another consumer finishes it", async () => {
       const q = open();
       const id = uuid();
       let startedFirst = false;
+      let reason: unknown = null;
       const first = q.consume("render-screenshot", async (job) => {
         startedFirst = true;
         await new Promise((_, reject) =>
-          job.signal.addEventListener("abort", () => reject(job.signal.reason)),
+          job.signal.addEventListener("abort", () => {
+            reason = job.signal.reason;
+            reject(job.signal.reason);
+          }),
         );
       });
       await q.enqueue("render-screenshot", { renderId: id }, { jobId: id });
       await until(() => startedFirst);
       await first.close({ graceMs: 50 });
-      let finishedBy = "";
-      q.consume("render-screenshot", async () => {
-        finishedBy = "second";
+      expect(reason).toBeInstanceOf(HandBackError);
+      // Waiting again at once: no backoff, no attempt used.
+      expect(await q.state("render-screenshot", id)).toBe("waiting");
+      const seen: number[] = [];
+      q.consume("render-screenshot", async (job) => {
+        seen.push(job.attempt);
       });
-      await until(async () => (await q.state(id)) === "completed", 15_000);
-      expect(finishedBy).toBe("second");
+      await until(async () => (await q.state("render-screenshot", id)) === "completed", 15_000);
+      expect(seen).toEqual([1]);
     }, 20_000);
+
+    test("a job handed back three times still has all its attempts", async () => {
+      const q = open();
+      const id = uuid();
+      await q.enqueue("render-screenshot", { renderId: id }, { jobId: id });
+      for (let i = 0; i < 3; i++) {
+        let started = false;
+        const c = q.consume("render-screenshot", async (job) => {
+          started = true;
+          await new Promise((_, reject) =>
+            job.signal.addEventListener("abort", () => reject(job.signal.reason)),
+          );
+        });
+        await until(() => started);
+        await c.close({ graceMs: 20 });
+      }
+      const attempts: number[] = [];
+      q.consume("render-screenshot", async (job) => {
+        attempts.push(job.attempt);
+        if (job.attempt < 3) throw new Error("flaky");
+      });
+      await until(async () => (await q.state("render-screenshot", id)) === "completed", 20_000);
+      expect(attempts).toEqual([1, 2, 3]);
+    }, 30_000);
 
     test("a finished job can be removed and enqueued again", async () => {
       const q = open();
@@ -166,11 +199,47 @@ for (const [driver, skip, make] of drivers) {
         runs++;
       });
       await q.enqueue("render-screenshot", { renderId: id }, { jobId: id });
-      await until(async () => (await q.state(id)) === "completed");
-      await q.remove(id);
-      expect(await q.state(id)).toBe("missing");
+      await until(async () => (await q.state("render-screenshot", id)) === "completed");
+      await q.remove("render-screenshot", id);
+      expect(await q.state("render-screenshot", id)).toBe("missing");
       await q.enqueue("render-screenshot", { renderId: id }, { jobId: id });
       await until(() => runs === 2);
+    });
+
+    test("a repeatable job runs once per period from its schedule, one at a time", async () => {
+      const q = open();
+      let runs = 0;
+      let running = 0;
+      let overlap = false;
+      q.consume("collect-social-metrics", async (job) => {
+        expect(job.data).toEqual({});
+        running++;
+        overlap ||= running > 1;
+        runs++;
+        await new Promise((r) => setTimeout(r, 20));
+        running--;
+      });
+      await q.schedule("collect-social-metrics", { everyMs: 250 });
+      await until(() => runs >= 2, 10_000);
+      expect(overlap).toBe(false);
+      // Starting the schedule again (a second process) does not double it.
+      await q.schedule("collect-social-metrics", { everyMs: 250 });
+    });
+
+    test("job kinds wait in their own queues: a consumer never takes another kind, ids are per kind", async () => {
+      const q = open();
+      const id = uuid();
+      const seen: string[] = [];
+      q.consume("collect-social-metrics", async (job) => {
+        seen.push(job.name);
+      });
+      await q.enqueue("render-screenshot", { renderId: id }, { jobId: id });
+      await q.enqueue("collect-social-metrics", {}, { jobId: id });
+      await until(async () => (await q.state("collect-social-metrics", id)) === "completed");
+      expect(seen).toEqual(["collect-social-metrics"]);
+      expect(await q.state("render-screenshot", id)).toBe("waiting");
+      expect(await q.depth("render-screenshot")).toBe(1);
+      await expect(q.schedule("render-screenshot")).rejects.toThrow("not a repeatable job");
     });
   });
 }

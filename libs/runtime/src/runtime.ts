@@ -1,6 +1,6 @@
-import { type Config, createLogger, loadConfig, systemClock } from "@site/config";
+import { type Config, createLogger, type Logger, loadConfig, systemClock } from "@site/config";
 import { migrateDatabase, openDatabase } from "@site/db";
-import type { Context } from "@site/domain";
+import type { Context } from "@site/domain/core";
 import { openRenderQueue, type RenderQueue } from "@site/queue";
 import { type ObjectStore, openObjectStore } from "@site/storage";
 
@@ -17,16 +17,30 @@ export type Runtime = Context & {
   close(): Promise<void>;
 };
 
+/** Says loudly, at every start, that the address guard is opened for development. */
+function warnLocalNetwork(log: Logger): void {
+  const line = "!".repeat(100);
+  process.stderr.write(
+    `${line}\n!! ALLOW_LOCAL_NETWORK_FOR_DEVELOPMENT=1: URL import and filming may reach THIS MACHINE and its\n!! private network (loopback, 10/8, 172.16/12, 192.168/16, fc00::/7). Development only; never expose\n!! this server. Cloud metadata (link-local) stays blocked.\n${line}\n`,
+  );
+  log.warn("address guard opened for development: loopback and private addresses allowed", {
+    setting: "ALLOW_LOCAL_NETWORK_FOR_DEVELOPMENT",
+  });
+}
+
 /** Opens the database (migrating it when `migrate`), and returns the context every app is built from. */
 export async function openRuntime(
   opts: { config?: Config; migrate?: boolean; dbMax?: number } = {},
 ): Promise<Runtime> {
   const config = opts.config ?? loadConfig();
   const log = createLogger(config.logLevel);
+  if (config.allowLocalNetworkForDevelopment) warnLocalNetwork(log);
   const handle = await openDatabase({
     databaseUrl: config.databaseUrl,
     dataDir: config.dataDir,
-    max: opts.dbMax,
+    max: opts.dbMax ?? config.dbPoolMax,
+    connectTimeoutMs: config.timeouts.dbConnectMs,
+    statementTimeoutMs: config.timeouts.dbStatementMs,
   });
   if (opts.migrate !== false) await migrateDatabase(handle);
   const closers: (() => Promise<void>)[] = [() => handle.close()];
@@ -35,6 +49,7 @@ export async function openRuntime(
     log,
     prefix: config.queuePrefix,
     lockDurationMs: config.renderJobLockMs,
+    commandTimeoutMs: config.timeouts.redisCommandMs,
   });
   closers.push(() => queue.close());
   const store = openObjectStore(config);
@@ -50,7 +65,7 @@ export async function openRuntime(
     queue,
     close: async () => {
       for (const close of closers.reverse())
-        await close().catch((err) => log.error("close failed", { cause: String(err) }));
+        await close().catch((err) => log.error("close failed", { cause: err }));
     },
   };
 }

@@ -1,5 +1,5 @@
 import { createHash, createHmac, randomBytes, timingSafeEqual } from "node:crypto";
-import { mkdir, open, readdir, readFile, rename, rm, stat, writeFile } from "node:fs/promises";
+import { mkdir, open, readdir, readFile, rename, rm, stat, unlink, writeFile } from "node:fs/promises";
 import { dirname, join, resolve, sep } from "node:path";
 import {
   assertSafeKey,
@@ -8,6 +8,7 @@ import {
   type PresignedPut,
   type PutBody,
   StoreError,
+  storeErrorOf,
 } from "./object_store.ts";
 
 /** Settings of the local-disk driver. */
@@ -87,7 +88,20 @@ export function openFsStore(opts: FsStoreOptions): ObjectStore {
     };
   }
 
+  /** A failing disk becomes StoreError("full" | "unavailable"): never an errno or a path upward. */
   async function put(
+    key: string,
+    body: PutBody,
+    o: { contentType: string; size?: number; maxBytes?: number },
+  ): Promise<ObjectInfo> {
+    try {
+      return await putRaw(key, body, o);
+    } catch (err) {
+      throw storeErrorOf(err) ?? err;
+    }
+  }
+
+  async function putRaw(
     key: string,
     body: PutBody,
     o: { contentType: string; size?: number; maxBytes?: number },
@@ -157,8 +171,12 @@ export function openFsStore(opts: FsStoreOptions): ObjectStore {
       return { info, body: blob.stream(), blob };
     },
     async delete(key) {
-      await rm(dataPath(key), { force: true });
-      await rm(metaPath(key), { force: true });
+      try {
+        await rm(dataPath(key), { force: true });
+        await rm(metaPath(key), { force: true });
+      } catch (err) {
+        throw storeErrorOf(err) ?? err;
+      }
     },
     async *list(prefix) {
       // Walk from the deepest whole directory of the prefix, then filter by the full prefix.
@@ -210,6 +228,45 @@ export function openFsStore(opts: FsStoreOptions): ObjectStore {
       if (opts.maxPutBytes !== undefined && n > opts.maxPutBytes)
         throw new StoreError("too_large", `body is over ${opts.maxPutBytes} bytes`);
       return put(key, req.body ?? new Uint8Array(0), { contentType: ct, size: n });
+    },
+    async checkWritable() {
+      const tmpDir = join(root, ".tmp");
+      const probe = join(tmpDir, `probe-${randomBytes(6).toString("hex")}`);
+      try {
+        await mkdir(tmpDir, { recursive: true });
+        // A few blocks, not an empty file: creating an inode can succeed on a disk with no space.
+        await writeFile(probe, new Uint8Array(16 * 1024));
+      } catch (err) {
+        throw (
+          storeErrorOf(err) ??
+          new StoreError("unavailable", "the object store cannot be written", { cause: err })
+        );
+      } finally {
+        await unlink(probe).catch(() => {});
+      }
+    },
+    async sweepTemporary(olderThan) {
+      const tmpDir = join(root, ".tmp");
+      let names: string[];
+      try {
+        names = await readdir(tmpDir);
+      } catch {
+        return 0;
+      }
+      let removed = 0;
+      for (const name of names) {
+        const p = join(tmpDir, name);
+        try {
+          const st = await stat(p);
+          if (st.isFile() && st.mtime < olderThan) {
+            await unlink(p);
+            removed++;
+          }
+        } catch {
+          // Gone already (its write finished or another sweeper took it).
+        }
+      }
+      return removed;
     },
     async close() {},
   };

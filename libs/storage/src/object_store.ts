@@ -62,11 +62,25 @@ export interface ObjectStore {
       body: ReadableStream<Uint8Array> | null;
     },
   ): Promise<ObjectInfo>;
+  /**
+   * Proves the store can take a write now (writes and removes a small probe object); throws
+   * StoreError("full" | "unavailable") when it cannot. /readyz calls it with a short bound.
+   */
+  checkWritable(): Promise<void>;
+  /**
+   * Removes the temporary files of writes that never finished (a process killed mid-transfer) when
+   * they are older than `olderThan`; returns how many. Only stores that keep such files (fs) have it.
+   */
+  sweepTemporary?(olderThan: Date): Promise<number>;
   /** Releases clients and sockets. */
   close(): Promise<void>;
 }
 
-/** Why a store refused: the key, a length, or a presigned PUT's signature. */
+/**
+ * Why a store refused: the key, a length, or a presigned PUT's signature; or the store itself cannot
+ * work right now: `full` (no space, quota of the disk), `unavailable` (read-only, unreachable, a 5xx,
+ * a timeout). The message of those two is a sentence for operators' logs; `cause` keeps the original.
+ */
 export class StoreError extends Error {
   readonly reason:
     | "invalid_key"
@@ -74,12 +88,38 @@ export class StoreError extends Error {
     | "size_mismatch"
     | "bad_signature"
     | "expired"
-    | "bad_content_type";
-  constructor(reason: StoreError["reason"], message: string) {
-    super(message);
+    | "bad_content_type"
+    | "full"
+    | "unavailable";
+  constructor(reason: StoreError["reason"], message: string, opts?: { cause?: unknown }) {
+    super(message, opts);
     this.name = "StoreError";
     this.reason = reason;
   }
+}
+
+/** True for a StoreError saying the store cannot work right now (full or unavailable), not a bad request. */
+export function isStoreDown(err: unknown): boolean {
+  return err instanceof StoreError && (err.reason === "full" || err.reason === "unavailable");
+}
+
+// errno codes of a disk that cannot take a write, and of one that cannot be reached at all.
+const FULL_CODES = new Set(["ENOSPC", "EDQUOT", "EFBIG"]);
+const DOWN_CODES = new Set(["EROFS", "EIO", "ENXIO", "ESTALE", "ENODEV", "EMFILE", "ENFILE"]);
+
+/**
+ * The StoreError a raw file-system failure means: `full` for ENOSPC/EDQUOT, `unavailable` for a
+ * read-only or failing disk; null for anything else (a bug, or a missing file the caller handles).
+ */
+export function storeErrorOf(err: unknown): StoreError | null {
+  if (err instanceof StoreError) return err;
+  const code = (err as { code?: unknown } | null)?.code;
+  if (typeof code !== "string") return null;
+  if (FULL_CODES.has(code))
+    return new StoreError("full", "the object store has no space left", { cause: err });
+  if (DOWN_CODES.has(code))
+    return new StoreError("unavailable", "the object store cannot be written", { cause: err });
+  return null;
 }
 
 const SEGMENT = /^[A-Za-z0-9][A-Za-z0-9._-]{0,254}$/;

@@ -5,7 +5,7 @@ import { join } from "node:path";
 import { openFsStore } from "./fs_store.ts";
 import { isSafeKey, type ObjectStore, StoreError } from "./object_store.ts";
 import { openS3Store } from "./s3_store.ts";
-import { startTestS3 } from "./s3_test_server.ts";
+import { startTestS3 } from "../testing/s3_server.ts";
 
 type Driver = { name: string; open(): Promise<{ store: ObjectStore; stop(): Promise<void> }> };
 
@@ -164,5 +164,39 @@ describe.each(drivers)("ObjectStore conformance: $name", (driver) => {
       expect(r.status).toBe(200);
     }
     expect(await store.head(key)).toMatchObject({ size: 2048, contentType: "image/png" });
+  });
+});
+
+describe("S3_PUBLIC_ENDPOINT", () => {
+  test("presigned URLs name the public endpoint, and a PUT through it lands in the bucket", async () => {
+    const s3 = await startTestS3();
+    // The same s3rver, reached by another name: what a proxy or a published port looks like to clients.
+    const publicEndpoint = s3.options.endpoint!.replace("127.0.0.1", "localhost");
+    const store = openS3Store({ ...s3.options, publicEndpoint });
+    const internal = openS3Store(s3.options);
+    try {
+      const data = bytes(512);
+      const key = "site-media/p/public.png";
+      const signed = await store.presignPut(key, {
+        contentType: "image/png",
+        size: data.length,
+        expiresInSeconds: 60,
+      });
+      expect(signed.url).toStartWith(`${publicEndpoint}/${s3.options.bucket}/${key}?`);
+      const plain = await internal.presignPut(key, {
+        contentType: "image/png",
+        size: 1,
+        expiresInSeconds: 60,
+      });
+      expect(plain.url).toStartWith(`${s3.options.endpoint}/`);
+      const r = await fetch(signed.url, { method: "PUT", headers: signed.headers, body: data });
+      expect(r.status).toBe(200);
+      // The service itself still talks to the internal endpoint.
+      expect(await store.head(key)).toMatchObject({ size: 512, contentType: "image/png" });
+    } finally {
+      await store.close();
+      await internal.close();
+      await s3.stop();
+    }
   });
 });

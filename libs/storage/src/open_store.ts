@@ -9,7 +9,7 @@ export const MAX_MEDIA_BYTES = 10485760;
 
 /** Opens the store the configuration names: S3 when S3_* is set, else DATA_DIR/objects. */
 export function openObjectStore(config: Config, opts: { now?: () => Date } = {}): ObjectStore {
-  if (config.s3) return openS3Store(config.s3);
+  if (config.s3) return openS3Store({ ...config.s3, timeoutMs: config.timeouts.storageMs });
   return openFsStore({
     root: join(config.dataDir, "objects"),
     publicBaseUrl: config.publicBaseUrl,

@@ -1,7 +1,9 @@
 import { Elysia } from "elysia";
-import { AppError, authorizeMediaRead, receiveSignedUpload, SESSION_COOKIE } from "@site/domain";
+import { AppError, SESSION_COOKIE } from "@site/domain/core";
+import { authorizeMediaRead, receiveSignedUpload } from "@site/domain/media";
 import type { ByteRange } from "@site/storage";
 import type { AppDeps } from "../deps.ts";
+import { errorResponses } from "../schemas.ts";
 
 const PREFIX = "/api/media/";
 
@@ -29,6 +31,55 @@ export function parseRange(header: string | null, size: number): ByteRange | nul
   const start = Number(m[1]);
   const end = m[2] === "" ? size - 1 : Math.min(Number(m[2]), size - 1);
   return start < size && start <= end ? { start, end } : null;
+}
+
+const IMAGE_TYPES = ["image/jpeg", "image/png", "image/webp", "image/gif"];
+
+/** Credentials and conditional headers of a media read, as OpenAPI parameters. */
+const READ_PARAMETERS = [
+  {
+    name: "k",
+    in: "query",
+    required: false,
+    schema: { type: "string" },
+    description: "a grant (member or visitor) minted by the API for this key",
+  },
+  {
+    name: "t",
+    in: "query",
+    required: false,
+    schema: { type: "string" },
+    description: "a share token (`bun run admin media:share`)",
+  },
+  {
+    name: SESSION_COOKIE,
+    in: "cookie",
+    required: false,
+    schema: { type: "string" },
+    description: "a member's session cookie",
+  },
+  {
+    name: "Range",
+    in: "header",
+    required: false,
+    schema: { type: "string", examples: ["bytes=0-99"] },
+    description: "one byte range",
+  },
+  { name: "If-None-Match", in: "header", required: false, schema: { type: "string" } },
+  { name: "If-Range", in: "header", required: false, schema: { type: "string" } },
+];
+
+const BYTES = { schema: { type: "string", contentMediaType: "application/octet-stream" } };
+
+/** The answers of a media read: the bytes (whole or a range), not modified, or the contract's errors. */
+function readResponses(head: boolean) {
+  const body = head ? {} : { content: { "*/*": BYTES } };
+  return {
+    200: { description: "The file (its stored image type)", ...body },
+    206: { description: "The requested byte range", ...body },
+    304: { description: "Not modified (If-None-Match matched the ETag)" },
+    ...errorResponses(403, 404),
+  };
 }
 
 /** The delivery route: GET/HEAD /api/media/<key> behind grants, and the local signed PUT. */
@@ -74,11 +125,20 @@ export function deliveryRoutes(deps: AppDeps) {
     .get("/api/media/*", ({ request }) => serve(request, false), {
       detail: {
         summary: "Deliver a media file (k grant, t share token, session cookie; identity assets public)",
+        description:
+          "No bearer token. Range, ETag/If-None-Match and If-Range are supported; answers carry nosniff and a sandboxing CSP.",
         tags: ["delivery"],
-      },
+        parameters: READ_PARAMETERS,
+        responses: readResponses(false),
+      } as never,
     })
     .head("/api/media/*", ({ request }) => serve(request, true), {
-      detail: { summary: "Headers of a media file, same credentials as GET", tags: ["delivery"] },
+      detail: {
+        summary: "Headers of a media file, same credentials as GET",
+        tags: ["delivery"],
+        parameters: READ_PARAMETERS,
+        responses: readResponses(true),
+      } as never,
     })
     .put(
       "/api/media/*",
@@ -95,8 +155,41 @@ export function deliveryRoutes(deps: AppDeps) {
         parse: "none",
         detail: {
           summary: "Receive the bytes of a signed upload (local-disk storage only)",
+          description:
+            "The `upload.url` of POST /api/v1/sites/{siteId}/media/upload, with exactly its `upload.headers`; no bearer token (the URL is signed). With S3 storage the URL is a presigned S3 PUT instead.",
           tags: ["delivery"],
-        },
+          parameters: ["X-Expires", "X-Content-Type", "X-Size", "X-Signature"].map((name) => ({
+            name,
+            in: "query",
+            required: true,
+            schema: { type: "string" },
+            description: "from the signed upload URL",
+          })),
+          requestBody: {
+            required: true,
+            description: "the image bytes; Content-Type exactly as signed",
+            content: Object.fromEntries(IMAGE_TYPES.map((type) => [type, BYTES])),
+          },
+          responses: {
+            200: {
+              description: "The file landed and passed the type check",
+              content: {
+                "application/json": {
+                  schema: {
+                    type: "object",
+                    required: ["publicUrl", "path", "name"],
+                    properties: {
+                      publicUrl: { type: "string", description: "the /api/media/<key> path to persist" },
+                      path: { type: "string" },
+                      name: { type: "string" },
+                    },
+                  },
+                },
+              },
+            },
+            ...errorResponses(400, 403, 404, 429),
+          },
+        } as never,
       },
     );
 }

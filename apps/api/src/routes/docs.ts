@@ -1,6 +1,6 @@
 import { dirname, join } from "node:path";
-import { swagger } from "@elysiajs/swagger";
 import { Elysia } from "elysia";
+import { buildOpenApiDocument } from "../openapi_document.ts";
 
 // The package exports no path to its browser bundle; find it beside its entry point.
 const SCALAR_JS = join(
@@ -9,9 +9,56 @@ const SCALAR_JS = join(
   "standalone.js",
 );
 
-/** OpenAPI at /swagger/json and its UI at /swagger, whose script is served from the installed package. */
-export function docsRoutes() {
-  return new Elysia()
+// Offline-friendly: no hosted AI, MCP generator or deploy toolbar (they call Scalar's cloud); the bearer
+// scheme is preselected so "Try it" sends the key.
+const SCALAR_CONFIG = {
+  withDefaultFonts: false,
+  hideClientButton: true,
+  showDeveloperTools: "never",
+  agent: { disabled: true },
+  mcp: { disabled: true },
+  authentication: { preferredSecurityScheme: "bearerAuth" },
+};
+
+function uiPage(): string {
+  const config = JSON.stringify(SCALAR_CONFIG).replace(/'/g, "&#39;");
+  return `<!doctype html>
+<html lang="en">
+  <head>
+    <meta charset="utf-8" />
+    <meta name="viewport" content="width=device-width, initial-scale=1" />
+    <title>Site Content API</title>
+    <style>body { margin: 0; }</style>
+  </head>
+  <body>
+    <script id="api-reference" data-url="/swagger/json" data-configuration='${config}'></script>
+    <script src="/swagger/assets/standalone.js"></script>
+  </body>
+</html>`;
+}
+
+/**
+ * OpenAPI 3.1 at /swagger/json (generated from the routes' schemas by @elysiajs/openapi, then finished
+ * by `buildOpenApiDocument`) and its UI at /swagger, whose script is served from the installed package.
+ */
+export function docsRoutes(opts: { publicBaseUrl: string }) {
+  const docs = new Elysia({ name: "docs" });
+  let cached: unknown = null;
+  return docs
+    .get(
+      "/swagger",
+      () => new Response(uiPage(), { headers: { "content-type": "text/html; charset=utf-8" } }),
+      { detail: { hide: true } },
+    )
+    .get(
+      "/swagger/json",
+      () => {
+        // Built at the first request, when the app has all its routes (the generator reads them all).
+        cached ??= buildOpenApiDocument(docs, opts);
+        return cached;
+      },
+      { detail: { hide: true } },
+    )
     .get(
       "/swagger/assets/standalone.js",
       () =>
@@ -22,39 +69,5 @@ export function docsRoutes() {
           },
         }),
       { detail: { hide: true } },
-    )
-    .use(
-      swagger({
-        path: "/swagger",
-        scalarCDN: "/swagger/assets/standalone.js",
-        // Offline-friendly: no hosted AI, MCP generator or deploy toolbar (they call Scalar's cloud);
-        // the bearer scheme is preselected so "Try it" sends the key.
-        scalarConfig: {
-          withDefaultFonts: false,
-          hideClientButton: true,
-          showDeveloperTools: "never",
-          agent: { disabled: true },
-          mcp: { disabled: true },
-          authentication: { preferredSecurityScheme: "bearerAuth" },
-        } as never,
-        exclude: ["/swagger/assets/standalone.js"],
-        documentation: {
-          info: {
-            title: "Site Content API",
-            version: "1.0.0",
-            description:
-              "Create sites, fill their media library with real files, render web pages into 3D device mockups and read social performance. All paths under /api/v1 need `Authorization: Bearer <API_KEY>`; errors are `{error:{code,message,details?}}`.",
-          },
-          components: { securitySchemes: { bearerAuth: { type: "http", scheme: "bearer" } } },
-          tags: [
-            { name: "sites", description: "Sites and templates" },
-            { name: "pages", description: "Pages of a site" },
-            { name: "media", description: "The media library and delivery" },
-            { name: "screenshots", description: "Product screenshots in 3D device mockups" },
-            { name: "social", description: "Social accounts, posts and performance" },
-            { name: "operations", description: "Health" },
-          ],
-        },
-      }),
     );
 }

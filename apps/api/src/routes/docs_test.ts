@@ -2,8 +2,9 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { existsSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import SwaggerParser from "@apidevtools/swagger-parser";
 import puppeteer from "puppeteer-core";
-import { buildTestApp, type TestApp } from "../testing.ts";
+import { buildTestApp, type TestApp } from "../../testing/mod.ts";
 
 let h: TestApp;
 beforeAll(async () => {
@@ -11,23 +12,55 @@ beforeAll(async () => {
 });
 afterAll(() => h.close());
 
-type OpenApi = {
-  paths: Record<string, Record<string, { responses: Record<string, unknown>; requestBody?: unknown }>>;
+type Operation = {
+  responses: Record<string, { description?: string; content?: Record<string, unknown>; headers?: any }>;
+  requestBody?: { content: Record<string, unknown> };
+  parameters?: { name: string; in: string; schema: unknown }[];
+  security?: unknown[];
+  "x-error-codes"?: string[];
 };
+type OpenApi = { openapi: string; paths: Record<string, Record<string, Operation>> };
+
+async function liveDocument(): Promise<OpenApi> {
+  const res = await h.call("GET", "/swagger/json");
+  expect(res.status).toBe(200);
+  return (await res.json()) as OpenApi;
+}
+
+function operations(doc: OpenApi): [string, Operation][] {
+  return Object.entries(doc.paths).flatMap(([path, item]) =>
+    Object.entries(item).map(
+      ([method, op]) => [`${method.toUpperCase()} ${path}`, op] as [string, Operation],
+    ),
+  );
+}
+
+/** Every schema object below `value`, depth first. */
+function* schemas(value: unknown): Generator<Record<string, any>> {
+  if (Array.isArray(value)) for (const v of value) yield* schemas(v);
+  else if (value && typeof value === "object") {
+    yield value as Record<string, any>;
+    for (const v of Object.values(value)) yield* schemas(v);
+  }
+}
 
 describe("OpenAPI document", () => {
-  test("documents every API route with its success and error responses", async () => {
-    const res = await h.call("GET", "/swagger/json");
-    expect(res.status).toBe(200);
-    const doc = (await res.json()) as OpenApi;
+  test("a real validator (@apidevtools/swagger-parser) accepts it as OpenAPI 3.1", async () => {
+    const doc = await liveDocument();
+    expect(doc.openapi).toMatch(/^3\.1\./);
+    // validate() dereferences in place: give it a copy.
+    await SwaggerParser.validate(structuredClone(doc) as never);
+  });
+
+  test("documents every API route, the delivery route and the signed-upload PUT included", async () => {
+    const doc = await liveDocument();
     const routes = (h.app.routes as { method: string; path: string }[]).filter(
-      (r) => r.path.startsWith("/api/") && r.method !== "OPTIONS",
+      (r) => (r.path.startsWith("/api/") || r.path === "/mcp") && !["OPTIONS", "WS"].includes(r.method),
     );
     expect(routes.length).toBeGreaterThan(5);
     for (const r of routes) {
-      const path = r.path.replace(/:(\w+)/g, "{$1}").replace(/\/\*$/, "/{*}");
+      const path = r.path.replace(/:(\w+)/g, "{$1}").replace(/\/\*$/, "/{key}");
       const op = doc.paths[path]?.[r.method.toLowerCase()];
-      if (!op && r.path.includes("*")) continue; // wildcard routes are documented by their own files
       expect(op, `${r.method} ${r.path} is documented`).toBeDefined();
       const statuses = Object.keys(op!.responses);
       expect(
@@ -36,13 +69,86 @@ describe("OpenAPI document", () => {
       ).toBe(true);
       if (path.startsWith("/api/v1/") && !path.startsWith("/api/v1/public/")) {
         expect(statuses, `${r.method} ${r.path} documents 401`).toContain("401");
+        expect(op!.security, `${r.method} ${r.path} names its security`).toBeDefined();
       }
     }
+    for (const method of ["get", "head", "put"]) {
+      const op = doc.paths["/api/media/{key}"]?.[method];
+      expect(op, `${method} /api/media/{key}`).toBeDefined();
+      expect(op!.parameters!.find((p) => p.name === "key")?.in).toBe("path");
+    }
+    const get = doc.paths["/api/media/{key}"]!.get!;
+    expect(get.parameters!.map((p) => p.name)).toEqual(expect.arrayContaining(["k", "t", "Range"]));
+    expect(Object.keys(get.responses)).toEqual(expect.arrayContaining(["200", "206", "304", "403", "404"]));
+    const put = doc.paths["/api/media/{key}"]!.put!;
+    expect(Object.keys(put.requestBody!.content)).toContain("image/png");
+    expect(put.parameters!.map((p) => p.name)).toContain("X-Signature");
+  });
+
+  test("one response content type, a description on every response, numbers as numbers", async () => {
+    const doc = await liveDocument();
+    for (const [name, op] of operations(doc)) {
+      for (const [status, response] of Object.entries(op.responses)) {
+        expect(response.description, `${name} ${status} has a description`).toBeTruthy();
+        const types = Object.keys(response.content ?? {});
+        expect(types.length, `${name} ${status}: ${types.join(", ")}`).toBeLessThanOrEqual(1);
+        if (status >= "400") expect(types, `${name} ${status} is JSON`).not.toContain("text/plain");
+      }
+      const body = Object.keys(op.requestBody?.content ?? {});
+      expect(
+        body.filter((t) => t === "multipart/form-data" || t === "text/plain"),
+        name,
+      ).toEqual([]);
+    }
+    for (const s of schemas(doc.paths)) {
+      if (!Array.isArray(s.anyOf)) continue;
+      const coercible = s.anyOf.filter(
+        (x: any) => x?.type === "string" && (/integer|numeric/.test(x.format) || x.pattern === "^[0-9]*$"),
+      );
+      expect(coercible, `no anyOf string|number left: ${JSON.stringify(s).slice(0, 200)}`).toEqual([]);
+    }
+    const limit = doc.paths["/api/v1/sites"]!.get!.parameters!.find((p) => p.name === "limit")!;
+    expect(limit.schema).toMatchObject({ type: "integer", minimum: 1, maximum: 100 });
+    const featured = doc.paths["/api/v1/sites/{siteId}/media/screenshot-styles"]!.get!.parameters!.find(
+      (p) => p.name === "featured",
+    )!;
+    expect(featured.schema).toMatchObject({ type: "boolean" });
+    const upload = doc.paths["/api/v1/sites/{siteId}/media/upload"]!.post!;
+    const size = (upload.requestBody!.content["application/json"] as any).schema.properties.size;
+    expect(size).toMatchObject({ type: "integer", minimum: 1, maximum: 10485760 });
+  });
+
+  test("each response names the error codes it can carry; 401 says WWW-Authenticate", async () => {
+    const doc = await liveDocument();
     const create = doc.paths["/api/v1/sites"]!.post!;
-    expect(create.requestBody).toBeDefined();
     expect(Object.keys(create.responses)).toEqual(
       expect.arrayContaining(["201", "400", "401", "403", "404", "409", "410", "422", "500"]),
     );
+    const codes = (status: string) => (create.responses[status] as any)["x-error-codes"];
+    expect(codes("400")).toEqual(
+      expect.arrayContaining(["VALIDATION_ERROR", "INVALID_SLUG", "RESERVED_SLUG"]),
+    );
+    expect(codes("403")).toEqual(expect.arrayContaining(["FORBIDDEN", "LIMIT_EXCEEDED"]));
+    expect(codes("409")).toEqual(["SLUG_TAKEN"]);
+    const enumOf = (status: string) =>
+      (create.responses[status]!.content!["application/json"] as any).schema.properties.error.properties.code
+        .enum;
+    expect(enumOf("404")).toEqual(["TEMPLATE_NOT_FOUND"]);
+    expect(create["x-error-codes"]).toEqual(expect.arrayContaining(["SLUG_TAKEN", "UNAUTHORIZED"]));
+    const imp = doc.paths["/api/v1/sites/{siteId}/media/import-url"]!.post!;
+    expect((imp.responses["400"] as any)["x-error-codes"]).toEqual(
+      expect.arrayContaining(["VALIDATION_ERROR", "BLOCKED_HOST"]),
+    );
+    for (const [name, op] of operations(doc)) {
+      if (!op.security?.length) continue;
+      expect(op.responses["401"]?.headers?.["WWW-Authenticate"], `${name}: WWW-Authenticate`).toBeDefined();
+      for (const [status, response] of Object.entries(op.responses))
+        if (status >= "400" && (response.content?.["application/json"] as any)?.schema?.properties?.error)
+          expect(
+            (response as any)["x-error-codes"]?.length,
+            `${name} ${status} lists its codes`,
+          ).toBeGreaterThan(0);
+    }
   });
 });
 
@@ -83,9 +189,18 @@ describe.skipIf(!chromium)("Swagger UI", () => {
       await page.waitForFunction(() => document.body.innerText.includes("Create a site"), {
         timeout: 20_000,
       });
+      // The delivery group opens from its link, as a reader would: both wildcard routes are listed.
+      await page.setViewport({ width: 1400, height: 900 });
+      await page.goto(`http://127.0.0.1:${server.port}/swagger#tag/delivery`, { waitUntil: "load" });
+      await page.waitForFunction(
+        // biome-ignore lint/performance/useDomNodeTextContent: rendered text is the point
+        () => document.body.innerText.includes("Receive the bytes of a signed upload"),
+        { timeout: 20_000 },
+      );
       // biome-ignore lint/performance/useDomNodeTextContent: rendered text is the point
       const text = await page.evaluate(() => document.body.innerText);
       expect(text).toContain("Site Content API");
+      expect(text).toContain("Deliver a media file");
       expect(offsite.filter((u) => u.includes("standalone") || u.endsWith(".js"))).toEqual([]);
     } finally {
       await browser.close();

@@ -1,24 +1,37 @@
-import { sql } from "drizzle-orm";
 import { Elysia, t } from "elysia";
+import { dependencyChecks, readinessProbe, readinessResponse } from "@site/runtime";
 import type { AppDeps } from "../deps.ts";
 import { errors } from "../schemas.ts";
-import { AppError } from "@site/domain";
 
-/** GET /healthz: 200 when the database answers. */
-export function healthRoutes(deps: AppDeps) {
-  return new Elysia().get(
-    "/healthz",
-    async () => {
-      try {
-        await deps.db.execute(sql`select 1`);
-      } catch {
-        throw new AppError("INTERNAL_ERROR", "database unreachable");
-      }
-      return { status: "ok" as const };
-    },
-    {
-      response: { 200: t.Object({ status: t.Literal("ok") }), ...errors(500) },
-      detail: { summary: "Health", tags: ["operations"] },
-    },
-  );
+const CheckResult = t.Object({ ok: t.Boolean(), ms: t.Integer(), reason: t.Optional(t.String()) });
+
+/**
+ * GET /healthz: liveness only, answered at once whatever the dependencies do. GET /readyz: readiness
+ * of the database, the queue and storage (writable), each check bounded by READY_CHECK_TIMEOUT_MS;
+ * 200, or 503 naming what is not ready (decision 0801).
+ */
+export function healthRoutes(deps: AppDeps, opts: { stopping?: () => boolean } = {}) {
+  const ready = readinessProbe(dependencyChecks(deps), { timeoutMs: deps.config.timeouts.readyCheckMs });
+  return new Elysia()
+    .get("/healthz", () => ({ status: "ok" as const }), {
+      response: { 200: t.Object({ status: t.Literal("ok") }) },
+      detail: { summary: "Liveness: answers at once", tags: ["operations"] },
+    })
+    .get(
+      "/readyz",
+      async () =>
+        readinessResponse(opts.stopping?.() ? "stopping" : await ready(), deps.config.retryAfterSeconds, {
+          "cache-control": "no-store",
+        }),
+      {
+        response: {
+          200: t.Object({ status: t.Literal("ready"), checks: t.Record(t.String(), CheckResult) }),
+          ...errors(503),
+        },
+        detail: {
+          summary: "Readiness: database, queue and storage usable (503 names what is not)",
+          tags: ["operations"],
+        },
+      },
+    );
 }

@@ -1,11 +1,11 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { eq } from "drizzle-orm";
 import { mediaFiles, usageEvents } from "@site/db";
-import { sampleImage } from "@site/domain";
-import { createTlsFixture, type TlsFixture } from "@site/net";
+import { sampleImage } from "@site/domain/testing";
+import { createTlsFixture, type TlsFixture } from "@site/net/testing";
 import { type ObjectStore, openS3Store } from "@site/storage";
-import { startTestS3 } from "../../../../libs/storage/src/s3_test_server.ts";
-import { buildTestApp, expectAuthRules, type TestApp } from "../testing.ts";
+import { startTestS3 } from "@site/storage/testing";
+import { buildTestApp, expectAuthRules, type TestApp } from "../../testing/mod.ts";
 
 type Json = any;
 const uniq = () => Math.random().toString(36).slice(2, 9);
@@ -13,9 +13,18 @@ const uniq = () => Math.random().toString(36).slice(2, 9);
 // One local HTTPS fixture server (self-signed CA) for every import below; only loopback is reached.
 let tls: TlsFixture;
 let fixture: ReturnType<typeof Bun.serve>;
+// A second HTTPS server whose certificate comes from a CA the app does not trust.
+let untrusted: ReturnType<typeof Bun.serve>;
 const stalled: (() => void)[] = [];
 beforeAll(() => {
   tls = createTlsFixture();
+  const stranger = createTlsFixture();
+  untrusted = Bun.serve({
+    hostname: "127.0.0.1",
+    port: 0,
+    tls: { cert: stranger.cert, key: stranger.key },
+    fetch: () => new Response(sampleImage("png")),
+  });
   fixture = Bun.serve({
     hostname: "127.0.0.1",
     port: 0,
@@ -55,6 +64,7 @@ beforeAll(() => {
 afterAll(() => {
   for (const r of stalled) r();
   fixture.stop(true);
+  untrusted.stop(true);
 });
 
 const drivers = [
@@ -89,7 +99,7 @@ describe.each(drivers)("POST …/media/import-url on the $name driver", (driver)
       store: d.store,
       fetchTls: { ca: tls.ca },
       env: {
-        FETCH_ALLOW_HOSTS: `localhost:${fixture.port}`,
+        FETCH_ALLOW_HOSTS: `localhost:${fixture.port},localhost:${untrusted.port}`,
         IMPORT_TIMEOUT_MS: "400",
         IMPORT_MAX_BYTES: "20000",
         MEDIA_DAILY_FETCH_ATTEMPT_LIMIT: "3",
@@ -199,11 +209,26 @@ describe.each(drivers)("POST …/media/import-url on the $name driver", (driver)
     expect(keys).toEqual([]);
   });
 
+  test("a TLS failure says it in words, never the TLS library's text, with its reason in details", async () => {
+    const siteId = await newSite();
+    const r = await importUrl(siteId, { url: `https://localhost:${untrusted.port}/a.png`, alt: "" });
+    expect(r.status).toBe(400);
+    expect(r.body.error.code).toBe("VALIDATION_ERROR");
+    expect(r.body.error.message).toBe(
+      "url: could not fetch the image: the server's certificate is not trusted (it is not signed by an authority this server trusts)",
+    );
+    expect(r.body.error.details[0]).toMatchObject({ field: "url", reason: "tls" });
+    expect(JSON.stringify(r.body)).not.toMatch(/unable to verify|UNABLE_TO|ERR_|SSL|certificate chain/);
+  });
+
   test("a host slower than IMPORT_TIMEOUT_MS answers 504 TIMEOUT", async () => {
     const siteId = await newSite();
     const r = await importUrl(siteId, { url: `${origin}/slow.png`, alt: "" });
     expect(r.status).toBe(504);
     expect(r.body.error.code).toBe("TIMEOUT");
+    expect(r.body.error.message).toBe(
+      "url: the remote host did not answer within 400 ms (while waiting for its answer)",
+    );
   });
 
   test("failed fetches count toward the daily attempt limit, then 429 RATE_LIMITED", async () => {

@@ -4,10 +4,12 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { eq } from "drizzle-orm";
 import { mediaFiles, organizations } from "@site/db";
-import { createUserSession, mintGrant, sampleImage, shareMedia } from "@site/domain";
+import { createUserSession } from "@site/domain/core";
+import { mintGrant, shareMedia } from "@site/domain/media";
+import { sampleImage } from "@site/domain/testing";
 import { type ObjectStore, openFsStore, openS3Store } from "@site/storage";
-import { startTestS3 } from "../../../../libs/storage/src/s3_test_server.ts";
-import { buildTestApp, expectAuthRules, type TestApp } from "../testing.ts";
+import { startTestS3 } from "@site/storage/testing";
+import { buildTestApp, expectAuthRules, type TestApp } from "../../testing/mod.ts";
 
 type Json = any;
 const uniq = () => Math.random().toString(36).slice(2, 9);
@@ -90,10 +92,29 @@ describe.each(drivers)("media library on the $name driver", (driver) => {
     const res = await h.call("POST", `/api/v1/sites/${siteId}/media/upload`, { key, body });
     return { status: res.status, body: (await res.json()) as Json };
   };
-  /** PUTs bytes to upload.url over real HTTP: the API's own route (fs) or the S3 server. */
-  const putBytes = (upload: Json, bytes: Uint8Array, headers: Record<string, string> = upload.headers) => {
+  /**
+   * PUTs bytes to upload.url over real HTTP: the API's own route (fs), which lands them itself, or the
+   * S3 server, after which the client calls …/upload/<name>/complete as the documented flow says.
+   */
+  const putBytes = async (
+    upload: Json,
+    bytes: Uint8Array,
+    headers: Record<string, string> = upload.headers,
+    key = owner.key,
+  ) => {
     const url = driver.name === "fs" ? upload.url.replace(/^https?:\/\/[^/]+/, base) : upload.url;
-    return fetch(url, { method: "PUT", headers, body: new Blob([bytes as Uint8Array<ArrayBuffer>]) });
+    const res = await fetch(url, {
+      method: "PUT",
+      headers,
+      body: new Blob([bytes as Uint8Array<ArrayBuffer>]),
+    });
+    if (driver.name === "s3" && res.ok) {
+      const m = /^site-media\/([^/]+)\/([^/?]+)/.exec(
+        decodeURIComponent(new URL(url).pathname.replace(/^\/[^/]+\//, "")),
+      );
+      if (m) await h.call("POST", `/api/v1/sites/${m[1]}/media/upload/${m[2]}/complete`, { key });
+    }
+    return res;
   };
   const list = async (siteId: string, query = "", key = owner.key) => {
     const res = await h.call("GET", `/api/v1/sites/${siteId}/media${query}`, { key });
@@ -228,8 +249,8 @@ describe.each(drivers)("media library on the $name driver", (driver) => {
     const org = await h.seedOrg({ storageQuotaBytes: 100000 });
     const siteId = await newSite(org.key);
     const prepared = await prepare(siteId, { contentType: "image/gif", size: 700 }, org.key);
-    expect((await putBytes(prepared.body.upload, sampleImage("gif", { size: 700 }))).status).toBe(200);
-    await list(siteId, "", org.key);
+    const gif = sampleImage("gif", { size: 700 });
+    expect((await putBytes(prepared.body.upload, gif, undefined, org.key)).status).toBe(200);
     const [row] = await h.db
       .select({ used: organizations.storageUsedBytes })
       .from(organizations)

@@ -1,8 +1,10 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { eq } from "drizzle-orm";
 import { pages } from "@site/db";
-import { addLibraryFile, grantMemberUrl, sampleImage, upsertTemplate } from "@site/domain";
-import { buildTestApp, type TestApp } from "../testing.ts";
+import { addLibraryFile, grantMemberUrl } from "@site/domain/media";
+import { upsertTemplate } from "@site/domain/sites";
+import { sampleImage } from "@site/domain/testing";
+import { buildTestApp, type TestApp } from "../../testing/mod.ts";
 
 type Json = any;
 const uniq = () => Math.random().toString(36).slice(2, 9);

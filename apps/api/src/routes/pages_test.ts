@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { buildTestApp, expectAuthRules, type TestApp } from "../testing.ts";
+import { buildTestApp, expectAuthRules, type TestApp } from "../../testing/mod.ts";
 
 let h: TestApp;
 let org: Awaited<ReturnType<TestApp["seedOrg"]>>;

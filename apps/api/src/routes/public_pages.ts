@@ -1,5 +1,5 @@
 import { Elysia, t } from "elysia";
-import { readPublicPage, readPublicPages } from "@site/domain";
+import { readPublicPage, readPublicPages } from "@site/domain/sites";
 import type { AppDeps } from "../deps.ts";
 import { errors } from "../schemas.ts";
 
@@ -7,7 +7,10 @@ const PublicPage = t.Object({
   id: t.String(),
   path: t.String(),
   title: t.String(),
-  content: t.String({ description: "MDX with each stored /api/media path signed with a visitor grant" }),
+  content: t.String({
+    description:
+      "MDX sanitized for renderers (no ESM, expressions, script-capable elements, event handlers or script URLs; empty when the stored content does not parse) with each media reference to a file of this site (or its template host) signed with a visitor grant; any other reference stays unsigned",
+  }),
   position: t.Integer(),
 });
 

@@ -1,6 +1,8 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { addLibraryFile, sampleImage, upsertTemplate } from "@site/domain";
-import { buildTestApp, type TestApp } from "../testing.ts";
+import { addLibraryFile } from "@site/domain/media";
+import { upsertTemplate } from "@site/domain/sites";
+import { sampleImage } from "@site/domain/testing";
+import { buildTestApp, type TestApp } from "../../testing/mod.ts";
 
 type Json = any;
 const uniq = () => Math.random().toString(36).slice(2, 9);

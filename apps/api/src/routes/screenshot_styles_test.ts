@@ -1,8 +1,8 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { readdirSync, statSync } from "node:fs";
 import { join } from "node:path";
-import { listStyles } from "@site/domain";
-import { buildTestApp, expectAuthRules, type TestApp } from "../testing.ts";
+import { listStyles } from "@site/domain/screenshots";
+import { buildTestApp, expectAuthRules, type TestApp } from "../../testing/mod.ts";
 import { PREVIEW_DIR } from "./screenshot_styles.ts";
 
 let h: TestApp;

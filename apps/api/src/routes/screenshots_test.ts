@@ -1,10 +1,10 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { and, eq } from "drizzle-orm";
+import { and, asc, eq, isNotNull } from "drizzle-orm";
 import { createLogger } from "@site/config";
 import { creditLedger, organizations, screenshotProjects, screenshotRenders } from "@site/db";
-import { failRender, sweepPendingRenders } from "@site/domain";
+import { completeRender, failRender, RENDER_TRIES, sweepPendingRenders } from "@site/domain/screenshots";
 import { createBullQueue } from "@site/queue";
-import { buildTestApp, expectAuthRules, type TestApp } from "../testing.ts";
+import { buildTestApp, expectAuthRules, type TestApp } from "../../testing/mod.ts";
 
 let h: TestApp;
 const uniq = () => Math.random().toString(36).slice(2, 9);
@@ -167,7 +167,7 @@ describe("pricing and charging", () => {
     expect(ledger.filter((l) => l.reason === "screenshot_debit").map((l) => [l.delta, l.renderId])).toEqual([
       [-10, body.renderId as string],
     ]);
-    expect(await h.queue.state(body.renderId as string)).toBe("waiting");
+    expect(await h.queue.state("render-screenshot", body.renderId as string)).toBe("waiting");
     const poll = await h.call("GET", `/api/v1/sites/${o.siteId}/media/screenshot/${body.renderId}`, {
       key: o.key,
     });
@@ -223,15 +223,19 @@ describe("pricing and charging", () => {
     }
   });
 
-  test("a queue that cannot take the job answers 502 RENDERER_ERROR and refunds", async () => {
+  test("a queue that cannot take the job (Redis down) answers 503 SERVICE_UNAVAILABLE with Retry-After and refunds", async () => {
     // A real BullMQ producer pointed at a port where no Redis listens.
     const queue = createBullQueue({ redisUrl: "redis://127.0.0.1:1", log: createLogger("silent" as never) });
     const app = await buildTestApp({ queue });
     try {
       const o = await orgWithSite(app, 30);
       const res = await shot(o, { url: "https://example.com/" }, app);
-      expect(res.status).toBe(502);
-      expect(((await res.json()) as { error: { code: string } }).error.code).toBe("RENDERER_ERROR");
+      expect(res.status).toBe(503);
+      expect(Number(res.headers.get("retry-after"))).toBeGreaterThan(0);
+      const body = (await res.json()) as { error: { code: string; message: string; details: unknown } };
+      expect(body.error.code).toBe("SERVICE_UNAVAILABLE");
+      expect(body.error.details).toEqual({ dependency: "queue" });
+      expect(body.error.message).toMatch(/no credits were charged/);
       expect(await creditsOf(app, o.org.id)).toBe(30);
       const [render] = await rendersOf(app, o.siteId);
       expect(render.status).toBe("failed");
@@ -285,6 +289,23 @@ describe("renders and projects", () => {
     ]);
   });
 
+  test("a done render's poll answer carries displayUrl (a member grant) beside imageUrl", async () => {
+    const o = await orgWithSite(h, 20);
+    const { renderId } = (await (await shot(o, { url: "https://example.com/" })).json()) as {
+      renderId: string;
+    };
+    const imageKey = `site-media/${o.siteId}/frame.webp`;
+    expect(await completeRender(h.ctx, renderId, { imageKey, width: 1440, height: 900, warnings: [] })).toBe(
+      true,
+    );
+    const poll = await h.call("GET", `/api/v1/sites/${o.siteId}/media/screenshot/${renderId}`, {
+      key: o.key,
+    });
+    const body = (await poll.json()) as Record<string, string>;
+    expect(body).toMatchObject({ status: "done", imageUrl: `/api/media/${imageKey}`, width: 1440 });
+    expect(body.displayUrl).toStartWith(`/api/media/${imageKey}?k=`);
+  });
+
   test("a failed render is refunded exactly once, however often and concurrently it is failed", async () => {
     const o = await orgWithSite(h, 20);
     const { renderId } = (await (await shot(o, { url: "https://example.com/" })).json()) as {
@@ -305,22 +326,106 @@ describe("renders and projects", () => {
     const o = await orgWithSite(h, 100);
     const first = (await (await shot(o, { url: "https://example.com/a" })).json()) as { renderId: string };
     const second = (await (await shot(o, { url: "https://example.com/b" })).json()) as { renderId: string };
-    await h.queue.remove(first.renderId);
-    expect(await h.queue.state(first.renderId)).toBe("missing");
+    await h.queue.remove("render-screenshot", first.renderId);
+    expect(await h.queue.state("render-screenshot", first.renderId)).toBe("missing");
     await h.db
       .update(screenshotRenders)
-      .set({ attempts: 6 })
+      .set({ attempts: RENDER_TRIES })
       .where(eq(screenshotRenders.id, second.renderId));
-    await h.queue.remove(second.renderId);
+    await h.queue.remove("render-screenshot", second.renderId);
     const swept = await sweepPendingRenders(h.ctx, { staleMs: -1000 });
-    expect(swept).toEqual({ requeued: 1, failed: 1 });
-    expect(await h.queue.state(first.renderId)).toBe("waiting");
+    expect(swept).toEqual({ requeued: 1, failed: 1, admitted: 0 });
+    expect(await h.queue.state("render-screenshot", first.renderId)).toBe("waiting");
     const [second_] = await h.db
       .select()
       .from(screenshotRenders)
       .where(eq(screenshotRenders.id, second.renderId));
     expect(second_.status).toBe("failed");
     expect(await creditsOf(h, o.org.id)).toBe(90);
+  });
+});
+
+describe("fairness between organizations (admission, 0470)", () => {
+  const admittedOf = async (orgId: string) =>
+    (
+      await h.db
+        .select({ id: screenshotRenders.id })
+        .from(screenshotRenders)
+        .where(
+          and(
+            eq(screenshotRenders.orgId, orgId),
+            eq(screenshotRenders.status, "pending"),
+            isNotNull(screenshotRenders.dispatchedAt),
+          ),
+        )
+    ).map((r) => r.id);
+  const byAge = async (orgId: string) =>
+    h.db
+      .select()
+      .from(screenshotRenders)
+      .where(eq(screenshotRenders.orgId, orgId))
+      .orderBy(asc(screenshotRenders.createdAt), asc(screenshotRenders.id));
+
+  test("an organization has at most RENDER_ORG_CONCURRENCY renders queued; the rest wait unqueued, charged", async () => {
+    expect(h.ctx.config.renderOrgConcurrency).toBe(2);
+    const a = await orgWithSite(h, 200);
+    const answers = await Promise.all(
+      Array.from({ length: 8 }, (_, i) => shot(a, { url: `https://example.com/a${i}` })),
+    );
+    expect(answers.map((r) => r.status)).toEqual(Array(8).fill(202));
+    expect(await creditsOf(h, a.org.id)).toBe(120);
+    const admitted = await admittedOf(a.org.id);
+    expect(admitted).toHaveLength(2);
+    const rows = await byAge(a.org.id);
+    const states = await Promise.all(rows.map((r) => h.queue.state("render-screenshot", r.id)));
+    expect(states.filter((s) => s === "waiting")).toHaveLength(2);
+    expect(states.filter((s) => s === "missing")).toHaveLength(6);
+    for (const id of admitted) expect(await h.queue.state("render-screenshot", id)).toBe("waiting");
+
+    // Another organization is not behind them: its render is queued at once.
+    const b = await orgWithSite(h, 100);
+    const { renderId } = (await (await shot(b, { url: "https://example.com/b" })).json()) as {
+      renderId: string;
+    };
+    expect(await h.queue.state("render-screenshot", renderId)).toBe("waiting");
+  });
+
+  test("a render that ends admits the oldest waiting one; concurrent ends never pass the cap", async () => {
+    const a = await orgWithSite(h, 200);
+    for (let i = 0; i < 7; i++) await shot(a, { url: `https://example.com/c${i}` });
+    const rows = await byAge(a.org.id);
+    const [first, second] = await admittedOf(a.org.id).then((ids) => ids.sort());
+    expect([first, second].sort()).toEqual([rows[0].id, rows[1].id].sort());
+
+    expect(await failRender(h.ctx, rows[0].id, "film failed")).toBe(true);
+    expect((await admittedOf(a.org.id)).sort()).toEqual([rows[1].id, rows[2].id].sort());
+    expect(await h.queue.state("render-screenshot", rows[2].id)).toBe("waiting");
+
+    // Both in progress end at once (and a render is queued meanwhile): exactly two are in progress after.
+    await Promise.all([
+      failRender(h.ctx, rows[1].id, "film failed"),
+      failRender(h.ctx, rows[2].id, "film failed"),
+      shot(a, { url: "https://example.com/c-late" }),
+    ]);
+    const now = await admittedOf(a.org.id);
+    expect(now.sort()).toEqual([rows[3].id, rows[4].id].sort());
+    for (const id of now) expect(await h.queue.state("render-screenshot", id)).toBe("waiting");
+  });
+
+  test("the sweeper admits renders whose admission was lost (a crash between a render's end and the next)", async () => {
+    const a = await orgWithSite(h, 100);
+    for (let i = 0; i < 3; i++) await shot(a, { url: `https://example.com/s${i}` });
+    const rows = await byAge(a.org.id);
+    // As if the process died after failing the first two and before admitting the third.
+    await h.db
+      .update(screenshotRenders)
+      .set({ status: "failed" })
+      .where(and(eq(screenshotRenders.orgId, a.org.id), isNotNull(screenshotRenders.dispatchedAt)));
+    expect(await admittedOf(a.org.id)).toEqual([]);
+    const swept = await sweepPendingRenders(h.ctx);
+    expect(swept.admitted).toBeGreaterThanOrEqual(1);
+    expect(await admittedOf(a.org.id)).toEqual([rows[2].id]);
+    expect(await h.queue.state("render-screenshot", rows[2].id)).toBe("waiting");
   });
 });
 

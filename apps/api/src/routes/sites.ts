@@ -1,95 +1,93 @@
 import { Elysia, t } from "elysia";
+import { ListQuery, requireSiteManager } from "@site/domain/core";
 import {
+  CreateSiteBody,
   createSite,
   getOwnSite,
   listSites,
-  parseLimit,
-  requireSiteManager,
+  SiteView,
   setSitePublished,
-} from "@site/domain";
+} from "@site/domain/sites";
 import type { AppDeps } from "../deps.ts";
-import type { Guard } from "../guard.ts";
-import { SiteSchema, bearer, errors } from "../schemas.ts";
+import type { AuthMacros } from "../auth.ts";
+import { errors, queryOf } from "../schemas.ts";
+
+/** What creating a site can answer beyond the generic 400/401/403 (spec's error table). */
+const CREATE_SITE_ERRORS = [
+  "INVALID_SLUG",
+  "RESERVED_SLUG",
+  "LIMIT_EXCEEDED",
+  "TEMPLATE_NOT_FOUND",
+  "SLUG_TAKEN",
+  "TEMPLATE_UNAVAILABLE",
+  "TEMPLATE_SNAPSHOT_EMPTY",
+  "TEMPLATE_CLONE_FAILED",
+] as const;
 
 /** Site creation (spec), listing and publish/unpublish (contract). */
-export function siteRoutes(deps: AppDeps, guard: Guard) {
+export function siteRoutes(deps: AppDeps, auth: AuthMacros) {
   return new Elysia({ tags: ["sites"] } as never)
+    .use(auth)
     .post(
       "/api/v1/sites",
-      async ({ request, body, set, server }) => {
+      async ({ request, body, set, server, principal }) => {
         // A large template may take minutes to copy: lift the idle timeout for this request only.
         server?.timeout(request, 0);
-        const principal = await guard(request, "sites:write");
         const site = await createSite(deps, principal, body);
         set.status = 201;
         return { site };
       },
       {
-        ...guard.hook("sites:write"),
-        body: t.Object({
-          name: t.String({ description: "human-readable, at most 100 characters" }),
-          slug: t.String({
-            description: "preview subdomain: lowercase letters, digits, hyphens (DNS label)",
-          }),
-          template: t.Optional(
-            t.String({ description: "marketplace template slug from GET /api/v1/templates" }),
-          ),
-        }),
-        response: { 201: t.Object({ site: SiteSchema }), ...errors(400, 401, 403, 404, 409, 410, 422, 500) },
+        scope: "sites:write",
+        body: CreateSiteBody,
+        response: { 201: t.Object({ site: SiteView }), ...errors(400, 401, 403, ...CREATE_SITE_ERRORS) },
         detail: {
           summary: "Create a site",
           description:
             "Scope sites:write; the key's creator must be an owner or admin. Without `template` the site starts with a welcome page and the default layout; with one, pages, layout and styles of the live template host are cloned (media references, not files). May take up to 300 s for large templates.",
-          security: bearer,
           tags: ["sites"],
         },
       },
     )
     .get(
       "/api/v1/sites",
-      async ({ request, query }) => {
-        const principal = await guard(request, "sites:write");
-        return listSites(deps, principal, { cursor: query.cursor, limit: parseLimit(query.limit, 50, 100) });
+      async ({ principal, query }) => {
+        return listSites(deps, principal, query);
       },
       {
-        ...guard.hook("sites:write"),
-        query: t.Object({
-          cursor: t.Optional(t.String()),
-          limit: t.Optional(t.String({ description: "1..100, default 50" })),
-        }),
+        scope: "sites:write",
+        query: queryOf(ListQuery),
         response: {
-          200: t.Object({ sites: t.Array(SiteSchema), nextCursor: t.Nullable(t.String()) }),
+          200: t.Object({ sites: t.Array(SiteView), nextCursor: t.Nullable(t.String()) }),
           ...errors(400, 401, 403),
         },
         detail: {
           summary: "List the organization's sites (newest first)",
-          security: bearer,
           tags: ["sites"],
         },
       },
     )
-    .use(publishRoute(deps, guard, "publish"))
-    .use(publishRoute(deps, guard, "unpublish"));
+    .use(publishRoute(deps, auth, "publish"))
+    .use(publishRoute(deps, auth, "unpublish"));
 }
 
 /** POST /sites/:id/publish or /unpublish; unpublishing revokes visitor access to the site's media at once. */
-function publishRoute(deps: AppDeps, guard: Guard, action: "publish" | "unpublish") {
+function publishRoute(deps: AppDeps, auth: AuthMacros, action: "publish" | "unpublish") {
   const live = action === "publish";
-  return new Elysia().post(
+  return new Elysia().use(auth).post(
     `/api/v1/sites/:siteId/${action}`,
-    async ({ request, params }) => {
-      const principal = await guard(request, "sites:write");
+    async ({ principal, params }) => {
       requireSiteManager(principal);
       const site = await getOwnSite(deps, principal, params.siteId);
       return { site: await setSitePublished(deps, site.id, live) };
     },
     {
-      response: { 200: t.Object({ site: SiteSchema }), ...errors(401, 403, 404) },
+      scope: "sites:write",
+      response: { 200: t.Object({ site: SiteView }), ...errors(401, 403, 404) },
       detail: {
         summary: live
           ? "Publish a site (visitor grants start to open its media)"
           : "Unpublish a site (revokes visitor access to its media at once)",
-        security: bearer,
         tags: ["sites"],
       },
     },

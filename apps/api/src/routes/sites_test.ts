@@ -1,8 +1,8 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { eq, sql } from "drizzle-orm";
 import { pages, siteLayouts, sites } from "@site/db";
-import { upsertTemplate } from "@site/domain";
-import { buildTestApp, expectAuthRules, type TestApp } from "../testing.ts";
+import { upsertTemplate } from "@site/domain/sites";
+import { buildTestApp, expectAuthRules, type TestApp } from "../../testing/mod.ts";
 
 let h: TestApp;
 let owner: Awaited<ReturnType<TestApp["seedOrg"]>>;

@@ -1,139 +1,61 @@
 import { Elysia, t } from "elysia";
+import { ListQuery } from "@site/domain/core";
 import {
+  ConnectAccountBody,
+  CreatePostBody,
   connectSocialAccount,
   createSocialPost,
   getSocialPost,
   listSocialAccounts,
   listSocialPosts,
-  parseLimit,
-  parsePerformanceQuery,
-  SOCIAL_PLATFORMS,
+  PerformancePost,
+  PerformanceQuery,
+  SocialAccountView,
+  SocialPostView,
+  SocialPostWithMetrics,
   socialPerformance,
-} from "@site/domain";
+} from "@site/domain/social";
 // The adapters live with the collector (apps/metrics, see DESIGN.md); publishing from the API uses the same ones.
-import { createPlatformAdapters } from "../../../metrics/src/platforms/mod.ts";
+import { createPlatformAdapters } from "@site/social";
 import type { AppDeps } from "../deps.ts";
-import type { Guard } from "../guard.ts";
-import { bearer, errors } from "../schemas.ts";
-
-const Platform = t.UnionEnum([...SOCIAL_PLATFORMS], {
-  description: "instagram, threads, x, linkedin, reddit or tiktok",
-});
-const Metric = t.Nullable(
-  t.Integer({
-    description: "null when the platform does not expose it or the token cannot read it (never 0 then)",
-  }),
-);
-const Snapshot = t.Object({
-  stage: t.Integer({ description: "1 = ~1 h, 2 = ~24 h, 3 = ~72 h, 4 = ~7 d after publication" }),
-  views: Metric,
-  likes: Metric,
-  comments: Metric,
-  shares: Metric,
-  saves: Metric,
-  extra: t.Record(t.String(), t.Unknown(), {
-    description: "further metrics (reach, quotes, upvoteRatio…) and `unavailable`: metric → why it is null",
-  }),
-  capturedAt: t.String({ description: "ISO 8601 UTC" }),
-});
-const Account = t.Object({
-  id: t.String({ format: "uuid" }),
-  platform: Platform,
-  accountId: t.String({ description: "the platform's own account id" }),
-  displayName: t.Nullable(t.String()),
-  permissions: t.Array(t.String()),
-  tier: t.Nullable(t.String()),
-  connectedAt: t.String(),
-});
-const Target = t.Object({
-  platform: Platform,
-  accountId: t.String({ description: "id of the connected account" }),
-  url: t.Nullable(t.String()),
-  status: t.Union([t.Literal("published"), t.Literal("failed")]),
-  error: t.Nullable(t.String({ description: "why publishing failed" })),
-});
-const Post = t.Object({
-  postId: t.String({ format: "uuid" }),
-  content: t.String(),
-  platformOverrides: t.Record(t.String(), t.String()),
-  publishedAt: t.Nullable(t.String()),
-  targets: t.Array(Target),
-});
-const PostWithMetrics = t.Object({
-  ...Post.properties,
-  targets: t.Array(t.Object({ ...Target.properties, metrics: t.Array(Snapshot) })),
-});
-const PerformancePost = t.Object({
-  postId: t.String(),
-  content: t.String(),
-  platformOverrides: t.Record(t.String(), t.String()),
-  publishedAt: t.String(),
-  targets: t.Array(
-    t.Object({
-      platform: t.String(),
-      accountId: t.String(),
-      url: t.String(),
-      first: t.Nullable(Snapshot),
-      latest: t.Nullable(Snapshot),
-    }),
-  ),
-});
+import type { AuthMacros } from "../auth.ts";
+import { errors, queryOf } from "../schemas.ts";
 
 /** Social accounts and posts (contract) and the performance report (spec); scope social:write. */
-export function socialRoutes(deps: AppDeps, guard: Guard) {
-  const adapters = createPlatformAdapters(deps.config);
+export function socialRoutes(deps: AppDeps, auth: AuthMacros) {
+  const adapters = createPlatformAdapters(deps);
   const detail = (summary: string, description?: string) => ({
     summary,
     description,
-    security: bearer,
+
     tags: ["social"],
   });
   return new Elysia()
+    .use(auth)
     .get(
       "/api/v1/social/accounts",
-      async ({ request }) => {
-        const principal = await guard(request, "social:write");
+      async ({ principal }) => {
         return { accounts: await listSocialAccounts(deps, principal) };
       },
       {
-        ...guard.hook("social:write"),
-        response: { 200: t.Object({ accounts: t.Array(Account) }), ...errors(401, 403) },
+        scope: "social:write",
+        response: { 200: t.Object({ accounts: t.Array(SocialAccountView) }), ...errors(401, 403) },
         detail: detail("List connected social accounts (tokens are never returned)"),
       },
     )
     .post(
       "/api/v1/social/accounts",
-      async ({ request, body, set }) => {
-        const principal = await guard(request, "social:write");
+      async ({ principal, body, set }) => {
         const { account, created } = await connectSocialAccount(deps, principal, body);
         set.status = created ? 201 : 200;
         return { account };
       },
       {
-        ...guard.hook("social:write"),
-        body: t.Object({
-          platform: Platform,
-          accountId: t.String({ minLength: 1, maxLength: 200 }),
-          displayName: t.Optional(t.String({ maxLength: 200 })),
-          accessToken: t.String({
-            minLength: 1,
-            maxLength: 8192,
-            description: "stored encrypted, never returned",
-          }),
-          permissions: t.Optional(
-            t.Array(t.String(), {
-              description: "granted permissions, e.g. instagram_manage_insights, threads_manage_insights",
-            }),
-          ),
-          tier: t.Optional(
-            t.Union([t.Literal("free"), t.Literal("basic"), t.Literal("pro")], {
-              description: "API tier (x); free reads no metrics. Default free for x.",
-            }),
-          ),
-        }),
+        scope: "social:write",
+        body: ConnectAccountBody,
         response: {
-          201: t.Object({ account: Account }),
-          200: t.Object({ account: Account }),
+          201: t.Object({ account: SocialAccountView }),
+          200: t.Object({ account: SocialAccountView }),
           ...errors(400, 401, 403),
         },
         detail: detail(
@@ -144,21 +66,14 @@ export function socialRoutes(deps: AppDeps, guard: Guard) {
     )
     .get(
       "/api/v1/social/posts",
-      async ({ request, query }) => {
-        const principal = await guard(request, "social:write");
-        return listSocialPosts(deps, principal, {
-          cursor: query.cursor,
-          limit: parseLimit(query.limit, 50, 100),
-        });
+      async ({ principal, query }) => {
+        return listSocialPosts(deps, principal, query);
       },
       {
-        ...guard.hook("social:write"),
-        query: t.Object({
-          cursor: t.Optional(t.String()),
-          limit: t.Optional(t.String({ description: "1..100, default 50" })),
-        }),
+        scope: "social:write",
+        query: queryOf(ListQuery),
         response: {
-          200: t.Object({ posts: t.Array(Post), nextCursor: t.Nullable(t.String()) }),
+          200: t.Object({ posts: t.Array(SocialPostView), nextCursor: t.Nullable(t.String()) }),
           ...errors(400, 401, 403),
         },
         detail: detail("List posts (newest first)"),
@@ -166,22 +81,15 @@ export function socialRoutes(deps: AppDeps, guard: Guard) {
     )
     .post(
       "/api/v1/social/posts",
-      async ({ request, body, set }) => {
-        const principal = await guard(request, "social:write");
+      async ({ principal, body, set }) => {
         const post = await createSocialPost(deps, principal, body, adapters);
         set.status = 201;
         return { post };
       },
       {
-        ...guard.hook("social:write"),
-        body: t.Object({
-          content: t.String({ minLength: 1 }),
-          platformOverrides: t.Optional(
-            t.Record(t.String(), t.String(), { description: "platform -> text" }),
-          ),
-          accounts: t.Array(t.String(), { minItems: 1, description: "ids of connected accounts" }),
-        }),
-        response: { 201: t.Object({ post: Post }), ...errors(400, 401, 403) },
+        scope: "social:write",
+        body: CreatePostBody,
+        response: { 201: t.Object({ post: SocialPostView }), ...errors(400, 401, 403) },
         detail: detail(
           "Create a post and publish it on each account",
           "Each target is published through its platform's API; a target that fails says why in `error` and does not block the others.",
@@ -190,43 +98,23 @@ export function socialRoutes(deps: AppDeps, guard: Guard) {
     )
     .get(
       "/api/v1/social/posts/:postId",
-      async ({ request, params }) => {
-        const principal = await guard(request, "social:write");
+      async ({ principal, params }) => {
         return { post: await getSocialPost(deps, principal, params.postId) };
       },
       {
-        ...guard.hook("social:write"),
-        response: { 200: t.Object({ post: PostWithMetrics }), ...errors(401, 403, 404) },
+        scope: "social:write",
+        response: { 200: t.Object({ post: SocialPostWithMetrics }), ...errors(401, 403, 404) },
         detail: detail("A post with each target's full snapshot series as `metrics`"),
       },
     )
     .get(
       "/api/v1/social/performance",
-      async ({ request, query }) => {
-        const principal = await guard(request, "social:write");
-        return socialPerformance(deps, principal, parsePerformanceQuery(query));
+      async ({ principal, query }) => {
+        return socialPerformance(deps, principal, query);
       },
       {
-        ...guard.hook("social:write"),
-        query: t.Object({
-          days: t.Optional(
-            t.String({
-              description:
-                "integer look-back window in days, 1..90, default 30; non-numeric or over 90: 400 VALIDATION_ERROR",
-            }),
-          ),
-          limit: t.Optional(
-            t.String({
-              description:
-                "integer max posts, 1..100, default 50; non-numeric or over 100: 400 VALIDATION_ERROR",
-            }),
-          ),
-          offset: t.Optional(
-            t.String({
-              description: "integer pagination offset, default 0; non-numeric: 400 VALIDATION_ERROR",
-            }),
-          ),
-        }),
+        scope: "social:write",
+        query: queryOf(PerformanceQuery),
         response: { 200: t.Object({ posts: t.Array(PerformancePost) }), ...errors(400, 401, 403) },
         detail: detail(
           "Social performance report",

@@ -1,8 +1,9 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { captureDueSnapshots, decryptSecret } from "@site/domain";
-import { type FakePlatforms, startFakePlatforms } from "../../../metrics/src/fake_platforms.ts";
-import { createPlatformAdapters } from "../../../metrics/src/platforms/mod.ts";
-import { buildTestApp, expectAuthRules, type TestApp } from "../testing.ts";
+import { decryptSecret } from "@site/domain/core";
+import { captureDueSnapshots } from "@site/domain/social";
+import { type FakePlatforms, startFakePlatforms } from "@site/social/testing";
+import { createPlatformAdapters } from "@site/social";
+import { buildTestApp, expectAuthRules, type TestApp } from "../../testing/mod.ts";
 
 let h: TestApp;
 let fake: FakePlatforms;
@@ -189,7 +190,7 @@ describe("social posts", () => {
       }),
     );
     const t0 = Date.parse(post.publishedAt);
-    const adapters = createPlatformAdapters(h.ctx.config);
+    const adapters = createPlatformAdapters(h.ctx);
     await captureDueSnapshots(h.ctx, adapters, { now: new Date(t0 + HOUR) });
     await captureDueSnapshots(h.ctx, adapters, { now: new Date(t0 + DAY) });
     const res = await h.call("GET", `/api/v1/social/posts/${post.postId}`, { key });

@@ -1,18 +1,15 @@
 import { Elysia, t } from "elysia";
-import { listTemplates } from "@site/domain";
+import { listTemplates } from "@site/domain/sites";
 import type { AppDeps } from "../deps.ts";
-import type { Guard } from "../guard.ts";
-import { bearer, errors } from "../schemas.ts";
+import type { AuthMacros } from "../auth.ts";
+import { errors } from "../schemas.ts";
 
 /** The template gallery (approved templates only). */
-export function templateRoutes(deps: AppDeps, guard: Guard) {
-  return new Elysia().get(
-    "/api/v1/templates",
-    async ({ request }) => {
-      await guard(request, "sites:write");
-      return { templates: await listTemplates(deps) };
-    },
-    {
+export function templateRoutes(deps: AppDeps, auth: AuthMacros) {
+  return new Elysia()
+    .use(auth)
+    .get("/api/v1/templates", async () => ({ templates: await listTemplates(deps) }), {
+      scope: "sites:write",
       response: {
         200: t.Object({
           templates: t.Array(t.Object({ slug: t.String(), name: t.String(), description: t.String() })),
@@ -21,9 +18,8 @@ export function templateRoutes(deps: AppDeps, guard: Guard) {
       },
       detail: {
         summary: "List gallery templates (pass `slug` as `template` to create a site)",
-        security: bearer,
+
         tags: ["sites"],
       },
-    },
-  );
+    });
 }

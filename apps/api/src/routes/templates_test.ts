@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { upsertTemplate } from "@site/domain";
-import { buildTestApp, expectAuthRules, type TestApp } from "../testing.ts";
+import { upsertTemplate } from "@site/domain/sites";
+import { buildTestApp, expectAuthRules, type TestApp } from "../../testing/mod.ts";
 
 let h: TestApp;
 beforeAll(async () => {
@@ -18,7 +18,12 @@ describe("GET /api/v1/templates", () => {
     const site = (await (
       await h.call("POST", "/api/v1/sites", { key: org.key, body: { name: "Host", slug: "tpl-host-list" } })
     ).json()) as any;
-    await upsertTemplate(h.ctx, { slug: "bakery", siteId: site.site.id, name: "Bakery" });
+    await upsertTemplate(h.ctx, {
+      slug: "bakery",
+      siteId: site.site.id,
+      name: "Bakery",
+      description: "A bakery with a menu page",
+    });
     await upsertTemplate(h.ctx, {
       slug: "old-bakery",
       siteId: site.site.id,
@@ -29,6 +34,10 @@ describe("GET /api/v1/templates", () => {
     expect(res.status).toBe(200);
     const body = (await res.json()) as any;
     expect(body.templates.map((t: any) => t.slug)).toEqual(["bakery"]);
-    expect(body.templates[0]).toEqual({ slug: "bakery", name: "Bakery", description: "" });
+    expect(body.templates[0]).toEqual({
+      slug: "bakery",
+      name: "Bakery",
+      description: "A bakery with a menu page",
+    });
   });
 });

@@ -3,9 +3,11 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createLogger, loadConfig } from "@site/config";
-import { listStyles, type ScreenshotStyle } from "@site/domain";
+import { listStyles, type ScreenshotStyle } from "@site/domain/screenshots";
+import { PermanentJobError } from "@site/queue";
 import { decodeImage } from "../frame/encode.ts";
-import { type Capture, createRenderPipeline, type Look, type RenderPipeline } from "../pipeline.ts";
+import { createRenderPipeline } from "../pipeline.ts";
+import type { Capture, Look, RenderPipeline } from "../render_types.ts";
 
 setDefaultTimeout(120_000);
 
@@ -127,9 +129,13 @@ describe("compose", () => {
     expect(await corner("dark")).toBeLessThan(60);
   });
 
-  test("an unknown style is refused, never framed in the default look", async () => {
-    await expect(
-      pipeline.compose(capture, { styleId: "no-such-style", theme: "light", host: "example.com" }),
-    ).rejects.toMatchObject({ message: 'unknown screenshot style "no-such-style"', permanent: true });
+  test("an unknown style is refused for good, never framed in the default look", async () => {
+    const composed = pipeline.compose(capture, {
+      styleId: "no-such-style",
+      theme: "light",
+      host: "example.com",
+    });
+    await expect(composed).rejects.toBeInstanceOf(PermanentJobError);
+    await expect(composed).rejects.toThrow('unknown screenshot style "no-such-style"');
   });
 });

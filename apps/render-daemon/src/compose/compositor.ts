@@ -2,11 +2,12 @@ import { readFileSync } from "node:fs";
 import { dirname, join, normalize } from "node:path";
 import { fileURLToPath } from "node:url";
 import type { Logger } from "@site/config";
-import { resolveStyle } from "@site/domain";
+import { resolveStyle } from "@site/domain/screenshots";
 import type { HTTPRequest, Page } from "puppeteer-core";
-import { type LaunchedBrowser, launchChromium } from "../film/chromium.ts";
-import { drawChromeBar } from "../frame/chrome.ts";
-import type { Capture, Look } from "../pipeline.ts";
+import { type LaunchedBrowser, launchChromium } from "@site/browser";
+import { drawChromeBar } from "../frame/browser_chrome.ts";
+import type { Capture, Composed, Look } from "../render_types.ts";
+import { PermanentJobError } from "@site/queue";
 import type { ComposeJob, ComposeResult } from "./scene/main_browser.ts";
 
 const ORIGIN = "http://compositor.local";
@@ -18,14 +19,6 @@ const INDEX_HTML = `<!doctype html><html><head><meta charset="utf-8">
 <script type="importmap">{"imports":{"three":"/three.module.js","three/addons/":"/addons/"}}</script>
 <style>html,body{margin:0;background:#000}canvas{display:block}</style></head>
 <body><script type="module" src="/scene/main_browser.ts"></script></body></html>`;
-
-/** A compose that cannot succeed however often it is retried (an unknown style). */
-export class ComposeError extends Error {
-  readonly permanent = true;
-}
-
-/** A composed frame. */
-export type Composed = { bytes: Uint8Array; width: number; height: number; contentType: string };
 
 /** Frames captures in device mockups on one warm WebGL page; calls are serialized. */
 export type Compositor = { compose(c: Capture, look: Look): Promise<Composed>; close(): Promise<void> };
@@ -103,7 +96,8 @@ export async function createCompositor(opts: {
   const open = async (): Promise<Page> => {
     if (page && !page.isClosed() && launched?.browser.connected) return page;
     await launched?.close();
-    launched = await launchChromium(opts.executablePath, opts.gpu);
+    // Its page is served entirely by request interception: the egress proxy allows it nothing at all.
+    launched = await launchChromium(opts.executablePath, { gpu: opts.gpu, allowHosts: [], log: opts.log });
     const p = await launched.browser.newPage();
     const errors: string[] = [];
     p.on("pageerror", (e) => errors.push(e instanceof Error ? e.message : String(e)));
@@ -154,7 +148,8 @@ export async function createCompositor(opts: {
 
   const run = async (c: Capture, look: Look): Promise<Composed> => {
     const style = resolveStyle(look.styleId);
-    if (!style) throw new ComposeError(`unknown screenshot style "${look.styleId}"`);
+    // Cannot succeed however often it is retried.
+    if (!style) throw new PermanentJobError(`unknown screenshot style "${look.styleId}"`);
     const chrome = look.chrome ?? (style.look.device === "window" ? look.theme : "none");
     const bar = chrome === "none" ? null : await chromeFor(c, chrome, look.host);
     const size = frameSize(c);
@@ -189,7 +184,7 @@ export async function createCompositor(opts: {
       const next = queue.then(() =>
         run(c, look).catch(async (err) => {
           // a crashed or wedged compositor page is replaced on the next call
-          if (!(err instanceof ComposeError)) {
+          if (!(err instanceof PermanentJobError)) {
             const dead = launched;
             launched = null;
             page = null;

@@ -1,73 +1,97 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { findBrowser } from "@site/domain";
-import { answeredFromBlockedAddress, isBlockedAddress, type UrlGuard } from "./address_guard.ts";
-import { FilmError, filmPage } from "./capture.ts";
-import { type LaunchedBrowser, launchChromium } from "./chromium.ts";
-
-const opts = { isBlocked: isBlockedAddress, allowHosts: ["127.0.0.1:8443"] };
-
-describe("a response is re-checked against the address Chromium connected to (DNS rebinding)", () => {
-  test.each([
-    ["https://shop.example/", "10.0.0.7", true],
-    ["https://shop.example/", "169.254.169.254", true],
-    ["https://shop.example/", "127.0.0.1", true],
-    ["https://shop.example/", "[::1]", true],
-    ["https://shop.example/", "::ffff:192.168.1.1", true],
-    ["https://shop.example/", "93.184.216.34", false],
-    ["https://127.0.0.1:8443/", "127.0.0.1", false], // allow-listed host:port (tests only)
-    ["https://shop.example/", undefined, false], // cache, data: or service worker: no connection
-    ["data:text/plain,hi", "127.0.0.1", false],
-  ] as const)("%s answered from %s → blocked %p", (url, ip, blocked) => {
-    expect(answeredFromBlockedAddress(url, ip, opts)).toBe(blocked);
-  });
-});
+import {
+  addressCheckFor,
+  findBrowser,
+  type LaunchedBrowser,
+  launchChromium,
+  type UrlGuard,
+} from "@site/browser";
+import { createTlsFixture } from "@site/net/testing";
+import type { CaptureSettings } from "../render_types.ts";
+import { PermanentJobError } from "@site/queue";
+import { filmPage } from "./capture.ts";
 
 const chromium = findBrowser(null);
 
-describe.skipIf(!chromium)("filming discards a page served from a non-public address", () => {
-  let launched: LaunchedBrowser;
-  const site = Bun.serve({
-    hostname: "127.0.0.1",
-    port: 0,
-    fetch: () =>
-      new Response("<!doctype html><h1>internal admin</h1>", { headers: { "content-type": "text/html" } }),
-  });
-  beforeAll(async () => {
-    launched = await launchChromium(chromium!, false);
-  });
-  afterAll(async () => {
-    await launched.close();
-    site.stop(true);
-  });
-
-  test("a host that passed the check but was reached on loopback yields no capture", async () => {
-    // As if the host's DNS answered a public address to our check and 127.0.0.1 to Chromium's lookup.
-    const guard: UrlGuard = Object.assign(async () => true, {
-      answeredFromBlocked: (url: string, ip: string | undefined) =>
-        answeredFromBlockedAddress(url, ip, { isBlocked: isBlockedAddress, allowHosts: [] }),
-    });
-    const context = await launched.browser.createBrowserContext();
-    const page = await context.newPage();
-    try {
-      const filmed = filmPage(
-        page,
-        context,
-        {
-          url: `http://127.0.0.1:${site.port}/`,
-          viewportWidth: 640,
-          viewportHeight: 400,
-          deviceScaleFactor: 1,
-          fullPage: false,
-          theme: "light",
-        },
-        guard,
-      );
-      await expect(filmed).rejects.toThrow(FilmError);
-      await expect(filmed).rejects.toThrow(/non-public address/);
-      await filmed.catch((err: FilmError) => expect(err.permanent).toBe(true));
-    } finally {
-      await page.close().catch(() => {});
-      await context.close().catch(() => {});
+describe("the browser's address check follows ALLOW_LOCAL_NETWORK_FOR_DEVELOPMENT", () => {
+  test("off: loopback and private are blocked; on: only link-local, multicast and the like stay blocked", () => {
+    const off = addressCheckFor({ allowLocalNetworkForDevelopment: false });
+    const on = addressCheckFor({ allowLocalNetworkForDevelopment: true });
+    for (const ip of ["127.0.0.1", "192.168.1.20", "::1"]) {
+      expect(off(ip), ip).toBe(true);
+      expect(on(ip), ip).toBe(false);
     }
-  }, 60_000);
+    for (const ip of ["169.254.169.254", "fe80::1", "224.0.0.1"]) expect(on(ip), ip).toBe(true);
+    expect(on("8.8.8.8")).toBe(false);
+  });
 });
+
+// DNS rebinding: the page-level check was told a public address (this guard says yes to everything), then
+// the host resolves to loopback. The egress proxy resolves once itself, refuses, and never connects.
+describe.skipIf(!chromium)(
+  "a page whose host passed the page check but is not public is never reached",
+  () => {
+    let launched: LaunchedBrowser;
+    let hits = 0;
+    const tls = createTlsFixture();
+    const handler = () => {
+      hits++;
+      return new Response("<!doctype html><h1>internal admin</h1>", {
+        headers: { "content-type": "text/html" },
+      });
+    };
+    const plain = Bun.serve({ hostname: "127.0.0.1", port: 0, fetch: handler });
+    const secure = Bun.serve({
+      hostname: "127.0.0.1",
+      port: 0,
+      tls: { cert: tls.cert, key: tls.key },
+      fetch: handler,
+    });
+    const fooled: UrlGuard = async () => true;
+    const settings = (url: string): CaptureSettings => ({
+      url,
+      viewportWidth: 640,
+      viewportHeight: 400,
+      deviceScaleFactor: 1,
+      fullPage: false,
+      theme: "light",
+    });
+
+    beforeAll(async () => {
+      // The proxy's resolver answers loopback for the rebinding name; nothing is exempt.
+      launched = await launchChromium(chromium!, {
+        gpu: false,
+        allowHosts: [],
+        resolve: async () => [{ address: "127.0.0.1", family: 4 }],
+      });
+    });
+    afterAll(async () => {
+      await launched.close();
+      plain.stop(true);
+      secure.stop(true);
+    });
+
+    test.each([
+      ["plain HTTP, a literal loopback address", () => `http://127.0.0.1:${plain.port}/`],
+      ["plain HTTP, a name that rebinds to loopback", () => `http://rebind.example:${plain.port}/`],
+      ["https (CONNECT), a name that rebinds to loopback", () => `https://rebind.example:${secure.port}/`],
+    ])(
+      "%s: no capture, a permanent error, no connection",
+      async (_name, url) => {
+        hits = 0;
+        const context = await launched.browser.createBrowserContext();
+        const page = await context.newPage();
+        try {
+          const filmed = filmPage(page, context, settings(url()), fooled);
+          await expect(filmed).rejects.toBeInstanceOf(PermanentJobError);
+          await expect(filmed).rejects.toThrow(/not public/);
+          expect(hits).toBe(0);
+        } finally {
+          await page.close().catch(() => {});
+          await context.close().catch(() => {});
+        }
+      },
+      60_000,
+    );
+  },
+);

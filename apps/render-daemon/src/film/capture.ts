@@ -1,16 +1,16 @@
 import type { BrowserContext, CookieData, Page } from "puppeteer-core";
-import type { Capture, CaptureSettings } from "../pipeline.ts";
-import { guardPage, type UrlGuard } from "./address_guard.ts";
+import type { Capture, CaptureSettings } from "../render_types.ts";
+import { type GuardLog, guardPage, type UrlGuard, watchRefusals } from "@site/browser";
+import type { EgressRefusal } from "@site/net";
+import { PermanentJobError } from "@site/queue";
 import { detectLoginRedirect } from "./login_detection.ts";
 
-/** A film that cannot succeed; `permanent` tells the queue not to retry (blocked address, bad URL). */
+/**
+ * A film that failed this time (the page did not load): retried. A film that cannot succeed (a bad URL,
+ * an address that is not public, a host that does not resolve) throws PermanentJobError instead.
+ */
 export class FilmError extends Error {
-  constructor(
-    message: string,
-    readonly permanent: boolean,
-  ) {
-    super(message);
-  }
+  override readonly name = "FilmError";
 }
 
 /** Time limits for one film, in milliseconds. */
@@ -91,16 +91,43 @@ export async function filmPage(
   try {
     target = new URL(s.url);
   } catch {
-    throw new FilmError(`not a URL: ${s.url}`, true);
+    throw new PermanentJobError(`not a URL: ${s.url}`);
   }
   if (target.protocol !== "http:" && target.protocol !== "https:")
-    throw new FilmError("only http and https pages can be filmed", true);
+    throw new PermanentJobError("only http and https pages can be filmed");
   if (!(await check(target.href)))
-    throw new FilmError(`${target.host} does not resolve to a public address; it cannot be filmed`, true);
+    throw new PermanentJobError(`${target.host} does not resolve to a public address; it cannot be filmed`);
 
+  const refused: EgressRefusal[] = [];
+  const stopWatching = watchRefusals(page.browser(), (r) => refused.push(r));
+  try {
+    return await filmGuarded(page, context, s, check, t, target, refused);
+  } finally {
+    stopWatching();
+  }
+}
+
+/** A refusal of the egress proxy in words: the URL when it saw one (plain HTTP), else host:port. */
+function refusalTarget(r: EgressRefusal): string {
+  return r.url ?? `${r.host.includes(":") ? `[${r.host}]` : r.host}:${r.port}`;
+}
+
+async function filmGuarded(
+  page: Page,
+  context: BrowserContext,
+  s: CaptureSettings,
+  check: UrlGuard,
+  t: FilmTimings,
+  target: URL,
+  refused: EgressRefusal[],
+): Promise<Capture> {
   const warnings: string[] = [];
-  const guardLog: { blocked: string[]; rebound?: string[] } = { blocked: [] };
+  const guardLog: GuardLog = { blocked: [] };
   const deadline = Date.now() + t.total;
+  const notPublic = (what: string) =>
+    new PermanentJobError(
+      `the page or one of its redirects leads to an address that is not public (${what})`,
+    );
   await guardPage(page, check, guardLog);
   await page.setViewport({
     width: s.viewportWidth,
@@ -115,14 +142,21 @@ export async function filmPage(
     response = await page.goto(target.href, { waitUntil: "load", timeout: t.navigation });
   } catch (err) {
     const msg = err instanceof Error ? err.message : String(err);
-    if (msg.includes("ERR_BLOCKED_BY_CLIENT"))
-      throw new FilmError(
-        `the page redirected to an address that is not public (${guardLog.blocked.at(-1) ?? "?"})`,
-        true,
-      );
+    if (msg.includes("ERR_BLOCKED_BY_CLIENT")) throw notPublic(guardLog.blocked.at(-1) ?? "?");
+    // An https page (or redirect hop) whose CONNECT the egress proxy refused.
+    if (msg.includes("ERR_TUNNEL_CONNECTION_FAILED") && refused.length > 0)
+      throw notPublic(refusalTarget(refused.at(-1)!));
     if (/ERR_NAME_NOT_RESOLVED|ERR_CONNECTION_REFUSED|ERR_ADDRESS_UNREACHABLE|ERR_INVALID_URL/.test(msg))
-      throw new FilmError(`the page could not be reached: ${msg.split("\n")[0]}`, true);
-    throw new FilmError(`the page did not load: ${msg.split("\n")[0]}`, false);
+      throw new PermanentJobError(`the page could not be reached: ${msg.split("\n")[0]}`);
+    throw new FilmError(`the page did not load: ${msg.split("\n")[0]}`);
+  }
+  // A plain-HTTP document the egress proxy answered itself: refused (403) or unreachable (502, 504).
+  const fromProxy = response?.headers()["x-egress-proxy"];
+  if (fromProxy === "refused" && refused.length > 0) throw notPublic(refusalTarget(refused.at(-1)!));
+  if (fromProxy === "unreachable") {
+    const message = `the page could not be reached (HTTP ${response!.status()})`;
+    // A gateway timeout may pass; an unreachable host (502) will not.
+    throw response!.status() === 504 ? new FilmError(message) : new PermanentJobError(message);
   }
   if (response && response.status() >= 400) warnings.push(`the page answered HTTP ${response.status()}`);
   await settle(page, t);
@@ -144,18 +178,18 @@ export async function filmPage(
       cssHeight = cap;
     }
   }
-  if (guardLog.rebound?.length) {
-    throw new FilmError(
-      `the page was served from a non-public address after its host passed the address check (${guardLog.rebound[0]}); nothing was captured`,
-      true,
-    );
-  }
   const finalUrl = page.url();
   const login = await detectLoginRedirect(page, target.href, finalUrl);
   if (login) warnings.push(login);
   if (guardLog.blocked.length > 0) {
     const shown = [...new Set(guardLog.blocked)].slice(0, 3).join(", ");
     warnings.push(`blocked ${guardLog.blocked.length} request(s) to non-public addresses: ${shown}`);
+  }
+  if (refused.length > 0) {
+    const shown = [...new Set(refused.map(refusalTarget))].slice(0, 3).join(", ");
+    warnings.push(
+      `refused ${refused.length} connection(s) to non-public addresses (workers, sockets and other browser traffic): ${shown}`,
+    );
   }
   const png = await page.screenshot({
     type: "png",

@@ -4,8 +4,9 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createLogger, loadConfig } from "@site/config";
 import { decodeImage, pngSize } from "../frame/encode.ts";
-import { type CaptureSettings, createRenderPipeline, type RenderPipeline } from "../pipeline.ts";
-import { FilmError } from "./capture.ts";
+import { createRenderPipeline } from "../pipeline.ts";
+import type { CaptureSettings, RenderPipeline } from "../render_types.ts";
+import { PermanentJobError } from "@site/queue";
 import { isLoginPath } from "./login_detection.ts";
 
 setDefaultTimeout(120_000);
@@ -177,13 +178,12 @@ describe("film", () => {
   test("a page or redirect to a non-public address fails for good without a connection", async () => {
     forbiddenHits = 0;
     const direct = pipeline.film({ ...settings("/"), url: `http://127.0.0.1:${forbidden.port}/` });
-    await expect(direct).rejects.toBeInstanceOf(FilmError);
-    await expect(direct).rejects.toMatchObject({ permanent: true });
+    await expect(direct).rejects.toBeInstanceOf(PermanentJobError);
     const redirected = pipeline.film(settings("/to-forbidden"));
-    await expect(redirected).rejects.toMatchObject({ permanent: true });
-    await expect(pipeline.film({ ...settings("/"), url: "file:///etc/passwd" })).rejects.toMatchObject({
-      permanent: true,
-    });
+    await expect(redirected).rejects.toBeInstanceOf(PermanentJobError);
+    await expect(pipeline.film({ ...settings("/"), url: "file:///etc/passwd" })).rejects.toBeInstanceOf(
+      PermanentJobError,
+    );
     expect(forbiddenHits).toBe(0);
   });
 

@@ -55,6 +55,12 @@ export const usageEvents = pgTable(
       .references(() => sites.id, { onDelete: "cascade" }),
     kind: text("kind", { enum: ["upload", "fetch_failure"] }).notNull(),
     createdAt: createdAt(),
+    /**
+     * Set while the event is a reservation of work in flight (an import's fetch attempt and upload
+     * slot): it counts until then, and is confirmed (null) or deleted when the work ends; one left by a
+     * crashed process stops counting when it lapses.
+     */
+    reservedUntil: ts("reserved_until"),
   },
   (t) => [index("usage_events_site_kind_created_idx").on(t.siteId, t.kind, t.createdAt)],
 );

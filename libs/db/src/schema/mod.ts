@@ -8,3 +8,7 @@ export * from "./credits.ts";
 export * from "./media.ts";
 export * from "./screenshots.ts";
 export * from "./social.ts";
+export * from "./site_layouts.ts";
+export * from "./site_chrome_strings.ts";
+export * from "./collections.ts";
+export * from "./collection_items.ts";

@@ -50,6 +50,11 @@ export const screenshotRenders = pgTable(
     error: text("error"),
     warnings: jsonb("warnings").notNull().default(sql`'[]'::jsonb`),
     attempts: integer("attempts").notNull().default(0),
+    /**
+     * When the render was admitted to the queue (0470): at most RENDER_ORG_CONCURRENCY pending renders of
+     * an organization have one; the others wait, unqueued, for one of those to end.
+     */
+    dispatchedAt: ts("dispatched_at"),
     createdAt: createdAt(),
     updatedAt: ts("updated_at").notNull().defaultNow(),
     finishedAt: ts("finished_at"),
@@ -57,6 +62,7 @@ export const screenshotRenders = pgTable(
   (t) => [
     index("screenshot_renders_site_idx").on(t.siteId, t.createdAt),
     index("screenshot_renders_status_idx").on(t.status, t.updatedAt),
+    index("screenshot_renders_org_pending_idx").on(t.orgId, t.createdAt).where(sql`${t.status} = 'pending'`),
   ],
 );
 

@@ -1,5 +1,5 @@
 import { sql } from "drizzle-orm";
-import { boolean, index, jsonb, pgTable, text, uuid } from "drizzle-orm/pg-core";
+import { boolean, index, pgTable, text, uuid } from "drizzle-orm/pg-core";
 import { createdAt, ts, uuidPk } from "./_columns.ts";
 import { organizations } from "./organizations.ts";
 
@@ -17,18 +17,10 @@ export const sites = pgTable(
     comingSoon: boolean("coming_soon").notNull().default(true),
     templateSlug: text("template_slug"),
     clonedFromSiteId: uuid("cloned_from_site_id"),
+    /** The locale chrome strings fall back to before the built-in English (a BCP 47 tag). */
+    defaultLocale: text("default_locale").notNull().default("en"),
     createdAt: createdAt(),
     updatedAt: ts("updated_at").notNull().default(sql`now()`),
   },
   (t) => [index("sites_org_created_idx").on(t.orgId, t.createdAt, t.id)],
 );
-
-/** The layout (navigation, header, footer) and styles (theme tokens) of a site. */
-export const siteLayouts = pgTable("site_layouts", {
-  siteId: uuid("site_id")
-    .primaryKey()
-    .references(() => sites.id, { onDelete: "cascade" }),
-  layout: jsonb("layout").notNull(),
-  styles: jsonb("styles").notNull(),
-  updatedAt: ts("updated_at").notNull().defaultNow(),
-});

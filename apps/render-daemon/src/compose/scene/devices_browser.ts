@@ -1,6 +1,6 @@
 // Runs inside the compositor page (Chromium): device models built from three.js primitives.
 import * as THREE from "three";
-import type { DeviceKind, StyleLook } from "@site/domain";
+import type { DeviceKind, StyleLook } from "@site/domain/screenshots";
 
 /** A built device: its group, the screen mesh whose map is the capture, and the screen's size. */
 export type Device = {

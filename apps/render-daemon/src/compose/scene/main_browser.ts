@@ -1,7 +1,7 @@
 // Runs inside the compositor page (Chromium): the warm three.js scene that frames captures.
 import * as THREE from "three";
 import { RoomEnvironment } from "three/addons/environments/RoomEnvironment.js";
-import type { StyleBackground, StyleLook } from "@site/domain";
+import type { StyleBackground, StyleLook } from "@site/domain/screenshots";
 import { buildDevice, type Device } from "./devices_browser.ts";
 
 /** A rendered frame as a data URL, with where the time went (ms). */

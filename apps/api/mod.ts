@@ -1,0 +1,3 @@
+/** The API app: `createApp` builds it from dependencies, `startApi` serves it on a runtime. */
+export { createApp, type App } from "./src/app.ts";
+export { startApi } from "./src/server.ts";

@@ -1,0 +1,166 @@
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import { addLibraryFile } from "@site/domain/media";
+import { sampleImage } from "@site/domain/testing";
+import { buildTestApp, type TestApp } from "../testing/mod.ts";
+
+type Json = any;
+const uniq = () => Math.random().toString(36).slice(2, 9);
+
+let h: TestApp;
+let server: ReturnType<typeof Bun.serve>;
+let base: string;
+beforeAll(async () => {
+  h = await buildTestApp();
+  server = Bun.serve({ hostname: "127.0.0.1", port: 0, fetch: (req) => h.app.handle(req) });
+  base = `http://127.0.0.1:${server.port}`;
+});
+afterAll(async () => {
+  server.stop(true);
+  await h.close();
+});
+
+async function connect(key: string) {
+  const client = new Client({ name: "mcp-site-test", version: "1.0.0" });
+  await client.connect(
+    new StreamableHTTPClientTransport(new URL(`${base}/mcp`), {
+      requestInit: { headers: { authorization: `Bearer ${key}` } },
+    }),
+  );
+  return client;
+}
+type CallResult = { isError?: boolean; structuredContent?: Json; content: { type: string; text: string }[] };
+const callTool = async (client: Client, name: string, args: Record<string, unknown>) =>
+  (await client.callTool({ name, arguments: args })) as unknown as CallResult;
+
+async function newSite(key: string) {
+  const res = await h.call("POST", "/api/v1/sites", {
+    key,
+    body: { name: "Agent site", slug: `ag-${uniq()}` },
+  });
+  return ((await res.json()) as Json).site.id as string;
+}
+
+describe("MCP tools for building a site", () => {
+  test("an agent sets layout (with its etag), chrome strings, a collection, page order and checks links", async () => {
+    const org = await h.seedOrg();
+    const siteId = await newSite(org.key);
+    const logo = await addLibraryFile(h.ctx, { siteId, bytes: sampleImage("png"), source: "upload" });
+    await h.call("POST", `/api/v1/sites/${siteId}/pages`, {
+      key: org.key,
+      body: { path: "/menu", title: "Menu", content: "# Menu" },
+    });
+    const client = await connect(org.key);
+    try {
+      const read = await callTool(client, "get_site_layout", { siteId });
+      expect(read.isError).toBeFalsy();
+      const etag = read.structuredContent.etag;
+      expect(etag).toMatch(/^"layout-\d+"$/);
+      const layout = {
+        logo: logo.url,
+        header: { navigation: [{ label: "Menu", href: "/menu" }] },
+        footer: { text: "Since 1920", links: [] },
+      };
+      const updated = await callTool(client, "update_site_layout", { siteId, layout, ifMatch: etag });
+      expect(updated.isError).toBeFalsy();
+      expect(updated.structuredContent.layout.logo).toStartWith(`${logo.url}?k=m.`);
+      const stale = await callTool(client, "update_site_layout", { siteId, layout, ifMatch: etag });
+      expect(stale.isError).toBe(true);
+      expect(stale.structuredContent.error.code).toBe("PRECONDITION_FAILED");
+
+      const strings = await callTool(client, "set_chrome_strings", {
+        siteId,
+        locale: "de",
+        strings: { "nav.home": "Startseite" },
+      });
+      expect(strings.structuredContent.strings["nav.home"]).toBe("Startseite");
+      const html = await callTool(client, "set_chrome_strings", {
+        siteId,
+        locale: "de",
+        strings: { "nav.home": "<b>x</b>" },
+      });
+      expect(html.structuredContent.error).toMatchObject({ code: "VALIDATION_ERROR" });
+      expect(html.structuredContent.error.details[0].key).toBe("nav.home");
+
+      const defined = await callTool(client, "define_collection", {
+        siteId,
+        key: "dishes",
+        name: "Dishes",
+        fields: [
+          { key: "name", type: "text", required: true },
+          { key: "price", type: "number" },
+        ],
+      });
+      expect(defined.structuredContent.collection).toMatchObject({ key: "dishes", itemCount: 0 });
+      const refused = await callTool(client, "upsert_collection_items", {
+        siteId,
+        collection: "dishes",
+        items: [{ values: { name: "Soup", price: 4 } }, { values: { name: "Bread", price: "cheap" } }],
+      });
+      expect(refused.structuredContent.error.details.map((d: Json) => d.field)).toEqual([
+        "items.1.values.price",
+      ]);
+      const written = await callTool(client, "upsert_collection_items", {
+        siteId,
+        collection: "dishes",
+        items: [{ values: { name: "Soup", price: 4 } }, { values: { name: "Bread", price: 2 } }],
+      });
+      expect(written.structuredContent.items.map((i: Json) => i.position)).toEqual([0, 1]);
+      const patched = await callTool(client, "upsert_collection_items", {
+        siteId,
+        collection: "dishes",
+        items: [{ id: written.structuredContent.items[1].id, values: { price: 3 } }],
+      });
+      expect(patched.structuredContent.items[0].values).toEqual({ name: "Bread", price: 3 });
+      const listed = await callTool(client, "list_collection_items", { siteId, collection: "dishes" });
+      expect(listed.structuredContent.items).toHaveLength(2);
+
+      const pages = (await (
+        await h.call("GET", `/api/v1/sites/${siteId}/pages`, { key: org.key })
+      ).json()) as Json;
+      const ids = pages.pages.map((p: Json) => p.id).reverse();
+      const reordered = await callTool(client, "reorder_pages", { siteId, pageIds: ids });
+      expect(reordered.structuredContent.pages.map((p: Json) => p.path)).toEqual(["/menu", "/"]);
+      const incomplete = await callTool(client, "reorder_pages", { siteId, pageIds: ids.slice(1) });
+      expect(incomplete.structuredContent.error.code).toBe("VALIDATION_ERROR");
+
+      const links = await callTool(client, "translate_links", { siteId, hrefs: ["/menu", "/nope", "#top"] });
+      expect(links.structuredContent.links.map((l: Json) => l.kind)).toEqual(["page", "broken", "anchor"]);
+    } finally {
+      await client.close();
+    }
+  });
+
+  test("the tools keep the REST scopes and another organization's site is NOT_FOUND", async () => {
+    const org = await h.seedOrg();
+    const siteId = await newSite(org.key);
+    const reader = await h.seedOrg({ scopes: ["content:read"] });
+    const stranger = await h.seedOrg();
+    const readOnly = await connect(reader.key);
+    const other = await connect(stranger.key);
+    try {
+      const denied = await callTool(readOnly, "update_site_layout", {
+        siteId,
+        styles: { colors: {}, fonts: { heading: "Inter", body: "Inter" } },
+      });
+      expect(denied.structuredContent.error.code).toBe("FORBIDDEN");
+      for (const name of [
+        "set_chrome_strings",
+        "define_collection",
+        "upsert_collection_items",
+        "reorder_pages",
+      ]) {
+        const r = await callTool(readOnly, name, { siteId });
+        expect([name, r.structuredContent.error.code]).toEqual([name, "FORBIDDEN"]);
+      }
+      const foreign = await callTool(other, "get_site_layout", { siteId });
+      expect(foreign.structuredContent.error.code).toBe("NOT_FOUND");
+      const foreignWrite = await callTool(other, "reorder_pages", { siteId, pageIds: [] });
+      expect(foreignWrite.structuredContent.error.code).toBe("NOT_FOUND");
+    } finally {
+      await readOnly.close();
+      await other.close();
+    }
+  });
+});

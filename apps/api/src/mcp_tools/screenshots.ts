@@ -1,0 +1,113 @@
+import { Type } from "@sinclair/typebox";
+import {
+  createLoginLink,
+  getRender,
+  LoginLinkBody,
+  listStyleViews,
+  queueScreenshot,
+  ScreenshotRequestBody,
+  StyleListQuery,
+} from "@site/domain/screenshots";
+import { getOwnSite } from "@site/domain/sites";
+import { mediaEmbedSnippet, SiteId, UUID_PATTERN } from "./inputs.ts";
+import { type Tool, tool } from "./tool.ts";
+
+// The page URL as the models take it, with the limits a schema can state (2048 characters, http(s)).
+const PageUrl = Type.String({
+  ...ScreenshotRequestBody.properties.url,
+  maxLength: 2048,
+  pattern: "^https?://",
+});
+
+/** A done render whose page ended on a sign-in form carries this warning (render daemon's login detection). */
+function signInWarning(warnings: string[] | undefined): string | undefined {
+  return warnings?.find((w) => w.startsWith("login redirect:"));
+}
+
+/** Product screenshots in 3D device mockups: styles, renders, sign-in links. */
+export const SCREENSHOT_TOOLS: Tool[] = [
+  tool({
+    name: "list_screenshot_styles",
+    title: "List screenshot styles",
+    description:
+      "Lists the 3D device-mockup looks for product screenshots (metadata only). Pass a style's `id` as styleId to queue_screenshot; without it the default look is used. featured=true narrows to the curated gallery. Needs content:read.",
+    scope: "content:read",
+    input: Type.Object({ siteId: SiteId, ...StyleListQuery.properties }),
+    readOnly: true,
+    run: async (deps, principal, args) => {
+      await getOwnSite(deps, principal, args.siteId);
+      const { siteId: _, ...query } = args;
+      return { value: { styles: listStyleViews(deps.config.publicBaseUrl, query) } };
+    },
+  }),
+  tool({
+    name: "queue_screenshot",
+    title: "Film a page into a device mockup",
+    description:
+      "Films a public web page with a headless browser and frames it in a 3D device mockup; the image lands in the site's media library. Costs 10 AI credits, debited now and refunded if the render fails; estimateOnly: true prices it for free. Answers a renderId: poll get_screenshot until status is done (a few seconds to a minute). Needs content:write. Errors: VALIDATION_ERROR (bad URL or option, private address), NOT_FOUND (unknown styleId), QUOTA_EXCEEDED (credits), NOT_CONFIGURED (no browser on this server), RENDERER_ERROR (queue down; nothing charged).",
+    scope: "content:write",
+    input: Type.Object({ siteId: SiteId, ...ScreenshotRequestBody.properties, url: PageUrl }),
+    readOnly: false,
+    openWorld: true,
+    run: async (deps, principal, args) => {
+      const { siteId, ...body } = args;
+      const answer = await queueScreenshot(deps, principal, siteId, body);
+      return {
+        value: answer,
+        note: answer.estimate
+          ? `A screenshot costs ${answer.credits} credits.`
+          : `Queued render ${answer.renderId} (${answer.credits} credits). Poll get_screenshot with this renderId until status is done.`,
+      };
+    },
+  }),
+  tool({
+    name: "get_screenshot",
+    title: "Poll a screenshot render",
+    description:
+      "Where a render stands: pending, done (imageUrl: the library url to put in page content; displayUrl: a short-lived preview link, never to be stored; width, height, warnings) or failed (error; credits refunded). When a warning says the page redirected to a sign-in form, the result's nextStep says how to sign in and film again. Free. Needs content:read.",
+    scope: "content:read",
+    input: Type.Object({
+      siteId: SiteId,
+      renderId: Type.String({ pattern: UUID_PATTERN, maxLength: 36, description: "from queue_screenshot" }),
+    }),
+    readOnly: true,
+    run: async (deps, principal, args) => {
+      const render = await getRender(deps, principal, args.siteId, args.renderId);
+      if (render.status !== "done" || !render.imageUrl) {
+        return {
+          value: render,
+          note:
+            render.status === "pending"
+              ? "Still rendering; call get_screenshot again in a few seconds."
+              : `The render failed: ${render.error}. The credits were refunded.`,
+        };
+      }
+      const signIn = signInWarning(render.warnings);
+      const nextStep = signIn
+        ? `The image shows a sign-in screen, not the page. Call create_screenshot_login_link with url ${render.sourceUrl}, give its loginUrl to the site owner to sign in (valid about an hour), then call queue_screenshot again with the same url and recapture: true.`
+        : undefined;
+      const embed = mediaEmbedSnippet(render.imageUrl, "");
+      return {
+        value: { ...render, embed, ...(nextStep ? { nextStep } : {}) },
+        note:
+          nextStep ?? `Done: ${render.imageUrl} is in the library; embed it in a page like this:\n\n${embed}`,
+      };
+    },
+  }),
+  tool({
+    name: "create_screenshot_login_link",
+    title: "Create a sign-in link for a login-gated page",
+    description:
+      "For a page behind a login: answers a loginUrl the site owner opens to sign in on a hosted browser (valid about one hour, usable once). The session is stored encrypted for the site; then queue_screenshot with recapture: true films the signed-in page. Free. Needs content:write.",
+    scope: "content:write",
+    input: Type.Object({ siteId: SiteId, ...LoginLinkBody.properties, url: PageUrl }),
+    readOnly: false,
+    run: async (deps, principal, args) => {
+      const link = await createLoginLink(deps, principal, args.siteId, { url: args.url });
+      return {
+        value: link,
+        note: `Give this link to the site owner: ${link.loginUrl} (until ${link.expiresAt}). When they are done, call queue_screenshot with recapture: true.`,
+      };
+    },
+  }),
+];

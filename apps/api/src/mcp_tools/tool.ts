@@ -1,0 +1,25 @@
+import type { Static, TSchema } from "@sinclair/typebox";
+import type { Principal, Scope } from "@site/domain/core";
+import type { AppDeps } from "../deps.ts";
+
+/** What a tool answers: the structured value, and a note for the agent (next step, embed) shown first. */
+export type ToolOutput = { value: Record<string, unknown>; note?: string };
+
+/** A tool of the MCP server: its JSON Schema input is also its validation (TypeBox). */
+export type Tool<S extends TSchema = TSchema> = {
+  name: string;
+  title: string;
+  description: string;
+  /** The scope the key needs; read-only tools need a read scope. */
+  scope: Scope;
+  input: S;
+  readOnly: boolean;
+  /** True when the tool reaches outside this service (an import fetches a URL, a render films a page). */
+  openWorld?: boolean;
+  run(deps: AppDeps, principal: Principal, args: Static<S>): Promise<ToolOutput>;
+};
+
+/** Declares a tool with its argument type inferred from its input schema. */
+export function tool<S extends TSchema>(t: Tool<S>): Tool {
+  return t as unknown as Tool;
+}

@@ -1,0 +1,249 @@
+import { toOpenAPISchema } from "@elysiajs/openapi/openapi";
+import type { AnyElysia } from "elysia";
+
+/** The OpenAPI version the document declares (and keeps: `const`, `type: [x, "null"]`, `examples`). */
+export const OPENAPI_VERSION = "3.1.1";
+
+type Json = Record<string, any>;
+
+/** The document's fixed parts: what the API is, how to authenticate, its tag groups. */
+const INFO = {
+  title: "Site Content API",
+  version: "1.0.0",
+  description:
+    "Create sites, fill their media library with real files, render web pages into 3D device mockups and read social performance. Paths under /api/v1 (except /api/v1/public) need `Authorization: Bearer <API_KEY>`; a request without a valid key answers 401 with `WWW-Authenticate: Bearer`. Errors are `{error:{code,message,details?}}`; each response lists the codes it can carry (`x-error-codes`, and an enum on `error.code`).",
+};
+
+const TAGS = [
+  { name: "sites", description: "Sites and templates" },
+  { name: "pages", description: "Pages of a site" },
+  { name: "media", description: "The media library" },
+  { name: "delivery", description: "Media delivery behind grants, and the signed upload" },
+  { name: "screenshots", description: "Product screenshots in 3D device mockups" },
+  { name: "social", description: "Social accounts, posts and performance" },
+  { name: "public", description: "Published sites, no token" },
+  { name: "mcp", description: "Model Context Protocol for agents" },
+  { name: "operations", description: "Health and readiness" },
+];
+
+/** Operations OpenAPI knows; WebSocket routes (`ws`) are left out. */
+const HTTP_METHODS = new Set(["get", "put", "post", "delete", "options", "head", "patch", "trace"]);
+
+const STATUS_TEXT: Record<string, string> = {
+  "200": "OK",
+  "201": "Created",
+  "202": "Accepted: queued",
+  "204": "No content",
+  "206": "Partial content (a byte range)",
+  "304": "Not modified",
+};
+
+/**
+ * Builds the OpenAPI 3.1 document of an app from its routes' TypeBox schemas and `detail`, then
+ * finishes it (see `finishOpenApiDocument`).
+ */
+export function buildOpenApiDocument(app: AnyElysia, opts: { publicBaseUrl: string }): Json {
+  const raw = toOpenAPISchema(app, { staticFile: true }, undefined, undefined, OPENAPI_VERSION);
+  return finishOpenApiDocument({
+    openapi: OPENAPI_VERSION,
+    info: INFO,
+    servers: [{ url: opts.publicBaseUrl }],
+    tags: TAGS,
+    paths: raw.paths as Json,
+    components: {
+      schemas: raw.components.schemas ?? {},
+      securitySchemes: {
+        bearerAuth: {
+          type: "http",
+          scheme: "bearer",
+          description: "an API key from `bun run admin key:create`",
+        },
+      },
+    },
+  });
+}
+
+/**
+ * What the generator leaves for a client generator to trip on, fixed in one pass:
+ * - wildcard paths (`/api/media/*`) become a `{key}` path parameter;
+ * - request bodies keep one content type (JSON, or what the route's own detail declares);
+ * - query-string wire forms (`anyOf [string of digits, integer]`, `anyOf ["1"|"0"|…, boolean]`,
+ *   Elysia's `string format integer`) become the plain integer, number or boolean they decode to;
+ * - every response has a description; error responses list their codes in `x-error-codes`;
+ * - an operation with bearer security answers 401 with a `WWW-Authenticate: Bearer` header.
+ */
+export function finishOpenApiDocument(doc: Json): Json {
+  const paths: Json = {};
+  for (const [rawPath, item] of Object.entries(doc.paths as Json)) {
+    const path = rawPath.replace(/\/\*$/, "/{key}");
+    const finished: Json = {};
+    for (const [method, op] of Object.entries(item as Json))
+      if (HTTP_METHODS.has(method)) finished[method] = finishOperation(op, method, path);
+    if (Object.keys(finished).length === 0) continue;
+    paths[path] = { ...paths[path], ...finished };
+  }
+  const schemas: Json = {};
+  for (const [name, s] of Object.entries((doc.components?.schemas ?? {}) as Json))
+    schemas[name] = finishSchema(s);
+  return { ...doc, paths, components: { ...doc.components, schemas } };
+}
+
+function finishOperation(op: Json, method: string, path: string): Json {
+  const out: Json = { ...op };
+  out.operationId = operationId(method, path);
+  if (out.parameters)
+    out.parameters = out.parameters.map((p: Json) => ({ ...p, schema: finishSchema(p.schema) }));
+  if (path.endsWith("/{key}") && !out.parameters?.some((p: Json) => p.name === "key")) {
+    out.parameters = [
+      {
+        name: "key",
+        in: "path",
+        required: true,
+        description: "the storage key, slashes included (`site-media/<site_id>/<name>`)",
+        schema: { type: "string" },
+      },
+      ...(out.parameters ?? []),
+    ];
+  }
+  if (out.requestBody?.content) {
+    const content = out.requestBody.content as Json;
+    const keep = content["application/json"] ? { "application/json": content["application/json"] } : content;
+    out.requestBody = {
+      ...out.requestBody,
+      content: Object.fromEntries(
+        Object.entries(keep).map(([type, media]) => [type, { ...media, schema: finishSchema(media.schema) }]),
+      ),
+    };
+    if (out.requestBody.description === undefined) delete out.requestBody.description;
+  }
+  const responses: Json = {};
+  for (const [status, response] of Object.entries((out.responses ?? {}) as Json))
+    responses[status] = finishResponse(response, status);
+  const secured = Array.isArray(out.security) && out.security.length > 0;
+  if (secured) {
+    const given = responses["401"];
+    responses["401"] = withAuthenticateHeader(given?.content ? given : unauthorizedResponse());
+  }
+  if (!Object.keys(responses).some((s) => s.startsWith("2") || s.startsWith("3")))
+    responses["200"] = { description: STATUS_TEXT["200"] };
+  out.responses = responses;
+  const codes = Object.values(responses).flatMap((r: Json) => r["x-error-codes"] ?? []);
+  if (codes.length > 0) out["x-error-codes"] = [...new Set(codes)];
+  return out;
+}
+
+function operationId(method: string, path: string): string {
+  const words = path
+    .replace(/^\/api\/v1\//, "/")
+    .split(/[/{}-]+/)
+    .filter(Boolean);
+  return method + words.map((w) => w[0]!.toUpperCase() + w.slice(1)).join("");
+}
+
+function finishResponse(response: Json, status: string): Json {
+  const out: Json = { ...response };
+  // The generator writes a void response's content as `{type, description}`: no body at all.
+  if (out.content && typeof out.content.type === "string") delete out.content;
+  if (out.content) {
+    const content: Json = {};
+    for (const [type, media] of Object.entries(out.content as Json))
+      content[type] = { ...media, schema: finishSchema(media.schema) };
+    out.content = content;
+    const schema = (content["application/json"] as Json | undefined)?.schema;
+    const codes = errorCodesOf(schema);
+    if (codes) {
+      out["x-error-codes"] = codes;
+      // A code is one of these, nothing is its default.
+      schema.properties.error.properties.code = { type: "string", enum: codes, examples: [codes[0]] };
+    }
+  }
+  if (!out.description || /^Response for status/.test(out.description))
+    out.description =
+      out.content?.["application/json"]?.schema?.description ?? STATUS_TEXT[status] ?? `HTTP ${status}`;
+  return out;
+}
+
+/** The `error.code` enum of an error body schema, or null for anything else. */
+function errorCodesOf(schema: Json | undefined): string[] | null {
+  const code = schema?.properties?.error?.properties?.code;
+  if (!code) return null;
+  if (Array.isArray(code.enum)) return code.enum;
+  if (typeof code.const === "string") return [code.const];
+  return null;
+}
+
+function unauthorizedResponse(): Json {
+  return {
+    description: "Error: UNAUTHORIZED (missing, invalid or revoked API key)",
+    "x-error-codes": ["UNAUTHORIZED"],
+    content: {
+      "application/json": {
+        schema: {
+          type: "object",
+          required: ["error"],
+          properties: {
+            error: {
+              type: "object",
+              required: ["code", "message"],
+              properties: {
+                code: { type: "string", enum: ["UNAUTHORIZED"] },
+                message: { type: "string" },
+                details: {},
+              },
+            },
+          },
+        },
+      },
+    },
+  };
+}
+
+function withAuthenticateHeader(response: Json): Json {
+  return {
+    ...response,
+    headers: {
+      ...response.headers,
+      "WWW-Authenticate": {
+        description: 'always `Bearer` (with `error="invalid_token"` when a key was given but refused)',
+        schema: { type: "string", examples: ['Bearer realm="site-content-api"'] },
+      },
+    },
+  };
+}
+
+const WIRE_BOOLEANS = new Set(["1", "0", "true", "false", ""]);
+
+/**
+ * A union branch that only says how a number or boolean travels in a query string: Elysia's coercible
+ * `string` (format integer/numeric), the routes' digits-only string, or the 1/0/true/false spellings.
+ */
+function isWireForm(s: unknown): boolean {
+  const x = s as Json;
+  if (x?.type !== "string") return false;
+  if (x.format === "integer" || x.format === "numeric" || x.format === "number") return true;
+  if (typeof x.pattern === "string" && /^\^\[0-9\][*+]\$$/.test(x.pattern)) return true;
+  return Array.isArray(x.enum) && x.enum.every((v: unknown) => WIRE_BOOLEANS.has(String(v)));
+}
+
+/** Collapses Elysia's coercion unions and recurses; everything else is kept as generated. */
+export function finishSchema(schema: unknown): any {
+  if (Array.isArray(schema)) return schema.map(finishSchema);
+  if (!schema || typeof schema !== "object") return schema;
+  const s = schema as Json;
+  if (Array.isArray(s.anyOf)) {
+    const rest = s.anyOf.filter((x: unknown) => !isWireForm(x));
+    if (rest.length === 1 && rest.length < s.anyOf.length) {
+      const { anyOf: _drop, ...outer } = s;
+      return finishSchema({ ...outer, ...rest[0] });
+    }
+  }
+  const out: Json = {};
+  for (const [k, v] of Object.entries(s)) {
+    if (k === "properties" || k === "patternProperties" || k === "$defs") {
+      out[k] = Object.fromEntries(Object.entries(v as Json).map(([n, c]) => [n, finishSchema(c)]));
+    } else if (k === "examples" || k === "enum" || k === "const" || k === "required" || k === "default") {
+      out[k] = v;
+    } else out[k] = typeof v === "object" ? finishSchema(v) : v;
+  }
+  return out;
+}

@@ -1,0 +1,247 @@
+import type { Runtime } from "@site/runtime";
+import { loadConfig, fixedClock, createLogger, type Config, type Logger } from "@site/config";
+import { connectDatabase } from "@site/db";
+import { createTestDatabase } from "@site/db/testing";
+import {
+  createApiKey,
+  createKeyCache,
+  createMember,
+  createOrganization,
+  type Context,
+  type Role,
+  type Scope,
+} from "@site/domain/core";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { type ObjectStore, openFsStore } from "@site/storage";
+import { openRateLimiter } from "@site/runtime";
+import { createMemoryQueue, type RenderQueue } from "@site/queue";
+import { createApp } from "../src/app.ts";
+
+/** A test harness: the real app on a database of its own, with helpers to seed organizations and keys. */
+export async function buildTestApp(
+  opts: {
+    env?: Record<string, string>;
+    config?: Partial<Config>;
+    store?: ObjectStore;
+    queue?: RenderQueue;
+    /** Extra CA the guarded fetch trusts (HTTPS fixtures on loopback). */
+    fetchTls?: { ca?: string | string[] };
+    /**
+     * Connects the app (not the harness's own `db`) to the test database through this rewrite of its
+     * URL, e.g. a TCP proxy that takes the database away; with the configured timeouts.
+     */
+    dbVia?: (url: string) => string;
+    /** Called with every statement the app sends (to count round trips). */
+    onQuery?: (query: string) => void;
+    /** The app's logger (default: silent, or TEST_LOG_LEVEL). */
+    log?: Logger;
+  } = {},
+) {
+  const handle = await createTestDatabase();
+  const config = {
+    ...loadConfig({ SECRET_KEY: "test-secret-key-0123456789", DATA_DIR: "/tmp/site-test-data", ...opts.env }),
+    ...opts.config,
+  };
+  const appHandle =
+    opts.dbVia || opts.onQuery
+      ? connectDatabase((opts.dbVia ?? ((u: string) => u))(handle.url), {
+          connectTimeoutMs: config.timeouts.dbConnectMs,
+          statementTimeoutMs: config.timeouts.dbStatementMs,
+          onQuery: opts.onQuery,
+        })
+      : null;
+  const clock = fixedClock(new Date());
+  const log = opts.log ?? createLogger((process.env.TEST_LOG_LEVEL as "debug") || ("silent" as never));
+  // Verified keys cached as in a serving process, listening for revocations on the test database.
+  const keys =
+    config.apiKeyCacheTtlMs > 0
+      ? createKeyCache({ databaseUrl: handle.url, ttlMs: config.apiKeyCacheTtlMs })
+      : undefined;
+  // Per-key limits when the test's configuration asks for them (Redis when REDIS_URL is set).
+  const limiter = openRateLimiter(config);
+  const ctx: Context = {
+    config,
+    db: appHandle?.db ?? handle.db,
+    clock: { now: () => new Date() },
+    log,
+    keys,
+    limiter,
+  };
+  // Media bytes: the given store, else a local-disk store in a temp dir removed by close().
+  const storeDir = opts.store ? null : mkdtempSync(join(tmpdir(), "site-test-objects-"));
+  const store =
+    opts.store ??
+    openFsStore({
+      root: storeDir!,
+      publicBaseUrl: config.publicBaseUrl,
+      secretKey: config.secretKey,
+      maxPutBytes: 10485760,
+    });
+  // The render queue: in-process unless the test brings its own (BullMQ on TEST_REDIS_URL).
+  const queue = opts.queue ?? createMemoryQueue({ log });
+  const app = createApp({ ...ctx, store, queue, fetchTls: opts.fetchTls });
+  const call = (
+    method: string,
+    path: string,
+    init: { key?: string; body?: unknown; headers?: Record<string, string> } = {},
+  ) =>
+    app.handle(
+      new Request(`http://localhost${path}`, {
+        method,
+        headers: {
+          ...(init.key ? { authorization: `Bearer ${init.key}` } : {}),
+          ...(init.body !== undefined ? { "content-type": "application/json" } : {}),
+          ...init.headers,
+        },
+        body:
+          init.body === undefined
+            ? undefined
+            : typeof init.body === "string"
+              ? init.body
+              : JSON.stringify(init.body),
+      }),
+    );
+  /** An organization with a member of `role` and a key with `scopes`. */
+  const seedOrg = async (
+    o: {
+      scopes?: Scope[];
+      role?: Role;
+      credits?: number;
+      siteLimit?: number;
+      storageQuotaBytes?: number;
+    } = {},
+  ) => {
+    const org = await createOrganization(ctx, {
+      name: `Org ${Math.random().toString(36).slice(2, 7)}`,
+      credits: o.credits,
+      siteLimit: o.siteLimit,
+      storageQuotaBytes: o.storageQuotaBytes,
+    });
+    const user = await createMember(ctx, {
+      orgId: org.id,
+      email: `${Math.random().toString(36).slice(2)}@example.test`,
+      role: o.role ?? "owner",
+    });
+    const key = await createApiKey(ctx, {
+      orgId: org.id,
+      userId: user.id,
+      scopes: o.scopes ?? ["content:read", "content:write", "sites:write", "social:write"],
+    });
+    return { org, user, key: key.key, keyId: key.id };
+  };
+  const close = async () => {
+    await keys?.close();
+    await limiter?.close();
+    await queue.close();
+    await appHandle?.sql.end({ timeout: 0 }).catch(() => {});
+    await handle.close();
+    if (storeDir) rmSync(storeDir, { recursive: true, force: true });
+  };
+  return {
+    app,
+    ctx: { ...ctx, store, queue },
+    queue,
+    /** The test database's URL, for subprocesses (a daemon under test). */
+    databaseUrl: handle.url,
+    db: handle.db,
+    sql: handle.sql,
+    call,
+    seedOrg,
+    clock,
+    store,
+    close,
+  };
+}
+
+/** The harness type. */
+export type TestApp = Awaited<ReturnType<typeof buildTestApp>>;
+
+/**
+ * The authorization rules every authenticated route keeps: 401 without or with a bad key, 403 without its
+ * scope. Call it from each route's test file so a new route cannot forget them.
+ */
+export async function expectAuthRules(
+  h: TestApp,
+  route: { method: string; path: string; scope: Scope; body?: unknown },
+): Promise<void> {
+  const { expect } = await import("bun:test");
+  const none = await h.call(route.method, route.path, { body: route.body });
+  expect(none.status).toBe(401);
+  expect(((await none.json()) as { error: { code: string } }).error.code).toBe("UNAUTHORIZED");
+  const bad = await h.call(route.method, route.path, { body: route.body, key: "sk_not_a_real_key" });
+  expect(bad.status).toBe(401);
+  const others = (["content:read", "content:write", "sites:write", "social:write"] as Scope[]).filter(
+    (s) => s !== route.scope,
+  );
+  const { key } = await h.seedOrg({ scopes: others });
+  const forbidden = await h.call(route.method, route.path, { body: route.body, key });
+  expect(forbidden.status).toBe(403);
+  expect(((await forbidden.json()) as { error: { code: string } }).error.code).toBe("FORBIDDEN");
+}
+
+/** A Runtime over a test app's context, for starting a daemon in-process on the app's queue and store. */
+export function runtimeOf(h: TestApp): Runtime {
+  return { ...h.ctx, databaseUrl: "", ownsEmbeddedDatabase: false, close: async () => {} };
+}
+
+/** An API started as its own process (`bun run apps/api`), as an operator runs it. */
+export type ApiProcess = {
+  url: string;
+  proc: ReturnType<typeof Bun.spawn>;
+  /** Everything it wrote on stderr so far (JSON log lines). */
+  logs(): string;
+  /** SIGKILL and wait. */
+  kill(): Promise<void>;
+};
+
+/** Starts `bun run apps/api` on a free loopback port with `env` (DATABASE_URL at least); resolves once it listens. */
+export async function spawnApi(env: Record<string, string>): Promise<ApiProcess> {
+  const root = new URL("../../..", import.meta.url).pathname;
+  const proc = Bun.spawn(["bun", "run", "apps/api"], {
+    cwd: root,
+    env: {
+      ...process.env,
+      HOST: "127.0.0.1",
+      PORT: "0",
+      SECRET_KEY: "test-secret-key-0123456789",
+      DATA_DIR: "/tmp/site-test-data",
+      REDIS_URL: "",
+      LOG_LEVEL: "info",
+      ...env,
+    },
+    stdout: "pipe",
+    stderr: "pipe",
+  });
+  let err = "";
+  void (async () => {
+    const dec = new TextDecoder();
+    const r = (proc.stderr as ReadableStream<Uint8Array>).getReader();
+    for (;;) {
+      const { done, value } = await r.read();
+      if (done) return;
+      err += dec.decode(value);
+    }
+  })();
+  const reader = (proc.stdout as ReadableStream<Uint8Array>).getReader();
+  let out = "";
+  const deadline = Date.now() + 30_000;
+  while (!/^http:\/\/\S+$/m.test(out)) {
+    if (Date.now() > deadline) throw new Error(`the API did not start: ${err.slice(-2000)}`);
+    const { done, value } = await reader.read();
+    if (done) throw new Error(`the API exited: ${err.slice(-2000)}`);
+    out += new TextDecoder().decode(value);
+  }
+  reader.releaseLock();
+  const url = /^(http:\/\/\S+)$/m.exec(out)![1]!;
+  return {
+    url,
+    proc,
+    logs: () => err,
+    kill: async () => {
+      proc.kill("SIGKILL");
+      await proc.exited;
+    },
+  };
+}

@@ -1,0 +1,6 @@
+/** The render daemon: takes render jobs, films, frames and composes, stores the frame. */
+export * from "./src/daemon.ts";
+export * from "./src/pipeline.ts";
+export * from "./src/render_types.ts";
+export * from "./src/frame/encode.ts";
+export { createRenderMetrics, type RenderMetrics } from "./src/render_metrics.ts";

@@ -1,0 +1,48 @@
+// The render pipeline's shared types, in a file of their own so the pipeline and its parts
+// (film, compose) import them without importing each other.
+
+/** What to film: the page, its viewport and the stored login session to start with. */
+export type CaptureSettings = {
+  url: string;
+  viewportWidth: number;
+  viewportHeight: number;
+  deviceScaleFactor: number;
+  fullPage: boolean;
+  theme: "light" | "dark";
+  cookies?: unknown[];
+  localStorage?: Record<string, Record<string, string>>;
+};
+
+/** A filmed page: PNG bytes at device pixels, where the browser ended and what to tell the caller. */
+export type Capture = {
+  png: Uint8Array;
+  width: number;
+  height: number;
+  finalUrl: string;
+  warnings: string[];
+};
+
+/** A composed frame: the encoded image and its size. */
+export type Composed = { bytes: Uint8Array; width: number; height: number; contentType: string };
+
+/** How to frame a capture: a style (null = default look), camera distance, browser chrome, theme, host shown. */
+export type Look = {
+  styleId: string | null;
+  framing?: number;
+  chrome?: "none" | "light" | "dark";
+  theme: "light" | "dark";
+  host: string;
+};
+
+/**
+ * Limits of one film: `deadline` (epoch ms) past which the page is killed and the film fails for good
+ * (a PermanentJobError), and `signal`, which gives the page up at once (a shutdown).
+ */
+export type FilmLimits = { deadline?: number; signal?: AbortSignal };
+
+/** Films pages and composes them into device mockups. */
+export type RenderPipeline = {
+  film(s: CaptureSettings, limits?: FilmLimits): Promise<Capture>;
+  compose(c: Capture, look: Look): Promise<Composed>;
+  close(): Promise<void>;
+};

@@ -1,0 +1,3 @@
+/** Test support for browser tests: pages served on loopback and a deadline poll. */
+export * from "./pages.ts";
+export * from "./escape_pages.ts";

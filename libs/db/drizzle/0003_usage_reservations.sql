@@ -1,0 +1,1 @@
+ALTER TABLE "usage_events" ADD COLUMN "reserved_until" timestamp (6) with time zone;

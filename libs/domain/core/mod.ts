@@ -1,0 +1,13 @@
+/** Core rules every area uses: errors, request context, secrets, API keys and scopes, ids, keyset pagination, organizations, members and sessions. */
+export * from "./auth.ts";
+export * from "./context.ts";
+export * from "./errors.ts";
+export * from "./ids.ts";
+export * from "./organizations.ts";
+export * from "./pagination.ts";
+export * from "./principal.ts";
+export * from "./secrets.ts";
+export * from "./models.ts";
+export * from "./unavailable.ts";
+export * from "./key_cache.ts";
+export * from "./rate_limit.ts";

@@ -1,0 +1,40 @@
+import { type Static, type TSchema, Type } from "@sinclair/typebox";
+import { Value } from "@sinclair/typebox/value";
+import { AppError } from "./errors.ts";
+
+/** The bounds of a keyset listing's page size: default 50, 1..100. */
+export const PAGE_LIMIT = { default: 50, min: 1, max: 100 } as const;
+
+/** The query of a keyset listing (sites, posts, a media library). */
+export const ListQuery = Type.Object({
+  cursor: Type.Optional(Type.String({ description: "nextCursor from the previous page" })),
+  limit: Type.Optional(
+    Type.Integer({
+      minimum: PAGE_LIMIT.min,
+      maximum: PAGE_LIMIT.max,
+      default: PAGE_LIMIT.default,
+      description: `page size, ${PAGE_LIMIT.min}..${PAGE_LIMIT.max}, default ${PAGE_LIMIT.default}`,
+    }),
+  ),
+});
+/** A checked listing query. */
+export type ListQuery = Static<typeof ListQuery>;
+
+/**
+ * Checks a value against a model where no framework did (MCP tool arguments, CLI input): the value
+ * typed by the model, or 400 VALIDATION_ERROR naming each field.
+ */
+export function checkInput<S extends TSchema>(model: S, value: unknown): Static<S> {
+  if (Value.Check(model, value)) return value;
+  const seen = new Set<string>();
+  const details: { field: string; message: string }[] = [];
+  for (const e of Value.Errors(model, value)) {
+    const field = e.path.replace(/^\//, "").replace(/\//g, ".") || "arguments";
+    if (seen.has(field)) continue;
+    seen.add(field);
+    // A model may say what it expects in words (`error`); TypeBox's own message otherwise.
+    const said = (e.schema as { error?: unknown }).error;
+    details.push({ field, message: typeof said === "string" ? said : e.message });
+  }
+  throw new AppError("VALIDATION_ERROR", details.map((d) => `${d.field}: ${d.message}`).join("; "), details);
+}

@@ -1,0 +1,89 @@
+import { type Context, safeEqual, sign } from "@site/domain/core";
+
+/** Who a delivery grant `k` is for: visitors of a published site, or members previewing. */
+export type GrantKind = "visitor" | "member";
+
+/** How long a member grant (displayUrl) stays valid: short, it is for immediate preview only. */
+export const MEMBER_GRANT_SECONDS = 15 * 60;
+/** How long a visitor grant minted for a published page stays valid (unpublishing revokes it sooner). */
+export const VISITOR_GRANT_SECONDS = 24 * 3600;
+/** The default and the longest lifetime of a share token `t`. */
+export const SHARE_TOKEN_SECONDS = { default: 7 * 24 * 3600, max: 90 * 24 * 3600 } as const;
+
+const KIND_CODE = { visitor: "v", member: "m" } as const;
+const SITE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
+
+/** The canonical delivery path of a storage key: the value pages persist. */
+export function mediaPath(key: string): string {
+  // Keys the library makes need no escaping: skip the per-segment encoding (a list builds 100 of these).
+  if (PLAIN_KEY.test(key)) return `/api/media/${key}`;
+  return `/api/media/${key.split("/").map(encodeURIComponent).join("/")}`;
+}
+
+const PLAIN_KEY = /^[A-Za-z0-9._~/-]*$/;
+
+function expiry(ctx: Context, seconds: number): number {
+  return Math.floor(ctx.clock.now().getTime() / 1000) + seconds;
+}
+
+function grantSignature(ctx: Context, kind: string, siteId: string, key: string, exp: number): string {
+  return sign(ctx.config.secretKey, "media-grant", `${kind}\n${siteId}\n${key}\n${exp}`);
+}
+
+/** Mints a delivery grant `k`: an HMAC over (kind, site, storage key, expiry), so it opens that one path. */
+export function mintGrant(
+  ctx: Context,
+  input: { kind: GrantKind; siteId: string; key: string; ttlSeconds?: number },
+): string {
+  const ttl = input.ttlSeconds ?? (input.kind === "member" ? MEMBER_GRANT_SECONDS : VISITOR_GRANT_SECONDS);
+  const exp = expiry(ctx, ttl);
+  const code = KIND_CODE[input.kind];
+  return `${code}.${input.siteId}.${exp}.${grantSignature(ctx, code, input.siteId, input.key, exp)}`;
+}
+
+/** Reads a grant for `key`: its kind and site when the signature matches and it has not expired, else null. */
+export function readGrant(
+  ctx: Context,
+  key: string,
+  grant: string,
+): { kind: GrantKind; siteId: string } | null {
+  const [code, siteId, exp, sig, extra] = grant.split(".");
+  if (extra !== undefined || !code || !siteId || !exp || !sig) return null;
+  const kind = code === "v" ? "visitor" : code === "m" ? "member" : null;
+  if (!kind || !SITE.test(siteId) || !/^\d{1,12}$/.test(exp)) return null;
+  if (!safeEqual(sig, grantSignature(ctx, code, siteId, key, Number(exp)))) return null;
+  if (Number(exp) * 1000 <= ctx.clock.now().getTime()) return null;
+  return { kind, siteId };
+}
+
+/** Mints a share token `t` for one path, for consumers without a session (social platforms, e-mail). */
+export function mintShareToken(
+  ctx: Context,
+  input: { siteId: string; key: string; ttlSeconds?: number },
+): string {
+  const exp = expiry(ctx, input.ttlSeconds ?? SHARE_TOKEN_SECONDS.default);
+  return `${input.siteId}.${exp}.${grantSignature(ctx, "s", input.siteId, input.key, exp)}`;
+}
+
+/** Reads a share token for `key`: its site when valid and unexpired, else null. */
+export function readShareToken(ctx: Context, key: string, token: string): { siteId: string } | null {
+  const [siteId, exp, sig, extra] = token.split(".");
+  if (extra !== undefined || !siteId || !exp || !sig || !SITE.test(siteId) || !/^\d{1,12}$/.test(exp))
+    return null;
+  if (!safeEqual(sig, grantSignature(ctx, "s", siteId, key, Number(exp)))) return null;
+  if (Number(exp) * 1000 <= ctx.clock.now().getTime()) return null;
+  return { siteId };
+}
+
+/** The delivery path of `key` with a visitor grant of the published site `siteId`. */
+export function grantVisitorUrl(ctx: Context, siteId: string, key: string): string {
+  return `${mediaPath(key)}?k=${mintGrant(ctx, { kind: "visitor", siteId, key })}`;
+}
+
+/**
+ * The display URL of `key` with a short-lived member grant. Call it only for a caller who has access
+ * to `siteId` (the route checked it); the render daemon and screenshot reads use it too.
+ */
+export function grantMemberUrl(ctx: Context, siteId: string, key: string): string {
+  return `${mediaPath(key)}?k=${mintGrant(ctx, { kind: "member", siteId, key })}`;
+}

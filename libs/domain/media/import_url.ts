@@ -1,0 +1,105 @@
+import { GuardedFetchError, guardedFetchStream } from "@site/net";
+import { isStoreDown, StoreError } from "@site/storage";
+import { AppError } from "@site/domain/core";
+import type { ImportUrlBody } from "./models.ts";
+import { addLibraryStream, type LibraryEntry, type MediaContext } from "./library.ts";
+import { reserveImport, settleImportReservation } from "./quota.ts";
+
+/** Test hook: extra CA certificates the guarded fetch trusts in-process (production leaves it unset). */
+export type ImportOptions = { tls?: { ca?: string | string[] } };
+
+/**
+ * A failed fetch as the API's error: its message is the guarded fetch's own words (which never quote a
+ * library's error text) and `details[0].reason` names the cause (dns, refused, tls, …) for programs.
+ */
+function fetchError(err: GuardedFetchError, maxBytes: number): AppError {
+  const details = (message: string) => [{ field: "url", message, reason: err.kind }];
+  switch (err.kind) {
+    case "blocked":
+      return new AppError("BLOCKED_HOST", `url: ${err.message}`, details(err.message));
+    case "timeout":
+      return new AppError("TIMEOUT", `url: ${err.message}`, details(err.message));
+    case "too_large":
+      return new AppError(
+        "VALIDATION_ERROR",
+        `url: the file is over ${maxBytes} bytes`,
+        details(`over ${maxBytes} bytes`),
+      );
+    case "invalid_url":
+    case "http_status":
+    case "too_many_redirects":
+      return new AppError("VALIDATION_ERROR", `url: ${err.message}`, details(err.message));
+    default:
+      return new AppError(
+        "VALIDATION_ERROR",
+        `url: could not fetch the image: ${err.message}`,
+        details(err.message),
+      );
+  }
+}
+
+function baseNameOf(url: string): string {
+  try {
+    return decodeURIComponent(new URL(url).pathname.split("/").pop() ?? "");
+  } catch {
+    return "";
+  }
+}
+
+/**
+ * Imports an image from a public https URL into a site's library through the guarded fetch. Failed
+ * attempts count toward the daily fetch-attempt limit; a success counts as an upload.
+ */
+export async function importFromUrl(
+  ctx: MediaContext,
+  siteId: string,
+  input: ImportUrlBody,
+  opts: ImportOptions = {},
+) {
+  if (typeof input.url !== "string" || input.url.trim() === "")
+    throw new AppError("VALIDATION_ERROR", "url: required", [{ field: "url", message: "required" }]);
+  const limits = ctx.config.limits;
+  // The attempt and the upload slot are reserved before the host is reached (decision 0806): imports in
+  // flight count, so N concurrent imports cannot all pass a check made before any of them ended.
+  const reservation = await reserveImport(ctx, siteId, limits.importTimeoutMs + 60_000);
+  const maxBytes = Math.min(limits.importMaxBytes, 10485760);
+  let entry: LibraryEntry;
+  try {
+    const fetched = await guardedFetchStream(input.url.trim(), {
+      maxBytes,
+      timeoutMs: limits.importTimeoutMs,
+      maxRedirects: limits.importMaxRedirects,
+      allowHosts: ctx.config.fetchAllowHosts,
+      localNetwork: ctx.config.allowLocalNetworkForDevelopment,
+      tls: opts.tls,
+      accept: "image/jpeg,image/png,image/webp,image/gif;q=0.9,*/*;q=0.1",
+    });
+    // The body streams into the store; an error mid-body (size, time) stores nothing. Landing confirms
+    // the upload slot and releases the attempt in the same transaction as the library row.
+    entry = await addLibraryStream(ctx, {
+      siteId,
+      body: fetched.body,
+      size: fetched.length,
+      source: "import",
+      alt: input.alt ?? null,
+      baseName: baseNameOf(input.url),
+      reservation,
+    });
+  } catch (err) {
+    // A failed fetch stays counted; anything else (a full store, the quota, our bug) is not the host's.
+    const failedFetch =
+      err instanceof GuardedFetchError ||
+      (err instanceof StoreError && !isStoreDown(err)) ||
+      (err instanceof AppError && err.code === "VALIDATION_ERROR");
+    await settleImportReservation(ctx, reservation, failedFetch ? "failed_fetch" : "not_counted").catch(
+      (e: unknown) => ctx.log.warn("could not settle an import reservation", { cause: String(e) }),
+    );
+    if (err instanceof GuardedFetchError) throw fetchError(err, maxBytes);
+    if (err instanceof StoreError && !isStoreDown(err)) {
+      const kind = err.reason === "too_large" ? "too_large" : "network";
+      throw fetchError(new GuardedFetchError(kind, err.message), maxBytes);
+    }
+    throw err;
+  }
+  return { publicUrl: entry.url, path: entry.key, name: entry.name, url: entry.url, size: entry.size };
+}

@@ -1,0 +1,12 @@
+/** The media library: file types, grants, quota and daily caps, upload, URL import, delivery and share tokens. */
+export * from "./delivery.ts";
+export * from "./grants.ts";
+export * from "./import_url.ts";
+export * from "./library.ts";
+export * from "./quota.ts";
+export * from "./refs.ts";
+export * from "./share.ts";
+export * from "./image_types.ts";
+export * from "./upload.ts";
+export * from "./models.ts";
+export * from "./sweeper.ts";

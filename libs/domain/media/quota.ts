@@ -1,0 +1,172 @@
+import { and, eq, gt, inArray, isNull, or, sql } from "drizzle-orm";
+import { mediaUploads, organizations, sites, type Tx, usageEvents } from "@site/db";
+import { type Context, AppError, notFound } from "@site/domain/core";
+
+const DAY_MS = 24 * 3600 * 1000;
+
+/** Locks the organization owning a site (serializing its quota and cap checks) and returns its counters. */
+export async function lockSiteOrg(tx: Tx, siteId: string) {
+  const [row] = await tx
+    .select({
+      orgId: organizations.id,
+      quota: organizations.storageQuotaBytes,
+      used: organizations.storageUsedBytes,
+    })
+    .from(sites)
+    .innerJoin(organizations, eq(organizations.id, sites.orgId))
+    .where(eq(sites.id, siteId))
+    .for("update", { of: organizations });
+  if (!row) throw notFound("site");
+  return row;
+}
+
+/** Events of `kind` for a site in the rolling day before now, reservations in flight included. */
+export async function countRecentEvents(
+  ctx: Context,
+  db: Tx | Context["db"],
+  siteId: string,
+  kind: "upload" | "fetch_failure",
+): Promise<number> {
+  const now = ctx.clock.now();
+  const since = new Date(now.getTime() - DAY_MS);
+  const [row] = await db
+    .select({ n: sql<number>`count(*)::int` })
+    .from(usageEvents)
+    .where(
+      and(
+        eq(usageEvents.siteId, siteId),
+        eq(usageEvents.kind, kind),
+        gt(usageEvents.createdAt, since),
+        // A reservation counts while its work may still be running; one a crash left behind lapses.
+        or(isNull(usageEvents.reservedUntil), gt(usageEvents.reservedUntil, now)),
+      ),
+    );
+  return row?.n ?? 0;
+}
+
+/** The usage events an import holds while it runs: its fetch attempt and its upload slot. */
+export type ImportReservation = { attemptId: number; uploadId: number };
+
+/**
+ * Reserves, atomically (under the organization's lock, like every cap check), one fetch attempt and one
+ * upload slot for an import about to reach a remote host, so that imports in flight count against the
+ * daily limits (decision 0806): 429 RATE_LIMITED when either is spent. The reservation lapses after
+ * `holdMs` if the process dies; confirmImport/releaseImport settle it when the import ends.
+ */
+export async function reserveImport(
+  ctx: Context,
+  siteId: string,
+  holdMs: number,
+): Promise<ImportReservation> {
+  const limits = ctx.config.limits;
+  return ctx.db.transaction(async (tx) => {
+    await lockSiteOrg(tx, siteId);
+    if ((await countRecentEvents(ctx, tx, siteId, "upload")) >= limits.dailyUploads)
+      throw uploadCapError(limits.dailyUploads);
+    if ((await countRecentEvents(ctx, tx, siteId, "fetch_failure")) >= limits.dailyFetchAttempts)
+      throw new AppError(
+        "RATE_LIMITED",
+        `this site reached its limit of ${limits.dailyFetchAttempts} failed fetches in the last 24 hours`,
+      );
+    const now = ctx.clock.now();
+    const reservedUntil = new Date(now.getTime() + holdMs);
+    const [attempt] = await tx
+      .insert(usageEvents)
+      .values({ siteId, kind: "fetch_failure", createdAt: now, reservedUntil })
+      .returning({ id: usageEvents.id });
+    const [upload] = await tx
+      .insert(usageEvents)
+      .values({ siteId, kind: "upload", createdAt: now, reservedUntil })
+      .returning({ id: usageEvents.id });
+    return { attemptId: attempt!.id, uploadId: upload!.id };
+  });
+}
+
+/** Ends an import's reservation: its failed attempt stays counted (`failed`) or is released; its upload slot is released. */
+export async function settleImportReservation(
+  ctx: Context,
+  r: ImportReservation,
+  outcome: "failed_fetch" | "not_counted",
+): Promise<void> {
+  await ctx.db.transaction(async (tx) => {
+    if (outcome === "failed_fetch")
+      await tx.update(usageEvents).set({ reservedUntil: null }).where(eq(usageEvents.id, r.attemptId));
+    else await tx.delete(usageEvents).where(eq(usageEvents.id, r.attemptId));
+    await tx
+      .delete(usageEvents)
+      .where(and(eq(usageEvents.id, r.uploadId), sql`${usageEvents.reservedUntil} is not null`));
+  });
+}
+
+/** Prepared uploads that may still land: of one site (count) and of its organization (bytes). */
+export async function pendingUploads(ctx: Context, tx: Tx, siteId: string, orgId: string) {
+  const now = ctx.clock.now();
+  const [site] = await tx
+    .select({ n: sql<number>`count(*)::int` })
+    .from(mediaUploads)
+    .where(
+      and(
+        eq(mediaUploads.siteId, siteId),
+        eq(mediaUploads.status, "prepared"),
+        gt(mediaUploads.expiresAt, now),
+      ),
+    );
+  const [org] = await tx
+    .select({ bytes: sql<number>`coalesce(sum(${mediaUploads.size}), 0)::bigint` })
+    .from(mediaUploads)
+    .where(
+      and(
+        eq(mediaUploads.status, "prepared"),
+        gt(mediaUploads.expiresAt, now),
+        inArray(mediaUploads.siteId, tx.select({ id: sites.id }).from(sites).where(eq(sites.orgId, orgId))),
+      ),
+    );
+  return { count: site?.n ?? 0, bytes: Number(org?.bytes ?? 0) };
+}
+
+/** 429 RATE_LIMITED: the site's rolling daily upload cap is spent. */
+export function uploadCapError(limit: number): AppError {
+  return new AppError("RATE_LIMITED", `this site reached its limit of ${limit} uploads in the last 24 hours`);
+}
+
+/** 403 FORBIDDEN: the organization's storage quota would be exceeded. */
+export function storageQuotaError(quota: number): AppError {
+  return new AppError("FORBIDDEN", `the organization's storage quota of ${quota} bytes would be exceeded`);
+}
+
+/**
+ * Counts `size` bytes (and, for uploads and imports, one upload event) inside the caller's transaction.
+ * An import that reserved its upload slot (`reservation`) confirms it instead, and releases its fetch
+ * attempt (a fetch that delivered is not a failed one) in the same transaction as its row.
+ */
+export async function countLanding(
+  ctx: Context,
+  tx: Tx,
+  input: { siteId: string; size: number; countsAsUpload: boolean; reservation?: ImportReservation },
+): Promise<void> {
+  const org = await lockSiteOrg(tx, input.siteId);
+  if (input.reservation) {
+    if (org.used + input.size > org.quota) throw storageQuotaError(org.quota);
+    await tx
+      .update(organizations)
+      .set({ storageUsedBytes: sql`${organizations.storageUsedBytes} + ${input.size}` })
+      .where(eq(organizations.id, org.orgId));
+    await tx
+      .update(usageEvents)
+      .set({ reservedUntil: null })
+      .where(eq(usageEvents.id, input.reservation.uploadId));
+    await tx.delete(usageEvents).where(eq(usageEvents.id, input.reservation.attemptId));
+    return;
+  }
+  if (input.countsAsUpload) {
+    const landed = await countRecentEvents(ctx, tx, input.siteId, "upload");
+    if (landed >= ctx.config.limits.dailyUploads) throw uploadCapError(ctx.config.limits.dailyUploads);
+  }
+  if (org.used + input.size > org.quota) throw storageQuotaError(org.quota);
+  await tx
+    .update(organizations)
+    .set({ storageUsedBytes: sql`${organizations.storageUsedBytes} + ${input.size}` })
+    .where(eq(organizations.id, org.orgId));
+  if (input.countsAsUpload)
+    await tx.insert(usageEvents).values({ siteId: input.siteId, kind: "upload", createdAt: ctx.clock.now() });
+}

@@ -1,0 +1,144 @@
+import { and, desc, eq, inArray, lte } from "drizzle-orm";
+import { mediaFiles, mediaUploads } from "@site/db";
+import type { MediaContext } from "./library.ts";
+import { finalizeUpload } from "./upload.ts";
+
+/** What one sweep did. */
+export type MediaSweep = {
+  /** Prepared uploads whose bytes had landed: now library files (or refused). */
+  settled: number;
+  /** Prepared uploads whose URL lapsed without bytes. */
+  expired: number;
+  /** Temporary files of transfers that never finished (a process killed mid-write). */
+  tempRemoved: number;
+  /** Stored objects no library row or pending upload claims (a process killed between store and row). */
+  orphansRemoved: number;
+};
+
+/** How long a stored object may go without a row before the sweeper takes it for an orphan. */
+export const ORPHAN_GRACE_MS = 15 * 60_000;
+
+/**
+ * One pass of the media sweeper (decision 0803): settles prepared uploads whose bytes went straight to
+ * the store (newest first, then the lapsed ones, which also expire), removes temporary files older than
+ * the longest allowed transfer, and — when `orphans` — objects under `site-media/` that neither a library
+ * row nor a prepared upload claims and that are older than `orphanGraceMs`. Safe to run in several
+ * processes at once: landing locks the upload row, a removal only touches what nothing claims.
+ */
+export async function sweepMedia(
+  ctx: MediaContext,
+  opts: { orphans?: boolean; orphanGraceMs?: number; limit?: number } = {},
+): Promise<MediaSweep> {
+  const out: MediaSweep = { settled: 0, expired: 0, tempRemoved: 0, orphansRemoved: 0 };
+  const limit = opts.limit ?? 100;
+  const now = ctx.clock.now();
+  const recent = await ctx.db
+    .select()
+    .from(mediaUploads)
+    .where(eq(mediaUploads.status, "prepared"))
+    .orderBy(desc(mediaUploads.createdAt))
+    .limit(limit);
+  const lapsed = await ctx.db
+    .select()
+    .from(mediaUploads)
+    .where(and(eq(mediaUploads.status, "prepared"), lte(mediaUploads.expiresAt, now)))
+    .limit(limit);
+  const seen = new Set<string>();
+  for (const row of [...recent, ...lapsed]) {
+    if (seen.has(row.id)) continue;
+    seen.add(row.id);
+    if (await ctx.store.head(row.key)) {
+      await finalizeUpload(ctx, row);
+      out.settled++;
+    } else if (row.expiresAt <= now) {
+      const done = await ctx.db
+        .update(mediaUploads)
+        .set({ status: "expired" })
+        .where(and(eq(mediaUploads.id, row.id), eq(mediaUploads.status, "prepared")))
+        .returning({ id: mediaUploads.id });
+      out.expired += done.length;
+    }
+  }
+  const longest = Math.max(ctx.config.timeouts.uploadTransferMs, ctx.config.limits.importTimeoutMs);
+  if (ctx.store.sweepTemporary)
+    out.tempRemoved = await ctx.store.sweepTemporary(
+      new Date(Date.now() - longest - Math.min(60_000, longest)),
+    );
+  if (opts.orphans) out.orphansRemoved = await sweepOrphans(ctx, opts.orphanGraceMs ?? ORPHAN_GRACE_MS);
+  return out;
+}
+
+/** Removes objects under `site-media/` that no library row or prepared upload claims, past the grace. */
+async function sweepOrphans(ctx: MediaContext, graceMs: number): Promise<number> {
+  const before = Date.now() - graceMs;
+  let removed = 0;
+  let batch: string[] = [];
+  const flush = async () => {
+    if (batch.length === 0) return;
+    const keys = batch;
+    batch = [];
+    const files = await ctx.db
+      .select({ key: mediaFiles.key })
+      .from(mediaFiles)
+      .where(inArray(mediaFiles.key, keys));
+    const pending = await ctx.db
+      .select({ key: mediaUploads.key })
+      .from(mediaUploads)
+      .where(and(inArray(mediaUploads.key, keys), eq(mediaUploads.status, "prepared")));
+    const claimed = new Set([...files, ...pending].map((r) => r.key));
+    for (const key of keys) {
+      if (claimed.has(key)) continue;
+      await ctx.store.delete(key);
+      ctx.log.warn("removed an orphaned object", { key });
+      removed++;
+    }
+  };
+  for await (const o of ctx.store.list("site-media/")) {
+    if (o.lastModified.getTime() > before) continue;
+    batch.push(o.key);
+    if (batch.length >= 500) await flush();
+  }
+  await flush();
+  return removed;
+}
+
+/**
+ * Runs sweepMedia every `everyMs` (the orphan walk every `orphanEveryMs`), one pass at a time, and a first
+ * pass at start. Failures are logged (a store or database outage): the next pass tries again.
+ */
+export function startMediaSweeper(
+  ctx: MediaContext,
+  opts: { everyMs: number; orphanEveryMs?: number; orphanGraceMs?: number; onPass?: (s: MediaSweep) => void },
+): { stop(): Promise<void>; runNow(orphans?: boolean): Promise<MediaSweep> } {
+  let running: Promise<MediaSweep> | null = null;
+  let lastOrphans = 0;
+  const orphanEvery = opts.orphanEveryMs ?? 10 * 60_000;
+  const pass = (orphans = Date.now() - lastOrphans >= orphanEvery): Promise<MediaSweep> => {
+    if (running) return running;
+    if (orphans) lastOrphans = Date.now();
+    running = sweepMedia(ctx, { orphans, orphanGraceMs: opts.orphanGraceMs })
+      .then((r) => {
+        if (r.settled || r.expired || r.tempRemoved || r.orphansRemoved) ctx.log.info("media sweep", r);
+        opts.onPass?.(r);
+        return r;
+      })
+      .catch((err) => {
+        ctx.log.warn("media sweep failed", { cause: String(err) });
+        return { settled: 0, expired: 0, tempRemoved: 0, orphansRemoved: 0 };
+      })
+      .finally(() => {
+        running = null;
+      });
+    return running;
+  };
+  const timer = opts.everyMs > 0 ? setInterval(() => void pass(), opts.everyMs) : null;
+  timer?.unref?.();
+  if (opts.everyMs > 0) void pass(false);
+  return {
+    async stop() {
+      if (timer) clearInterval(timer);
+      await running;
+    },
+    runNow: (orphans = true) => pass(orphans),
+  };
+}

@@ -1,0 +1,261 @@
+import { and, eq, inArray } from "drizzle-orm";
+import { mediaFiles, mediaUploads } from "@site/db";
+import { isStoreDown, MAX_MEDIA_BYTES, StoreError } from "@site/storage";
+import { AppError, notFound } from "@site/domain/core";
+import { mediaPath } from "./grants.ts";
+import type { UploadBody, UploadPreparation } from "./models.ts";
+import { libraryKey, type MediaContext, generateMediaName, notAnImage } from "./library.ts";
+import {
+  countLanding,
+  countRecentEvents,
+  lockSiteOrg,
+  pendingUploads,
+  storageQuotaError,
+  uploadCapError,
+} from "./quota.ts";
+import { isImageType, SNIFF_BYTES, sniffImage } from "./image_types.ts";
+
+/** How long a signed upload URL stays valid (the spec's 7200 s). */
+export const UPLOAD_URL_SECONDS = 7200;
+
+/** Prepares a signed upload: checks type, size, the daily cap and the storage quota, then signs a PUT. */
+export async function prepareUpload(
+  ctx: MediaContext,
+  siteId: string,
+  input: UploadBody,
+): Promise<UploadPreparation> {
+  const contentType = input.contentType.trim().toLowerCase();
+  if (!isImageType(contentType)) {
+    throw new AppError(
+      "VALIDATION_ERROR",
+      "contentType: one of image/jpeg, image/png, image/webp, image/gif (SVG is refused)",
+      [{ field: "contentType", message: "unsupported image type" }],
+    );
+  }
+  if (!Number.isSafeInteger(input.size) || input.size < 1 || input.size > MAX_MEDIA_BYTES) {
+    throw new AppError("VALIDATION_ERROR", `size: an integer from 1 to ${MAX_MEDIA_BYTES}`, [
+      { field: "size", message: `at most ${MAX_MEDIA_BYTES} bytes` },
+    ]);
+  }
+  const name = generateMediaName(contentType);
+  const key = libraryKey(siteId, name);
+  const expiresAt = new Date(ctx.clock.now().getTime() + UPLOAD_URL_SECONDS * 1000);
+  await ctx.db.transaction(async (tx) => {
+    const org = await lockSiteOrg(tx, siteId);
+    const pending = await pendingUploads(ctx, tx, siteId, org.orgId);
+    const landed = await countRecentEvents(ctx, tx, siteId, "upload");
+    const cap = ctx.config.limits.dailyUploads;
+    if (landed + pending.count >= cap) throw uploadCapError(cap);
+    if (org.used + pending.bytes + input.size > org.quota) throw storageQuotaError(org.quota);
+    await tx
+      .insert(mediaUploads)
+      .values({ siteId, key, name, contentType, size: input.size, expiresAt, createdAt: ctx.clock.now() });
+  });
+  const signed = await ctx.store.presignPut(key, {
+    contentType,
+    size: input.size,
+    expiresInSeconds: UPLOAD_URL_SECONDS,
+  });
+  return {
+    upload: { ...signed, expiresInSeconds: UPLOAD_URL_SECONDS },
+    publicUrl: mediaPath(key),
+    path: key,
+    name,
+    mediaType: "image",
+    maxBytes: MAX_MEDIA_BYTES,
+  };
+}
+
+type UploadRow = typeof mediaUploads.$inferSelect;
+
+async function reject(ctx: MediaContext, upload: UploadRow, why: AppError): Promise<AppError> {
+  await ctx.store.delete(upload.key).catch(() => {});
+  await ctx.db
+    .update(mediaUploads)
+    .set({ status: "rejected" })
+    .where(and(eq(mediaUploads.id, upload.id), eq(mediaUploads.status, "prepared")));
+  ctx.log.info("upload rejected", { key: upload.key, reason: why.message });
+  return why;
+}
+
+/**
+ * Finalizes an upload whose bytes landed: the magic bytes must be the declared image type and the size
+ * the signed one; the daily cap and the quota are counted in the same transaction as the library row.
+ * Anything else deletes the bytes and never lists them. Returns the error when it rejected.
+ */
+export async function finalizeUpload(ctx: MediaContext, upload: UploadRow): Promise<AppError | null> {
+  const head = await ctx.store.head(upload.key);
+  if (!head) return null;
+  if (head.size !== upload.size) {
+    return reject(
+      ctx,
+      upload,
+      new AppError("VALIDATION_ERROR", `file: ${head.size} bytes sent, ${upload.size} signed`),
+    );
+  }
+  const got = await ctx.store.get(upload.key, {
+    range: { start: 0, end: Math.min(head.size, SNIFF_BYTES) - 1 },
+  });
+  const prefix = got ? new Uint8Array(await new Response(got.body).arrayBuffer()) : new Uint8Array(0);
+  const sniffed = sniffImage(prefix);
+  if (!sniffed || sniffed.contentType !== upload.contentType) return reject(ctx, upload, notAnImage());
+  try {
+    await ctx.db.transaction(async (tx) => {
+      const [still] = await tx
+        .select({ status: mediaUploads.status })
+        .from(mediaUploads)
+        .where(eq(mediaUploads.id, upload.id))
+        .for("update");
+      if (still?.status !== "prepared") return;
+      await countLanding(ctx, tx, { siteId: upload.siteId, size: head.size, countsAsUpload: true });
+      await tx.insert(mediaFiles).values({
+        siteId: upload.siteId,
+        key: upload.key,
+        name: upload.name,
+        contentType: upload.contentType,
+        size: head.size,
+        width: sniffed.width,
+        height: sniffed.height,
+        source: "upload",
+        etag: head.etag,
+        createdAt: ctx.clock.now(),
+      });
+      await tx.update(mediaUploads).set({ status: "landed" }).where(eq(mediaUploads.id, upload.id));
+    });
+  } catch (err) {
+    if (err instanceof AppError) return reject(ctx, upload, err);
+    throw err;
+  }
+  return null;
+}
+
+/**
+ * Settles the prepared uploads among `keys` whose bytes landed (a page about to reference them, a read
+ * of one of them): the uploads named, never a pass over a whole library.
+ */
+export async function settleUploads(ctx: MediaContext, keys: string[]): Promise<void> {
+  if (keys.length === 0) return;
+  const rows = await ctx.db
+    .select()
+    .from(mediaUploads)
+    .where(and(inArray(mediaUploads.key, keys), eq(mediaUploads.status, "prepared")));
+  for (const row of rows) await finalizeUpload(ctx, row);
+}
+
+/** Receives the bytes of a signed PUT served by the API itself (local disk), then finalizes the upload. */
+export async function receiveSignedUpload(
+  ctx: MediaContext,
+  key: string,
+  request: {
+    searchParams: URLSearchParams;
+    contentType: string | null;
+    body: ReadableStream<Uint8Array> | null;
+  },
+) {
+  if (!ctx.store.receiveSignedPut) throw notFound("upload route");
+  const [upload] = await ctx.db.select().from(mediaUploads).where(eq(mediaUploads.key, key)).limit(1);
+  const invalid = new AppError("FORBIDDEN", "this upload URL is not valid (unknown, used or expired)");
+  if (!upload) throw invalid;
+  if (upload.status !== "prepared") throw invalid;
+  // A transfer is bounded (UPLOAD_TRANSFER_TIMEOUT_MS): its temporary file is never older than that.
+  const limitMs = ctx.config.timeouts.uploadTransferMs;
+  let timedOut = false;
+  const body = request.body
+    ? withDeadline(request.body, limitMs, () => {
+        timedOut = true;
+      })
+    : null;
+  try {
+    await ctx.store.receiveSignedPut(key, { ...request, body });
+  } catch (err) {
+    if (timedOut)
+      throw new AppError(
+        "VALIDATION_ERROR",
+        `body: the upload took longer than ${Math.round(limitMs / 1000)} s`,
+        [{ field: "body", message: "too slow" }],
+      );
+    // A full or unreachable store is an outage (503), not the client's mistake.
+    if (!(err instanceof StoreError) || isStoreDown(err)) throw err;
+    if (err.reason === "bad_signature" || err.reason === "expired" || err.reason === "invalid_key")
+      throw new AppError("FORBIDDEN", err.message);
+    throw new AppError("VALIDATION_ERROR", err.message, [
+      { field: err.reason === "bad_content_type" ? "Content-Type" : "body", message: err.message },
+    ]);
+  }
+  const failed = await finalizeUpload(ctx, upload);
+  if (failed) throw failed;
+  return { publicUrl: mediaPath(key), path: key, name: upload.name };
+}
+
+/** A stream that errors once `ms` have passed (the reader's write stops; its temporary file is removed). */
+function withDeadline(
+  body: ReadableStream<Uint8Array>,
+  ms: number,
+  onLate: () => void,
+): ReadableStream<Uint8Array> {
+  const reader = body.getReader();
+  const deadline = Date.now() + ms;
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  return new ReadableStream<Uint8Array>({
+    async pull(c) {
+      const late = new Promise<"late">((r) => {
+        timer = setTimeout(() => r("late"), Math.max(0, deadline - Date.now()));
+      });
+      const next = await Promise.race([reader.read(), late]);
+      clearTimeout(timer);
+      if (next === "late") {
+        onLate();
+        reader.cancel().catch(() => {});
+        c.error(new Error("upload transfer deadline passed"));
+      } else if (next.done) c.close();
+      else c.enqueue(next.value);
+    },
+    cancel: (why) => reader.cancel(why),
+  });
+}
+
+/** The outcome of a completion call: the library file once its bytes landed and passed the checks. */
+export type CompletedUpload = { publicUrl: string; path: string; name: string; url: string; size: number };
+
+/**
+ * Completes a signed upload after the client's PUT (`POST …/media/upload/<name>/complete`): lands it
+ * when its bytes arrived and pass the checks (the type by magic bytes, the signed size, the caps and
+ * the quota), idempotently. 404 for an unknown upload of the site; 400 VALIDATION_ERROR when no bytes
+ * arrived yet, when they were refused, or when the upload URL expired without them.
+ */
+export async function completeUpload(
+  ctx: MediaContext,
+  siteId: string,
+  name: string,
+): Promise<CompletedUpload> {
+  const [upload] = await ctx.db
+    .select()
+    .from(mediaUploads)
+    .where(eq(mediaUploads.key, libraryKey(siteId, name)))
+    .limit(1);
+  if (!upload) throw notFound("upload");
+  if (upload.status === "prepared") {
+    const failed = await finalizeUpload(ctx, upload);
+    if (failed) throw failed;
+  }
+  const [file] = await ctx.db
+    .select({ size: mediaFiles.size })
+    .from(mediaFiles)
+    .where(eq(mediaFiles.key, upload.key))
+    .limit(1);
+  if (file) {
+    const url = mediaPath(upload.key);
+    return { publicUrl: url, path: upload.key, name: upload.name, url, size: file.size };
+  }
+  const [now] = await ctx.db
+    .select({ status: mediaUploads.status, expiresAt: mediaUploads.expiresAt })
+    .from(mediaUploads)
+    .where(eq(mediaUploads.id, upload.id));
+  const why =
+    now?.status === "rejected"
+      ? "the uploaded bytes were refused (not the declared image, the wrong size, or over a limit)"
+      : now?.status === "expired" || (now && now.expiresAt <= ctx.clock.now())
+        ? "the upload URL expired before any bytes arrived"
+        : "no bytes have arrived at the upload URL yet; PUT them first";
+  throw new AppError("VALIDATION_ERROR", `upload: ${why}`, [{ field: "upload", message: why }]);
+}

@@ -1,0 +1,139 @@
+import { type Static, Type } from "@sinclair/typebox";
+
+// One model per shape: the API route, the MCP tool and the TypeScript type all read these.
+
+/** The body of POST …/media/screenshot: every bound of a screenshot request. */
+export const ScreenshotRequestBody = Type.Object({
+  url: Type.String({ description: "public http(s) page URL to film" }),
+  estimateOnly: Type.Optional(
+    Type.Boolean({ description: "true prices the render (200) without starting or charging" }),
+  ),
+  styleId: Type.Optional(
+    Type.String({
+      minLength: 1,
+      maxLength: 100,
+      description: "id from GET …/media/screenshot-styles; unknown: 404",
+    }),
+  ),
+  theme: Type.Optional(
+    Type.Union([Type.Literal("light"), Type.Literal("dark")], {
+      description: "films both variants and frames this one; omitted: the project's first captured variant",
+    }),
+  ),
+  framing: Type.Optional(
+    Type.Number({ minimum: 0.4, maximum: 3, description: "camera distance; below 1 is tighter" }),
+  ),
+  chrome: Type.Optional(
+    Type.Union([Type.Literal("none"), Type.Literal("light"), Type.Literal("dark")], {
+      description: "browser chrome",
+    }),
+  ),
+  viewportWidth: Type.Optional(
+    Type.Integer({ minimum: 320, maximum: 3840, description: "CSS px, default 1440" }),
+  ),
+  viewportHeight: Type.Optional(
+    Type.Integer({ minimum: 320, maximum: 3840, description: "CSS px, default 900" }),
+  ),
+  deviceScaleFactor: Type.Optional(
+    Type.Number({ minimum: 1, maximum: 3, description: "pixel density, default 1" }),
+  ),
+  fullPage: Type.Optional(Type.Boolean({ description: "true films the whole scroll height" })),
+  recapture: Type.Optional(
+    Type.Boolean({ description: "true films again instead of reusing the stored capture" }),
+  ),
+});
+/** A screenshot request body that passed its model. */
+export type ScreenshotRequestBody = Static<typeof ScreenshotRequestBody>;
+
+/** The answer to a screenshot POST: a free estimate, or the queued render. */
+export const QueueAnswer = Type.Union([
+  Type.Object({ estimate: Type.Literal(true), credits: Type.Integer({ examples: [10] }) }),
+  Type.Object({
+    estimate: Type.Literal(false),
+    renderId: Type.String({ format: "uuid" }),
+    status: Type.Literal("pending"),
+    sourceUrl: Type.String(),
+    credits: Type.Integer({ examples: [10] }),
+  }),
+]);
+/** The answer to a screenshot POST. */
+export type QueueAnswer = Static<typeof QueueAnswer>;
+
+/** Where a render stands: pending, done, or failed (the spec leaves the failure value open; see 0401). */
+export const RenderStatus = Type.Union([
+  Type.Literal("pending"),
+  Type.Literal("done"),
+  Type.Literal("failed"),
+]);
+/** Where a render stands. */
+export type RenderStatus = Static<typeof RenderStatus>;
+
+/** The screenshot render as the API answers it (width, height and warnings once done). */
+export const RenderView = Type.Object({
+  renderId: Type.String({ format: "uuid" }),
+  status: RenderStatus,
+  sourceUrl: Type.String(),
+  imageUrl: Type.Union([Type.String({ description: "the library image URL once done" }), Type.Null()]),
+  displayUrl: Type.Optional(
+    Type.String({
+      description: "when done: imageUrl with a short-lived member grant, for previews; never persist",
+    }),
+  ),
+  credits: Type.Integer(),
+  error: Type.Union([Type.String(), Type.Null()]),
+  width: Type.Optional(Type.Integer()),
+  height: Type.Optional(Type.Integer()),
+  warnings: Type.Optional(Type.Array(Type.String())),
+});
+/** The screenshot render as the API answers it. */
+export type RenderView = Static<typeof RenderView>;
+
+/** The body of POST …/media/screenshot-login. */
+export const LoginLinkBody = Type.Object({ url: Type.String({ description: "the login-gated page" }) });
+/** A login link request that passed its model. */
+export type LoginLinkBody = Static<typeof LoginLinkBody>;
+
+/** The screenshot login session as the API answers it. */
+export const LoginLinkView = Type.Object({
+  loginUrl: Type.String({ description: "sign-in page link, valid about one hour, usable once" }),
+  sourceUrl: Type.String(),
+  interactive: Type.Boolean({
+    description: "false: no hosted browser here; the page asks for credentials by hand",
+  }),
+  expiresAt: Type.String({ description: "ISO 8601 UTC" }),
+});
+/** The screenshot login session as the API answers it. */
+export type LoginLinkView = Static<typeof LoginLinkView>;
+
+/** The bounds of the style listing's page size. */
+export const STYLE_LIMIT = { default: 50, min: 1, max: 100 } as const;
+
+/** The query of the style listing. */
+export const StyleListQuery = Type.Object({
+  featured: Type.Optional(
+    Type.Boolean({ description: "true (or 1): only the curated gallery (recommended for pickers)" }),
+  ),
+  limit: Type.Optional(
+    Type.Integer({
+      minimum: STYLE_LIMIT.min,
+      maximum: STYLE_LIMIT.max,
+      default: STYLE_LIMIT.default,
+      description: `at most this many styles, ${STYLE_LIMIT.min}..${STYLE_LIMIT.max}, default ${STYLE_LIMIT.default}`,
+    }),
+  ),
+});
+/** A checked style listing query. */
+export type StyleListQuery = Static<typeof StyleListQuery>;
+
+/** A screenshot style as the API answers it. */
+export const StyleView = Type.Object({
+  id: Type.String({ examples: ["laptop-studio"], description: "pass as styleId to POST …/media/screenshot" }),
+  name: Type.String(),
+  description: Type.String(),
+  featured: Type.Boolean(),
+  author: Type.String(),
+  previewImageUrl: Type.String({ description: "absolute URL of a preview rendered by this pipeline" }),
+  previewSourceHost: Type.String({ description: "the host filmed for the preview" }),
+});
+/** A screenshot style as the API answers it. */
+export type ScreenshotStyleView = Static<typeof StyleView>;

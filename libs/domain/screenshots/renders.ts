@@ -1,0 +1,392 @@
+import { and, asc, eq, inArray, isNotNull, isNull, lt, sql } from "drizzle-orm";
+import { creditLedger, organizations, screenshotRenders, type Tx } from "@site/db";
+import { JOBS, type RenderQueue } from "@site/queue";
+import {
+  type Principal,
+  type Context,
+  AppError,
+  notFound,
+  isUuid,
+  outageOf,
+  unavailableError,
+} from "@site/domain/core";
+import { grantMemberUrl, mediaPath } from "@site/domain/media";
+import { findBrowser } from "@site/browser";
+import type { QueueAnswer, RenderView, ScreenshotRequestBody } from "./models.ts";
+import { type CaptureOptions, type LookOptions, SCREENSHOT_CREDITS, toScreenshotRequest } from "./options.ts";
+import { upsertScreenshotProject } from "./projects.ts";
+import { findStyle } from "./styles.ts";
+import { getOwnSite } from "@site/domain/sites";
+
+/** What queueing and sweeping renders use: the context plus the render queue. */
+export type RenderContext = Context & { queue: RenderQueue };
+
+/** A render's stored options: the look, the capture settings it was queued with, and recapture. */
+export type RenderOptions = { look: LookOptions; capture: CaptureOptions; recapture: boolean };
+
+/**
+ * Queues a screenshot: checks the page URL (400), the style (404), prices an estimate for free (200),
+ * refuses without a browser (501) before charging; then in ONE transaction debits 10 credits (402 when
+ * short; the balance never goes negative), writes the ledger entry, upserts the project, writes the
+ * pending render and admits it when its organization has fewer than RENDER_ORG_CONCURRENCY renders in
+ * progress (0470); after commit an admitted render is enqueued with job id = render id. A render not
+ * admitted waits, pending, for one of its organization's renders to end. A failed enqueue refunds and
+ * answers 502.
+ */
+export async function queueScreenshot(
+  ctx: RenderContext,
+  principal: Principal,
+  siteId: string,
+  body: ScreenshotRequestBody,
+): Promise<QueueAnswer> {
+  const site = await getOwnSite(ctx, principal, siteId);
+  const req = toScreenshotRequest(body, ctx.config.fetchAllowHosts, {
+    localNetwork: ctx.config.allowLocalNetworkForDevelopment,
+  });
+  if (req.look.styleId !== null && !findStyle(req.look.styleId))
+    throw new AppError("NOT_FOUND", `styleId: no screenshot style "${req.look.styleId}"`, [
+      { field: "styleId", message: "unknown style" },
+    ]);
+  if (req.estimateOnly) return { estimate: true, credits: SCREENSHOT_CREDITS };
+  if (!findBrowser(ctx.config.chromiumPath))
+    throw new AppError(
+      "NOT_CONFIGURED",
+      "screenshot rendering is not configured on this server (no Chromium)",
+    );
+
+  const { renderId, admitted } = await ctx.db.transaction(async (tx) => {
+    const [debited] = await tx
+      .update(organizations)
+      .set({ credits: sql`${organizations.credits} - ${SCREENSHOT_CREDITS}` })
+      .where(
+        and(eq(organizations.id, principal.orgId), sql`${organizations.credits} >= ${SCREENSHOT_CREDITS}`),
+      )
+      .returning({ credits: organizations.credits });
+    if (!debited)
+      throw new AppError("QUOTA_EXCEEDED", `not enough AI credits: a screenshot costs ${SCREENSHOT_CREDITS}`);
+    const project = await upsertScreenshotProject(tx, {
+      siteId: site.id,
+      sourceUrl: req.url,
+      capture: req.capture,
+    });
+    const { id: projectId, ...capture } = project;
+    const options: RenderOptions = { look: req.look, capture, recapture: req.recapture };
+    const [render] = await tx
+      .insert(screenshotRenders)
+      .values({
+        siteId: site.id,
+        orgId: principal.orgId,
+        projectId,
+        sourceUrl: req.url,
+        status: "pending",
+        options,
+        credits: SCREENSHOT_CREDITS,
+      })
+      .returning({ id: screenshotRenders.id });
+    await tx.insert(creditLedger).values({
+      orgId: principal.orgId,
+      delta: -SCREENSHOT_CREDITS,
+      reason: "screenshot_debit",
+      renderId: render.id,
+    });
+    return { renderId: render.id, admitted: await admitRenders(ctx, tx, principal.orgId) };
+  });
+
+  if (admitted.includes(renderId)) {
+    try {
+      await ctx.queue.enqueue("render-screenshot", { renderId }, { jobId: renderId });
+    } catch (err) {
+      ctx.log.error("enqueue failed; refunding", { renderId, cause: err });
+      await failRender(ctx, renderId, "the render queue is unavailable; the credits were refunded");
+      // Redis down or too slow is an outage: 503 with Retry-After (decision 0800); no credits were charged.
+      const outage = outageOf(err);
+      if (outage)
+        throw unavailableError(
+          {
+            ...outage,
+            sentence:
+              "The render queue is unavailable right now; no credits were charged. Try again shortly.",
+          },
+          ctx.config.retryAfterSeconds,
+        );
+      throw new AppError("RENDERER_ERROR", "the renderer is unavailable; no credits were charged");
+    }
+  }
+  await enqueueAdmitted(
+    ctx,
+    admitted.filter((id) => id !== renderId),
+  );
+  return { estimate: false, renderId, status: "pending", sourceUrl: req.url, credits: SCREENSHOT_CREDITS };
+}
+
+/** Namespace of the per-organization advisory lock that serializes admission (0470). */
+const ADMISSION_LOCK = 470;
+
+/**
+ * Admits pending renders of an organization, oldest first, until RENDER_ORG_CONCURRENCY of them are in
+ * progress (admitted and not ended), inside the caller's transaction. A transaction-scoped advisory lock
+ * per organization serializes every admission of that organization (queueing, a render ending, the
+ * sweeper), so the count it reads cannot be raced past the cap. Returns the ids newly admitted: the
+ * caller enqueues them after commit (a crash in between leaves them admitted without a job: the sweeper
+ * enqueues those).
+ */
+async function admitRenders(ctx: Context, tx: Tx, orgId: string): Promise<string[]> {
+  await tx.execute(sql`select pg_advisory_xact_lock(${ADMISSION_LOCK}, hashtext(${orgId}))`);
+  const [{ n }] = await tx
+    .select({ n: sql<number>`count(*)::int` })
+    .from(screenshotRenders)
+    .where(
+      and(
+        eq(screenshotRenders.orgId, orgId),
+        eq(screenshotRenders.status, "pending"),
+        isNotNull(screenshotRenders.dispatchedAt),
+      ),
+    );
+  const free = ctx.config.renderOrgConcurrency - n;
+  if (free <= 0) return [];
+  const next = tx
+    .select({ id: screenshotRenders.id })
+    .from(screenshotRenders)
+    .where(
+      and(
+        eq(screenshotRenders.orgId, orgId),
+        eq(screenshotRenders.status, "pending"),
+        isNull(screenshotRenders.dispatchedAt),
+      ),
+    )
+    .orderBy(asc(screenshotRenders.createdAt), asc(screenshotRenders.id))
+    .limit(free);
+  const rows = await tx
+    .update(screenshotRenders)
+    .set({ dispatchedAt: sql`now()`, updatedAt: sql`now()` })
+    .where(inArray(screenshotRenders.id, next))
+    .returning({ id: screenshotRenders.id });
+  return rows.map((r) => r.id);
+}
+
+/** Enqueues renders just admitted; a failure is left to the sweeper (the render stays admitted). */
+async function enqueueAdmitted(ctx: RenderContext, ids: string[]): Promise<void> {
+  for (const renderId of ids) {
+    try {
+      await ctx.queue.enqueue("render-screenshot", { renderId }, { jobId: renderId });
+    } catch (err) {
+      ctx.log.warn("could not enqueue an admitted render; the sweeper will", {
+        renderId,
+        cause: String(err),
+      });
+    }
+  }
+}
+
+/** A render row by id (any site), for the daemon. */
+export async function findRender(ctx: Context, renderId: string) {
+  if (!isUuid(renderId)) return null;
+  const [row] = await ctx.db
+    .select()
+    .from(screenshotRenders)
+    .where(eq(screenshotRenders.id, renderId))
+    .limit(1);
+  return row ?? null;
+}
+
+function renderView(row: NonNullable<Awaited<ReturnType<typeof findRender>>>): RenderView {
+  const base: RenderView = {
+    renderId: row.id,
+    status: row.status,
+    sourceUrl: row.sourceUrl,
+    imageUrl: row.status === "done" && row.imageKey ? mediaPath(row.imageKey) : null,
+    credits: row.credits,
+    error: row.status === "failed" ? (row.error ?? "render failed") : null,
+  };
+  if (row.status !== "done") return base;
+  return {
+    ...base,
+    width: row.width ?? 0,
+    height: row.height ?? 0,
+    warnings: (row.warnings ?? []) as string[],
+  };
+}
+
+/** The render of a site as the API answers it; 404 for an unknown render or another site's. */
+export async function getRender(
+  ctx: Context,
+  principal: Principal,
+  siteId: string,
+  renderId: string,
+): Promise<RenderView> {
+  const site = await getOwnSite(ctx, principal, siteId);
+  const row = await findRender(ctx, renderId);
+  if (!row || row.siteId !== site.id) throw notFound("screenshot render");
+  const view = renderView(row);
+  if (view.status !== "done" || !row.imageKey) return view;
+  return { ...view, displayUrl: grantMemberUrl(ctx, site.id, row.imageKey) };
+}
+
+/** Starts a try of a pending render: counts it and sets the stage; null when the render is not pending. */
+export async function beginRenderTry(ctx: Context, renderId: string) {
+  const [row] = await ctx.db
+    .update(screenshotRenders)
+    .set({ attempts: sql`${screenshotRenders.attempts} + 1`, stage: "film", updatedAt: sql`now()` })
+    .where(and(eq(screenshotRenders.id, renderId), eq(screenshotRenders.status, "pending")))
+    .returning();
+  return row ?? null;
+}
+
+/** Records the stage a pending render is in (film, compose, store). */
+export async function setRenderStage(ctx: Context, renderId: string, stage: "film" | "compose" | "store") {
+  await ctx.db
+    .update(screenshotRenders)
+    .set({ stage, updatedAt: sql`now()` })
+    .where(and(eq(screenshotRenders.id, renderId), eq(screenshotRenders.status, "pending")));
+}
+
+/**
+ * Marks a pending render done with its library image and, in the same transaction, admits its
+ * organization's next waiting render (enqueued after commit); false when it was no longer pending.
+ */
+export async function completeRender(
+  ctx: RenderContext,
+  renderId: string,
+  result: { imageKey: string; width: number; height: number; warnings: string[] },
+): Promise<boolean> {
+  const { done, admitted } = await ctx.db.transaction(async (tx) => {
+    const [row] = await tx
+      .update(screenshotRenders)
+      .set({
+        status: "done",
+        stage: null,
+        imageKey: result.imageKey,
+        width: result.width,
+        height: result.height,
+        warnings: result.warnings,
+        error: null,
+        updatedAt: sql`now()`,
+        finishedAt: sql`now()`,
+      })
+      .where(and(eq(screenshotRenders.id, renderId), eq(screenshotRenders.status, "pending")))
+      .returning({ orgId: screenshotRenders.orgId });
+    if (!row) return { done: false, admitted: [] };
+    return { done: true, admitted: await admitRenders(ctx, tx, row.orgId) };
+  });
+  await enqueueAdmitted(ctx, admitted);
+  return done;
+}
+
+/**
+ * Fails a pending render for good and refunds its credits exactly once (the ledger is unique per render
+ * and reason, so a second call, a retry or a racing daemon refunds nothing), and admits its
+ * organization's next waiting render in the same transaction. False when not pending.
+ */
+export async function failRender(ctx: RenderContext, renderId: string, error: string): Promise<boolean> {
+  const { failed, admitted } = await ctx.db.transaction(async (tx) => {
+    const [row] = await tx
+      .update(screenshotRenders)
+      .set({
+        status: "failed",
+        stage: null,
+        error: error.slice(0, 500),
+        updatedAt: sql`now()`,
+        finishedAt: sql`now()`,
+      })
+      .where(and(eq(screenshotRenders.id, renderId), eq(screenshotRenders.status, "pending")))
+      .returning({ orgId: screenshotRenders.orgId, credits: screenshotRenders.credits });
+    if (!row) return { failed: false, admitted: [] };
+    const refunded = await tx
+      .insert(creditLedger)
+      .values({ orgId: row.orgId, delta: row.credits, reason: "screenshot_refund", renderId })
+      .onConflictDoNothing()
+      .returning({ id: creditLedger.id });
+    if (refunded.length > 0)
+      await tx
+        .update(organizations)
+        .set({ credits: sql`${organizations.credits} + ${row.credits}` })
+        .where(eq(organizations.id, row.orgId));
+    return { failed: true, admitted: await admitRenders(ctx, tx, row.orgId) };
+  });
+  await enqueueAdmitted(ctx, admitted);
+  return failed;
+}
+
+/**
+ * How many times a render is tried in all, handed-back tries not counted: the catalog's attempts for its
+ * job, counted on the render so a re-enqueued job does not start a new budget (0009).
+ */
+export const RENDER_TRIES = JOBS["render-screenshot"].attempts;
+
+/**
+ * Hands back a try that a shutdown interrupted: the try is not counted (issue 18.5), the render stays
+ * pending and admitted, and its job waits again in the queue.
+ */
+export async function releaseRenderTry(ctx: Context, renderId: string): Promise<void> {
+  await ctx.db
+    .update(screenshotRenders)
+    .set({
+      attempts: sql`greatest(${screenshotRenders.attempts} - 1, 0)`,
+      stage: null,
+      updatedAt: sql`now()`,
+    })
+    .where(and(eq(screenshotRenders.id, renderId), eq(screenshotRenders.status, "pending")));
+}
+
+/** What one sweeper pass did. */
+export type SweepResult = { requeued: number; failed: number; admitted: number };
+
+/**
+ * One sweeper pass (0472). (1) Every admitted pending render admitted more than `staleMs` ago (1 s by
+ * default: the gap between the API's commit and its enqueue) has its job looked up by id: a job that
+ * vanished (a crash of the in-process queue, a Redis that lost its data, a trimmed job, an enqueue that
+ * failed) is enqueued again; one whose job failed for good, or that was tried too often, fails with its
+ * refund. (2) Organizations with waiting renders and free room get them admitted (a lost admission).
+ * Enqueueing is idempotent by job id, so a pass racing the API or another daemon runs nothing twice.
+ */
+export async function sweepPendingRenders(
+  ctx: RenderContext,
+  opts: { staleMs?: number; limit?: number } = {},
+): Promise<SweepResult> {
+  const cutoff = new Date(ctx.clock.now().getTime() - (opts.staleMs ?? 1000));
+  const limit = opts.limit ?? 500;
+  const rows = await ctx.db
+    .select({ id: screenshotRenders.id, attempts: screenshotRenders.attempts })
+    .from(screenshotRenders)
+    .where(
+      and(
+        eq(screenshotRenders.status, "pending"),
+        isNotNull(screenshotRenders.dispatchedAt),
+        lt(screenshotRenders.dispatchedAt, cutoff),
+      ),
+    )
+    .orderBy(screenshotRenders.dispatchedAt)
+    .limit(limit);
+  const result: SweepResult = { requeued: 0, failed: 0, admitted: 0 };
+  for (const row of rows) {
+    const state = await ctx.queue.state("render-screenshot", row.id);
+    if (state === "waiting" || state === "active" || state === "delayed") continue;
+    if (state === "failed" || row.attempts >= RENDER_TRIES) {
+      if (await failRender(ctx, row.id, "the render could not be completed; the credits were refunded"))
+        result.failed++;
+      continue;
+    }
+    // Missing, or completed without settling the render: run it again, unless it ended meanwhile.
+    const [still] = await ctx.db
+      .update(screenshotRenders)
+      .set({ updatedAt: sql`now()` })
+      .where(and(eq(screenshotRenders.id, row.id), eq(screenshotRenders.status, "pending")))
+      .returning({ id: screenshotRenders.id });
+    if (!still) continue;
+    if (state !== "missing") await ctx.queue.remove("render-screenshot", row.id);
+    await ctx.queue.enqueue("render-screenshot", { renderId: row.id }, { jobId: row.id });
+    ctx.log.warn("re-enqueued a render whose job vanished", { renderId: row.id, jobState: state });
+    result.requeued++;
+  }
+  const waiting = await ctx.db
+    .selectDistinct({ orgId: screenshotRenders.orgId })
+    .from(screenshotRenders)
+    .where(and(eq(screenshotRenders.status, "pending"), isNull(screenshotRenders.dispatchedAt)))
+    .limit(limit);
+  for (const { orgId } of waiting) {
+    const admitted = await ctx.db.transaction((tx) => admitRenders(ctx, tx, orgId));
+    await enqueueAdmitted(ctx, admitted);
+    result.admitted += admitted.length;
+  }
+  return result;
+}

@@ -1,0 +1,97 @@
+import { type Static, Type } from "@sinclair/typebox";
+
+// One model per shape: the API route, the MCP tool and the TypeScript type all read these.
+
+/** The body of POST /api/v1/sites (and the create_site tool). Name and slug rules are checked by createSite. */
+export const CreateSiteBody = Type.Object({
+  name: Type.String({ description: "human-readable site name, at most 100 characters" }),
+  slug: Type.String({
+    description:
+      "preview subdomain (<slug>.preview domain): 1-63 lowercase letters, digits and hyphens, no leading or trailing hyphen; unique",
+  }),
+  template: Type.Optional(
+    Type.String({
+      description:
+        "slug of a marketplace template from GET /api/v1/templates (list_templates); omit for a blank site",
+    }),
+  ),
+});
+/** A site creation request that passed its model. */
+export type CreateSiteBody = Static<typeof CreateSiteBody>;
+
+/** A site as the API answers it. */
+export const SiteView = Type.Object({
+  id: Type.String({ format: "uuid" }),
+  name: Type.String(),
+  slug: Type.String(),
+  public_content_live: Type.Boolean(),
+  updated_at: Type.String({
+    description: "timestamp with microseconds and UTC offset",
+    examples: ["2026-11-22T18:30:00.123456+00:00"],
+  }),
+});
+/** A site as the API answers it. */
+export type SiteView = Static<typeof SiteView>;
+
+const PagePath = Type.String({ maxLength: 200, description: "/ or /segment/…", examples: ["/about"] });
+const PageTitle = Type.String({ maxLength: 200 });
+
+/** The body of POST …/pages. */
+/**
+ * The largest page: 512 KiB of MDX (UTF-8 bytes). Beyond it a write answers 400 VALIDATION_ERROR (the
+ * error taxonomy has no 413; the spec answers sizes over a cap with VALIDATION_ERROR). See
+ * docs/decisions/0310-page-content-parsed-off-the-event-loop.md.
+ */
+export const MAX_PAGE_BYTES = 512 * 1024;
+
+export const CreatePageBody = Type.Object({
+  path: PagePath,
+  title: PageTitle,
+  content: Type.String({
+    maxLength: MAX_PAGE_BYTES,
+    description: `MDX, at most ${MAX_PAGE_BYTES} bytes (512 KiB) of UTF-8; parsed, so it must be valid MDX; images as Column > Column > Media with src = a library \`url\``,
+  }),
+  position: Type.Optional(
+    Type.Integer({
+      minimum: 0,
+      description:
+        "positions are unique per site: default after the last page; a taken one moves the pages from there down (PATCH: move the page there)",
+    }),
+  ),
+});
+/** A page creation request that passed its model. */
+export type CreatePageBody = Static<typeof CreatePageBody>;
+
+/** The body of PATCH …/pages/:pageId: any of the page's fields. */
+export const UpdatePageBody = Type.Partial(CreatePageBody);
+/** A page update that passed its model. */
+export type UpdatePageBody = Static<typeof UpdatePageBody>;
+
+/** A page as the API answers it. */
+export const PageView = Type.Object({
+  id: Type.String({ format: "uuid" }),
+  path: Type.String(),
+  title: Type.String(),
+  content: Type.String({
+    description:
+      "MDX as stored (the value to edit and send back), links to the site's pages read as their current paths; images as Column > Column > Media with src = a library `url`",
+  }),
+  displayContent: Type.String({
+    description:
+      "The MDX as readers get it (sanitized: no scripts, expressions or script URLs) with each media reference of this site signed with a short-lived member grant (as the media list's displayUrl): for showing now, never to persist",
+  }),
+  unsignedMedia: Type.Array(
+    Type.Object({ ref: Type.String(), line: Type.Integer(), reason: Type.String() }),
+    {
+      description: "media references left unsigned in displayContent (not files of this site), and why",
+    },
+  ),
+  displayNotes: Type.Array(Type.String(), {
+    description:
+      "what readers do not get: constructs removed (script-capable elements, expressions, ESM, event handlers, script URLs), or the whole content when it does not parse",
+  }),
+  position: Type.Integer(),
+  updatedAt: Type.String(),
+});
+/** A page as the API answers it. */
+export type PageView = Static<typeof PageView>;

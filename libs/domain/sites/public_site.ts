@@ -1,0 +1,79 @@
+import { type Static, Type } from "@sinclair/typebox";
+import { eq, sql } from "drizzle-orm";
+import { sites } from "@site/db";
+import { type Context, type ListQuery, notFound } from "@site/domain/core";
+import { PublicChrome } from "./chrome_model.ts";
+import { requireLocale, resolveChromeStrings } from "./chrome_strings.ts";
+import { listItems } from "./collection_items.ts";
+import type { CollectionItem } from "./collection_model.ts";
+import { getLayout } from "./layout.ts";
+import { Layout, Styles } from "./layout_model.ts";
+import { negotiateLocale } from "./locales.ts";
+
+/** The public read of a published site: its name, layout, styles and chrome in the visitor's locale. */
+export const PublicSite = Type.Object({
+  site: Type.Object({ name: Type.String(), slug: Type.String() }),
+  layout: Layout,
+  styles: Styles,
+  chrome: PublicChrome,
+});
+/** The public read of a published site. */
+export type PublicSite = Static<typeof PublicSite>;
+
+/** A published site by slug; 404 NOT_FOUND for an unknown or unpublished one (visitors see nothing). */
+async function publishedSite(ctx: Context, slug: string) {
+  const [site] = await ctx.db
+    .select({
+      id: sites.id,
+      name: sites.name,
+      slug: sites.slug,
+      live: sites.publicContentLive,
+      defaultLocale: sites.defaultLocale,
+      // Qualified by hand: inside a subquery Drizzle writes column names without their table.
+      locales: sql<
+        string[]
+      >`array(select distinct cs.locale from site_chrome_strings cs where cs.site_id = "sites"."id")`,
+    })
+    .from(sites)
+    .where(eq(sites.slug, slug))
+    .limit(1);
+  if (!site?.live) throw notFound("site");
+  return site;
+}
+
+/**
+ * A published site for visitors: layout with links translated to current paths and the logo signed with
+ * a visitor grant, styles, and the chrome strings of the locale asked for (`locale`, else the
+ * Accept-Language header) among those the site has, exact tag before language, else its default.
+ */
+export async function readPublicSite(
+  ctx: Context,
+  slug: string,
+  opts: { locale?: string; acceptLanguage?: string | null } = {},
+): Promise<PublicSite> {
+  const site = await publishedSite(ctx, slug);
+  const available = [...new Set([site.defaultLocale, ...site.locales])];
+  const wanted = opts.locale ? requireLocale(opts.locale) : opts.acceptLanguage;
+  const locale = negotiateLocale(wanted, available, site.defaultLocale);
+  const [{ state }, strings] = await Promise.all([
+    getLayout(ctx, site.id, "visitor"),
+    resolveChromeStrings(ctx, site.id, locale, site.defaultLocale),
+  ]);
+  return {
+    site: { name: site.name, slug: site.slug },
+    layout: state.layout,
+    styles: state.styles,
+    chrome: { locale, strings },
+  };
+}
+
+/** A collection's items for visitors of a published site: images signed with visitor grants. */
+export async function readPublicItems(
+  ctx: Context,
+  slug: string,
+  key: string,
+  query: ListQuery,
+): Promise<{ items: CollectionItem[]; nextCursor: string | null }> {
+  const site = await publishedSite(ctx, slug);
+  return listItems(ctx, site.id, key, query, "visitor");
+}

@@ -1,0 +1,189 @@
+import { and, count, eq, sql } from "drizzle-orm";
+import {
+  isDatabaseUnavailable,
+  isUniqueViolation,
+  organizations,
+  pages,
+  siteLayouts,
+  sites,
+  type Tx,
+} from "@site/db";
+import {
+  type Principal,
+  requireSiteManager,
+  type Context,
+  AppError,
+  andOlderThan,
+  notFound,
+  isUuid,
+  keysetPage,
+  type ListQuery,
+  PAGE_LIMIT,
+} from "@site/domain/core";
+import type { CreateSiteBody, SiteView } from "./models.ts";
+import { DEFAULT_STYLES, welcomePage } from "./defaults.ts";
+import { defaultStoredLayout } from "./layout.ts";
+import { pageIndexOf } from "./links.ts";
+import { checkSlug } from "./slugs.ts";
+import { copyTemplate } from "./template_copy.ts";
+import { resolveTemplate } from "./templates.ts";
+
+/** `updated_at` with microseconds and a UTC offset, formatted by PostgreSQL so no precision is lost. */
+export const micros = (col: unknown) =>
+  sql<string>`to_char(${col} at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"+00:00"')`;
+
+const siteView = {
+  id: sites.id,
+  name: sites.name,
+  slug: sites.slug,
+  public_content_live: sites.publicContentLive,
+  updated_at: micros(sites.updatedAt),
+};
+
+// The shape is CreateSiteBody's; these are the rules a schema does not say (trimmed, code points).
+function checkName(name: string): string {
+  if (name.trim() === "") {
+    throw new AppError("VALIDATION_ERROR", "name: required", [{ field: "name", message: "required" }]);
+  }
+  if ([...name].length > 100) {
+    throw new AppError("VALIDATION_ERROR", "name: at most 100 characters", [
+      { field: "name", message: "at most 100 characters" },
+    ]);
+  }
+  return name.trim();
+}
+
+function checkSlugInput(slug: string): string {
+  if (slug === "") {
+    throw new AppError("VALIDATION_ERROR", "slug: required", [{ field: "slug", message: "required" }]);
+  }
+  checkSlug(slug);
+  return slug;
+}
+
+async function reserveSiteSlot(tx: Tx, orgId: string): Promise<void> {
+  const [org] = await tx
+    .select({ siteLimit: organizations.siteLimit })
+    .from(organizations)
+    .where(eq(organizations.id, orgId))
+    .for("update");
+  if (!org) throw notFound("organization");
+  const [{ n }] = (await tx.select({ n: count() }).from(sites).where(eq(sites.orgId, orgId))) as [
+    { n: number },
+  ];
+  if (n >= org.siteLimit) {
+    throw new AppError("LIMIT_EXCEEDED", `this organization has reached its limit of ${org.siteLimit} sites`);
+  }
+}
+
+/** Creates a site in the caller's organization, optionally cloned from a gallery template (spec: POST /sites). */
+export async function createSite(
+  ctx: Context,
+  principal: Principal,
+  input: CreateSiteBody,
+): Promise<SiteView> {
+  requireSiteManager(principal);
+  const name = checkName(input.name);
+  const slug = checkSlugInput(input.slug);
+  // Rule 1: template resolution runs before any database write.
+  const template = input.template ? await resolveTemplate(ctx, input.template) : null;
+  const [taken] = await ctx.db.select({ id: sites.id }).from(sites).where(eq(sites.slug, slug)).limit(1);
+  if (taken) throw new AppError("SLUG_TAKEN", `slug "${slug}" is already used`);
+
+  let stage = "insert";
+  try {
+    return await ctx.db.transaction(async (tx) => {
+      await reserveSiteSlot(tx, principal.orgId);
+      const [site] = await tx
+        .insert(sites)
+        .values({
+          orgId: principal.orgId,
+          name,
+          slug,
+          templateSlug: template?.slug ?? null,
+          clonedFromSiteId: template?.siteId ?? null,
+        })
+        .returning(siteView);
+      stage = "clone";
+      if (template) {
+        // A large template may copy for minutes (decision 0005): lift the statement bound for this one.
+        await tx.execute(sql`set local statement_timeout = '300s'`);
+        await copyTemplate(tx, template.siteId, site!.id);
+      } else {
+        const welcome = await tx
+          .insert(pages)
+          .values({ siteId: site!.id, ...welcomePage(name) })
+          .returning({ id: pages.id, path: pages.path });
+        await tx.insert(siteLayouts).values({
+          siteId: site!.id,
+          layout: defaultStoredLayout(pageIndexOf(welcome)),
+          styles: DEFAULT_STYLES,
+        });
+      }
+      return site!;
+    });
+  } catch (err) {
+    if (err instanceof AppError || isDatabaseUnavailable(err)) throw err;
+    if (isUniqueViolation(err, "sites_slug_unique"))
+      throw new AppError("SLUG_TAKEN", `slug "${slug}" is already used`);
+    if (stage === "clone") {
+      ctx.log.error("template clone failed", { template: template?.slug, cause: err });
+      throw new AppError("TEMPLATE_CLONE_FAILED", "copying the template failed; no site was created");
+    }
+    throw err;
+  }
+}
+
+/** `2026-11-22 18:30:00.1234` (UTC, as PostgreSQL prints a timestamp) → `2026-11-22T18:30:00.123400+00:00`. */
+function isoMicros(utc: string): string {
+  const m = /^(\d{4,}-\d\d-\d\d) (\d\d:\d\d:\d\d)(?:\.(\d+))?$/.exec(utc);
+  if (!m) return utc;
+  return `${m[1]}T${m[2]}.${((m[3] ?? "") + "000000").slice(0, 6)}+00:00`;
+}
+
+/** Lists the organization's sites, newest first, with an opaque keyset cursor. */
+export async function listSites(ctx: Context, principal: Principal, query: ListQuery) {
+  const limit = query.limit ?? PAGE_LIMIT.default;
+  // Written in SQL, timestamps formatted here: a hot keyed read, where the query builder and to_char
+  // cost more than the query.
+  type Row = Omit<SiteView, "updated_at"> & { updated: string; at: string };
+  const rows = [
+    ...(await ctx.db.execute<Row>(sql`
+      select s.id, s.name, s.slug, s.public_content_live,
+        (s.updated_at at time zone 'UTC')::text as updated, s.created_at::text as at
+      from sites s
+      where s.org_id = ${principal.orgId}::uuid${andOlderThan(sql`s.created_at`, sql`s.id`, query.cursor)}
+      order by s.created_at desc, s.id desc limit ${limit + 1}`)),
+  ];
+  const { page, nextCursor } = keysetPage(rows, limit, (r) => ({ at: r.at, id: r.id }));
+  return {
+    sites: page.map(({ at: _at, updated, ...s }): SiteView => ({ ...s, updated_at: isoMicros(updated) })),
+    nextCursor,
+  };
+}
+
+/** A site of the caller's organization; 404 NOT_FOUND for any other (as if it did not exist). */
+export async function getOwnSite(ctx: Context, principal: Principal, siteId: string) {
+  if (!isUuid(siteId)) throw notFound("site");
+  const [site] = await ctx.db
+    .select({ ...siteView, orgId: sites.orgId, clonedFromSiteId: sites.clonedFromSiteId })
+    .from(sites)
+    .where(and(eq(sites.id, siteId), eq(sites.orgId, principal.orgId)))
+    .limit(1);
+  if (!site) throw notFound("site");
+  return site;
+}
+
+/** Publishes or unpublishes a site; unpublishing revokes visitor access to its media at once. */
+export async function setSitePublished(ctx: Context, siteId: string, live: boolean): Promise<SiteView> {
+  const [site] = await ctx.db
+    .update(sites)
+    .set({ publicContentLive: live, comingSoon: live ? false : sites.comingSoon, updatedAt: sql`now()` })
+    .where(eq(sites.id, siteId))
+    .returning(siteView);
+  if (!site) throw notFound("site");
+  return site;
+}
+
+/** The longest site name, in characters. */
+export const SITE_NAME_MAX_LENGTH = 100;

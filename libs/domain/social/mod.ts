@@ -1,0 +1,8 @@
+/** Social: platform kinds and metric mapping, connected accounts, posts, the performance report and the collector. */
+export * from "./accounts.ts";
+export * from "./collector.ts";
+export * from "./lanes.ts";
+export * from "./platform.ts";
+export * from "./posts.ts";
+export * from "./report.ts";
+export * from "./models.ts";

@@ -1,0 +1,175 @@
+import { type Static, type TLiteral, Type } from "@sinclair/typebox";
+import { SOCIAL_PLATFORMS } from "./platform.ts";
+
+// One model per shape: the API route and the TypeScript type both read these.
+
+/** A literal per value of a constant list, typed as a tuple so the union keeps each literal. */
+function literals<T extends readonly string[]>(values: T) {
+  return values.map((v) => Type.Literal(v)) as unknown as { -readonly [K in keyof T]: TLiteral<T[K]> };
+}
+
+/** A platform identifier of the contract. */
+export const Platform = Type.Union(literals(SOCIAL_PLATFORMS), {
+  description: "instagram, threads, x, linkedin, reddit or tiktok",
+});
+
+/** The body of POST /api/v1/social/accounts. */
+export const ConnectAccountBody = Type.Object({
+  platform: Platform,
+  accountId: Type.String({ minLength: 1, maxLength: 200 }),
+  displayName: Type.Optional(Type.String({ maxLength: 200 })),
+  accessToken: Type.String({
+    minLength: 1,
+    maxLength: 8192,
+    description: "stored encrypted, never returned",
+  }),
+  permissions: Type.Optional(
+    Type.Array(Type.String({ maxLength: 200 }), {
+      description: "granted permissions, e.g. instagram_manage_insights, threads_manage_insights",
+    }),
+  ),
+  tier: Type.Optional(
+    Type.Union([Type.Literal("free"), Type.Literal("basic"), Type.Literal("pro")], {
+      description: "API tier (x); free reads no metrics. Default free for x.",
+    }),
+  ),
+});
+/** An account connection that passed its model. */
+export type ConnectAccountBody = Static<typeof ConnectAccountBody>;
+
+/** A connected account as the API answers it (never its token). */
+export const SocialAccountView = Type.Object({
+  id: Type.String({ format: "uuid" }),
+  platform: Platform,
+  accountId: Type.String({ description: "the platform's own account id" }),
+  displayName: Type.Union([Type.String(), Type.Null()]),
+  permissions: Type.Array(Type.String()),
+  tier: Type.Union([Type.String(), Type.Null()]),
+  connectedAt: Type.String(),
+});
+/** A connected account as the API answers it. */
+export type SocialAccountView = Static<typeof SocialAccountView>;
+
+/** The body of POST /api/v1/social/posts. */
+export const CreatePostBody = Type.Object({
+  content: Type.String({ minLength: 1, maxLength: 65_536 }),
+  platformOverrides: Type.Optional(
+    Type.Record(Type.String(), Type.String(), { description: "platform -> text" }),
+  ),
+  accounts: Type.Array(Type.String(), {
+    minItems: 1,
+    maxItems: 50,
+    description: "ids of connected accounts",
+  }),
+});
+/** A post creation that passed its model. */
+export type CreatePostBody = Static<typeof CreatePostBody>;
+
+const Metric = Type.Union([
+  Type.Integer({
+    description: "null when the platform does not expose it or the token cannot read it (never 0 then)",
+  }),
+  Type.Null(),
+]);
+
+/** A snapshot as the API answers it. */
+export const SnapshotView = Type.Object({
+  stage: Type.Integer({ description: "1 = ~1 h, 2 = ~24 h, 3 = ~72 h, 4 = ~7 d after publication" }),
+  views: Metric,
+  likes: Metric,
+  comments: Metric,
+  shares: Metric,
+  saves: Metric,
+  extra: Type.Record(Type.String(), Type.Unknown(), {
+    description: "further metrics (reach, quotes, upvoteRatio…) and `unavailable`: metric → why it is null",
+  }),
+  capturedAt: Type.String({ description: "ISO 8601 UTC" }),
+});
+/** A snapshot as the API answers it. */
+export type SnapshotView = Static<typeof SnapshotView>;
+
+/** One publication of a post as the API answers it. */
+export const SocialTargetView = Type.Object({
+  platform: Platform,
+  accountId: Type.String({ description: "id of the connected account" }),
+  url: Type.Union([Type.String(), Type.Null()]),
+  status: Type.Union([Type.Literal("published"), Type.Literal("failed")]),
+  error: Type.Union([Type.String({ description: "why publishing failed" }), Type.Null()]),
+});
+/** One publication of a post as the API answers it. */
+export type SocialTargetView = Static<typeof SocialTargetView>;
+
+/** A post as the API answers it. */
+export const SocialPostView = Type.Object({
+  postId: Type.String({ format: "uuid" }),
+  content: Type.String(),
+  platformOverrides: Type.Record(Type.String(), Type.String()),
+  publishedAt: Type.Union([Type.String(), Type.Null()]),
+  targets: Type.Array(SocialTargetView),
+});
+/** A post as the API answers it. */
+export type SocialPostView = Static<typeof SocialPostView>;
+
+/** A post with each target's full snapshot series as `metrics`. */
+export const SocialPostWithMetrics = Type.Object({
+  ...SocialPostView.properties,
+  targets: Type.Array(Type.Object({ ...SocialTargetView.properties, metrics: Type.Array(SnapshotView) })),
+});
+/** A post with each target's full snapshot series. */
+export type SocialPostWithMetrics = Static<typeof SocialPostWithMetrics>;
+
+/** A post of the performance report (the spec's "social performance post"). */
+export const PerformancePost = Type.Object({
+  postId: Type.String(),
+  content: Type.String(),
+  platformOverrides: Type.Record(Type.String(), Type.String()),
+  publishedAt: Type.String(),
+  targets: Type.Array(
+    Type.Object({
+      platform: Platform,
+      accountId: Type.String(),
+      url: Type.String(),
+      first: Type.Union([SnapshotView, Type.Null()]),
+      latest: Type.Union([SnapshotView, Type.Null()]),
+    }),
+  ),
+});
+/** A post of the performance report. */
+export type PerformancePost = Static<typeof PerformancePost>;
+
+/** The report's bounds: days default 30 max 90, limit default 50 max 100, offset from 0. */
+export const PERFORMANCE_LIMITS = {
+  days: { default: 30, min: 1, max: 90 },
+  limit: { default: 50, min: 1, max: 100 },
+  offset: { default: 0, min: 0, max: 1_000_000 },
+} as const;
+
+/** The report's query (spec: non-numeric or out of range is 400 VALIDATION_ERROR). */
+export const PerformanceQuery = Type.Object({
+  days: Type.Optional(
+    Type.Integer({
+      ...bounds("days"),
+      description:
+        "integer look-back window in days, 1..90, default 30; non-numeric or over 90: 400 VALIDATION_ERROR",
+    }),
+  ),
+  limit: Type.Optional(
+    Type.Integer({
+      ...bounds("limit"),
+      description: "integer max posts, 1..100, default 50; non-numeric or over 100: 400 VALIDATION_ERROR",
+    }),
+  ),
+  offset: Type.Optional(
+    Type.Integer({
+      ...bounds("offset"),
+      description: "integer pagination offset, default 0; non-numeric: 400 VALIDATION_ERROR",
+    }),
+  ),
+});
+/** A checked report query. */
+export type PerformanceQuery = Static<typeof PerformanceQuery>;
+
+function bounds(field: keyof typeof PERFORMANCE_LIMITS) {
+  const b = PERFORMANCE_LIMITS[field];
+  return { minimum: b.min, maximum: b.max, default: b.default };
+}

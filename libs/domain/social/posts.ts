@@ -1,0 +1,204 @@
+import { and, asc, eq, inArray, sql } from "drizzle-orm";
+import { socialPosts, socialSnapshots, socialTargets } from "@site/db";
+import {
+  type Principal,
+  type Context,
+  notFound,
+  validationError,
+  isUuid,
+  keysetPage,
+  type ListQuery,
+  PAGE_LIMIT,
+  newestFirst,
+  olderThan,
+} from "@site/domain/core";
+import { isSocialPlatform, loadAdapterAccounts } from "./accounts.ts";
+import type { CreatePostBody, SocialPostView, SocialPostWithMetrics, SocialTargetView } from "./models.ts";
+import { PlatformError, type PlatformAdapters, type SocialPlatform } from "./platform.ts";
+
+// The shape is CreatePostBody's; these are the rules a schema does not say.
+function checkPostInput(input: CreatePostBody) {
+  if (input.content.trim() === "") throw validationError("content", "required");
+  const overrides = input.platformOverrides ?? {};
+  for (const [k, v] of Object.entries(overrides)) {
+    if (!isSocialPlatform(k)) throw validationError(`platformOverrides.${k}`, "unknown platform");
+    if (v.trim() === "") throw validationError(`platformOverrides.${k}`, "must be a non-empty string");
+  }
+  for (const a of input.accounts) if (!isUuid(a)) throw validationError("accounts", "must be account ids");
+  return { content: input.content, overrides, accountIds: [...new Set(input.accounts)] };
+}
+
+function publishError(err: unknown): string {
+  if (err instanceof PlatformError) return `${err.kind}: ${err.message}`.slice(0, 500);
+  return "the platform could not be reached";
+}
+
+const iso = (d: Date | null) => (d ? d.toISOString() : null);
+
+/**
+ * Creates a post and publishes it on each account through its platform adapter. A target that fails
+ * says why and does not block the others; the post's `publishedAt` is its first successful publication.
+ */
+export async function createSocialPost(
+  ctx: Context,
+  principal: Principal,
+  input: CreatePostBody,
+  adapters: PlatformAdapters,
+): Promise<SocialPostView> {
+  const { content, overrides, accountIds } = checkPostInput(input);
+  const accounts = await loadAdapterAccounts(ctx, principal.orgId, accountIds);
+  const missing = accountIds.filter((id) => !accounts.some((a) => a.id === id));
+  if (missing.length > 0) throw validationError("accounts", `not connected accounts: ${missing.join(", ")}`);
+  const [post] = await ctx.db
+    .insert(socialPosts)
+    .values({ orgId: principal.orgId, content, platformOverrides: overrides })
+    .returning({ id: socialPosts.id });
+  const results = await Promise.all(
+    accountIds.map(async (id) => {
+      const account = accounts.find((a) => a.id === id)!;
+      const adapter = adapters[account.platform];
+      try {
+        if (!adapter) throw new PlatformError("rejected", `no adapter for ${account.platform}`);
+        const published = await adapter.publish(account, overrides[account.platform] ?? content);
+        return { account, published, error: null };
+      } catch (err) {
+        ctx.log.warn("social publish failed", { platform: account.platform, cause: err });
+        return { account, published: null, error: publishError(err) };
+      }
+    }),
+  );
+  const targets = await ctx.db
+    .insert(socialTargets)
+    .values(
+      results.map((r) => ({
+        postId: post!.id,
+        accountId: r.account.id,
+        platform: r.account.platform,
+        platformPostId: r.published?.platformPostId ?? null,
+        url: r.published?.url ?? null,
+        status: r.published ? ("published" as const) : ("failed" as const),
+        error: r.error,
+        publishedAt: r.published?.publishedAt ?? null,
+      })),
+    )
+    .returning();
+  const times = targets.flatMap((t) => (t.publishedAt ? [t.publishedAt.getTime()] : []));
+  const publishedAt = times.length > 0 ? new Date(Math.min(...times)) : null;
+  if (publishedAt) await ctx.db.update(socialPosts).set({ publishedAt }).where(eq(socialPosts.id, post!.id));
+  return {
+    postId: post!.id,
+    content,
+    platformOverrides: overrides,
+    publishedAt: iso(publishedAt),
+    targets: targets.map((t) => ({
+      platform: t.platform as SocialPlatform,
+      accountId: t.accountId,
+      url: t.url,
+      status: t.status,
+      error: t.error,
+    })),
+  };
+}
+
+async function targetsOf(ctx: Context, postIds: string[]) {
+  if (postIds.length === 0) return [];
+  return ctx.db
+    .select()
+    .from(socialTargets)
+    .where(inArray(socialTargets.postId, postIds))
+    .orderBy(asc(socialTargets.createdAt), asc(socialTargets.id));
+}
+
+function targetView(t: typeof socialTargets.$inferSelect): SocialTargetView {
+  return {
+    platform: t.platform as SocialPlatform,
+    accountId: t.accountId,
+    url: t.url,
+    status: t.status,
+    error: t.error,
+  };
+}
+
+/** The organization's posts, newest first, by keyset cursor. */
+export async function listSocialPosts(
+  ctx: Context,
+  principal: Principal,
+  query: ListQuery,
+): Promise<{ posts: SocialPostView[]; nextCursor: string | null }> {
+  const limit = query.limit ?? PAGE_LIMIT.default;
+  const rows = await ctx.db
+    .select({ post: socialPosts, at: sql<string>`${socialPosts.createdAt}::text` })
+    .from(socialPosts)
+    .where(
+      and(
+        eq(socialPosts.orgId, principal.orgId),
+        olderThan(socialPosts.createdAt, socialPosts.id, query.cursor),
+      ),
+    )
+    .orderBy(...newestFirst(socialPosts.createdAt, socialPosts.id))
+    .limit(limit + 1);
+  const { page, nextCursor } = keysetPage(rows, limit, (r) => ({ at: r.at, id: r.post.id }));
+  const targets = await targetsOf(
+    ctx,
+    page.map((r) => r.post.id),
+  );
+  return {
+    posts: page.map(({ post }) => ({
+      postId: post.id,
+      content: post.content,
+      platformOverrides: post.platformOverrides as Record<string, string>,
+      publishedAt: iso(post.publishedAt),
+      targets: targets.filter((t) => t.postId === post.id).map(targetView),
+    })),
+    nextCursor,
+  };
+}
+
+/** One post with its targets and each target's full snapshot series as `metrics`; 404 if not the org's. */
+export async function getSocialPost(
+  ctx: Context,
+  principal: Principal,
+  postId: string,
+): Promise<SocialPostWithMetrics> {
+  if (!isUuid(postId)) throw notFound("post");
+  const [post] = await ctx.db
+    .select()
+    .from(socialPosts)
+    .where(and(eq(socialPosts.id, postId), eq(socialPosts.orgId, principal.orgId)));
+  if (!post) throw notFound("post");
+  const targets = await targetsOf(ctx, [post.id]);
+  const snapshots =
+    targets.length === 0
+      ? []
+      : await ctx.db
+          .select()
+          .from(socialSnapshots)
+          .where(
+            inArray(
+              socialSnapshots.targetId,
+              targets.map((t) => t.id),
+            ),
+          )
+          .orderBy(asc(socialSnapshots.stage));
+  return {
+    postId: post.id,
+    content: post.content,
+    platformOverrides: post.platformOverrides as Record<string, string>,
+    publishedAt: iso(post.publishedAt),
+    targets: targets.map((t) => ({
+      ...targetView(t),
+      metrics: snapshots
+        .filter((s) => s.targetId === t.id)
+        .map((s) => ({
+          stage: s.stage,
+          views: s.views,
+          likes: s.likes,
+          comments: s.comments,
+          shares: s.shares,
+          saves: s.saves,
+          extra: s.extra as Record<string, unknown>,
+          capturedAt: s.capturedAt.toISOString(),
+        })),
+    })),
+  };
+}

@@ -1,0 +1,117 @@
+import type { Config, Logger } from "@site/config";
+import {
+  createMemoryRateLimiter,
+  type RateDecision,
+  type RateLimiter,
+  resetAfter,
+  slidingEstimate,
+} from "@site/domain/core";
+import IORedis from "ioredis";
+
+// Reads the previous and current window, and counts this request only when the estimate allows it:
+// refused requests do not count, so a client that backs off gets its allowance back on time.
+const TAKE = `
+local prev = tonumber(redis.call('GET', KEYS[1]) or '0')
+local curr = tonumber(redis.call('GET', KEYS[2]) or '0')
+local estimate = prev * tonumber(ARGV[1]) + curr
+if estimate >= tonumber(ARGV[2]) then return {0, prev, curr} end
+curr = redis.call('INCR', KEYS[2])
+if curr == 1 then redis.call('PEXPIRE', KEYS[2], ARGV[3]) end
+return {1, prev, curr}
+`;
+
+/**
+ * The limiter shared by every API process through Redis (a sliding window over two fixed windows, in
+ * one script). Redis down or slow: the request is let through (the limiter fails open, logged at most
+ * once a minute) and Redis is not asked again for 5 s, so an outage of the limiter never becomes one of
+ * the API.
+ */
+export function createRedisRateLimiter(opts: {
+  redisUrl: string;
+  requests: number;
+  windowMs: number;
+  prefix?: string;
+  timeoutMs?: number;
+  log?: Logger;
+}): RateLimiter {
+  const redis = new IORedis(opts.redisUrl, {
+    maxRetriesPerRequest: 0,
+    enableOfflineQueue: false,
+    connectTimeout: opts.timeoutMs ?? 2000,
+    commandTimeout: opts.timeoutMs ?? 2000,
+    lazyConnect: false,
+  });
+  redis.on("error", () => {});
+  const prefix = `${opts.prefix ?? "site"}:rl`;
+  let downUntil = 0;
+  let lastWarn = 0;
+  const open = (): RateDecision => ({
+    allowed: true,
+    limit: opts.requests,
+    remaining: opts.requests,
+    resetMs: opts.windowMs,
+    windowMs: opts.windowMs,
+  });
+  return {
+    shared: true,
+    async take(id) {
+      const now = Date.now();
+      if (now < downUntil) return open();
+      const window = Math.floor(now / opts.windowMs);
+      const weight = 1 - (now % opts.windowMs) / opts.windowMs;
+      try {
+        const [ok, prev, curr] = (await redis.eval(
+          TAKE,
+          2,
+          `${prefix}:${id}:${window - 1}`,
+          `${prefix}:${id}:${window}`,
+          String(weight),
+          String(opts.requests),
+          String(opts.windowMs * 2),
+        )) as [number, number, number];
+        if (ok !== 1)
+          return {
+            allowed: false,
+            limit: opts.requests,
+            remaining: 0,
+            resetMs: resetAfter(prev, curr, opts.requests, opts.windowMs, now),
+            windowMs: opts.windowMs,
+          };
+        const estimate = slidingEstimate(prev, curr, opts.windowMs, now);
+        return {
+          allowed: true,
+          limit: opts.requests,
+          remaining: Math.max(0, Math.floor(opts.requests - estimate)),
+          resetMs: opts.windowMs - (now % opts.windowMs),
+          windowMs: opts.windowMs,
+        };
+      } catch (err) {
+        downUntil = now + 5000;
+        if (now - lastWarn > 60_000) {
+          lastWarn = now;
+          opts.log?.warn("rate limiter: Redis unavailable, letting requests through", { cause: String(err) });
+        }
+        return open();
+      }
+    },
+    async close() {
+      await redis.quit().catch(() => redis.disconnect());
+    },
+  };
+}
+
+/** The limiter the configuration asks for: none (RATE_LIMIT_REQUESTS=0), Redis when set, else in process. */
+export function openRateLimiter(config: Config, log?: Logger): RateLimiter | undefined {
+  const { requests, windowMs } = config.rateLimit;
+  if (requests <= 0) return undefined;
+  if (config.redisUrl)
+    return createRedisRateLimiter({
+      redisUrl: config.redisUrl,
+      requests,
+      windowMs,
+      prefix: config.queuePrefix,
+      timeoutMs: config.timeouts.redisCommandMs,
+      log,
+    });
+  return createMemoryRateLimiter({ requests, windowMs });
+}

@@ -1,0 +1,90 @@
+import { PlatformError, parseRetryAfter } from "@site/domain/social";
+
+/** A platform's answer: status, headers and the parsed JSON body (null when not JSON). */
+export type ApiAnswer = { status: number; headers: Headers; body: unknown };
+
+/** How long one platform call may take. */
+const CALL_TIMEOUT_MS = 15_000;
+
+/**
+ * What went wrong on the wire, in the underlying error's own words: its code (ECONNREFUSED, ENOTFOUND,
+ * a TLS code…) and message, or the deadline for a timeout — never just the class name.
+ */
+export function describeNetworkError(err: unknown): string {
+  const e = err as { name?: string; code?: unknown; message?: string; cause?: unknown } | null;
+  if (e?.name === "TimeoutError") return `timed out after ${CALL_TIMEOUT_MS} ms`;
+  const inner = e?.cause as { code?: unknown; message?: string } | undefined;
+  const code = typeof e?.code === "string" ? e.code : typeof inner?.code === "string" ? inner.code : null;
+  const message = (e?.message || inner?.message || String(err)).trim();
+  if (!code) return message;
+  return message.includes(code) ? message : `${code}: ${message}`;
+}
+
+/** Calls a platform endpoint; network failures and timeouts become transient PlatformErrors. */
+export async function callPlatform(url: string, init: RequestInit = {}): Promise<ApiAnswer> {
+  let res: Response;
+  try {
+    res = await fetch(url, { ...init, signal: AbortSignal.timeout(CALL_TIMEOUT_MS) });
+  } catch (err) {
+    throw new PlatformError("transient", `platform unreachable: ${describeNetworkError(err)}`);
+  }
+  const text = await res.text();
+  let body: unknown = null;
+  try {
+    body = text ? JSON.parse(text) : null;
+  } catch {
+    body = null;
+  }
+  return { status: res.status, headers: res.headers, body };
+}
+
+/** The generic meaning of an HTTP failure status, for platforms without a richer error body. */
+export function statusError(a: ApiAnswer, message: string, retryAfterMs?: number | null): PlatformError {
+  if (a.status === 429)
+    return new PlatformError("rate_limited", message, {
+      status: 429,
+      retryAfterMs: retryAfterMs ?? parseRetryAfter(a.headers.get("retry-after")),
+    });
+  if (a.status === 401) return new PlatformError("auth", message, { status: 401 });
+  if (a.status === 403) return new PlatformError("permission", message, { status: 403 });
+  if (a.status >= 500) return new PlatformError("transient", message, { status: a.status });
+  return new PlatformError("rejected", message, { status: a.status });
+}
+
+type GraphError = { error?: { message?: string; code?: number; type?: string } };
+
+/**
+ * The Graph API family (Instagram, Threads) reports errors as `{error: {code, message, type}}`:
+ * 190 is an invalid or expired token, 10 and 200–299 a missing permission, 4/17/32/613 a rate limit.
+ */
+export function graphError(a: ApiAnswer): PlatformError {
+  const e = (a.body as GraphError | null)?.error;
+  const code = e?.code ?? 0;
+  const message = `${e?.type ?? "error"} #${code}: ${e?.message ?? `HTTP ${a.status}`}`;
+  if (code === 190) return new PlatformError("auth", message, { status: a.status });
+  if (code === 10 || (code >= 200 && code < 300))
+    return new PlatformError("permission", message, { status: a.status });
+  if ([4, 17, 32, 613].includes(code) || a.status === 429)
+    return new PlatformError("rate_limited", message, {
+      status: a.status,
+      retryAfterMs: parseRetryAfter(a.headers.get("retry-after")) ?? 60_000,
+    });
+  return statusError(a, message);
+}
+
+/** True for a 2xx answer. */
+export function ok(a: ApiAnswer): boolean {
+  return a.status >= 200 && a.status < 300;
+}
+
+/** Joins a configured base URL and a platform path. */
+export function endpoint(base: string, path: string, query?: Record<string, string>): string {
+  const url = new URL(base.replace(/\/$/, "") + path);
+  for (const [k, v] of Object.entries(query ?? {})) url.searchParams.set(k, v);
+  return url.toString();
+}
+
+/** A number from a platform's JSON, or undefined when absent or not a number. */
+export function num(v: unknown): number | undefined {
+  return typeof v === "number" && Number.isFinite(v) ? v : undefined;
+}

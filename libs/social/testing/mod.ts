@@ -1,0 +1,2 @@
+/** Test support for libs/social: fake platform servers on loopback. */
+export * from "./fake_platforms.ts";
