@@ -10,6 +10,11 @@ export type AppDeps = Context & {
   store: ObjectStore;
   /** Extra CA certificates URL import trusts in-process (test fixtures); production leaves it unset. */
   fetchTls?: { ca?: string | string[] };
+  /**
+   * Lifts the server's idle timeout for one request (a long template clone). Set by `startApi`; Elysia's
+   * own `server` is never handed the listener, since it would swap the server's fetch for its own.
+   */
+  liftTimeout?: (request: Request) => void;
   /** Called when the app is closed; closes what the builder opened. */
   onClose?: () => Promise<void>;
 };

@@ -69,6 +69,7 @@ export function buildOpenApiDocument(app: AnyElysia, opts: { publicBaseUrl: stri
  * - request bodies keep one content type (JSON, or what the route's own detail declares);
  * - query-string wire forms (`anyOf [string of digits, integer]`, `anyOf ["1"|"0"|…, boolean]`,
  *   Elysia's `string format integer`) become the plain integer, number or boolean they decode to;
+ * - header parameters are named in HTTP's usual case (`if-match` becomes `If-Match`);
  * - every response has a description; error responses list their codes in `x-error-codes`;
  * - an operation with bearer security answers 401 with a `WWW-Authenticate: Bearer` header.
  */
@@ -88,11 +89,20 @@ export function finishOpenApiDocument(doc: Json): Json {
   return { ...doc, paths, components: { ...doc.components, schemas } };
 }
 
+function headerCase(name: string): string {
+  return name.replace(/(^|-)([a-z])/g, (_, dash: string, c: string) => dash + c.toUpperCase());
+}
+
 function finishOperation(op: Json, method: string, path: string): Json {
   const out: Json = { ...op };
   out.operationId = operationId(method, path);
   if (out.parameters)
-    out.parameters = out.parameters.map((p: Json) => ({ ...p, schema: finishSchema(p.schema) }));
+    out.parameters = out.parameters.map((p: Json) => ({
+      ...p,
+      // Elysia sees headers in lower case; documents name them as HTTP does (`If-Match`).
+      name: p.in === "header" ? headerCase(p.name) : p.name,
+      schema: finishSchema(p.schema),
+    }));
   if (path.endsWith("/{key}") && !out.parameters?.some((p: Json) => p.name === "key")) {
     out.parameters = [
       {

@@ -37,7 +37,8 @@ export function startApi(rt: Runtime): RunningApi {
       : undefined);
   // Per-key request limits, shared through Redis when it is configured (decision 0804); off unless set.
   const limiter = rt.limiter ?? openRateLimiter(rt.config, rt.log);
-  const deps = { ...rt, keys, limiter };
+  // A long template clone lifts the idle timeout of its own request (the listener is made below).
+  const deps = { ...rt, keys, limiter, liftTimeout: (request: Request) => server.timeout(request, 0) };
   const app = createApp(deps);
   const log = rt.log.child({ app: "api" });
   // Uploads settle when they land; this pass catches those whose client never said so (decision 0803).
@@ -68,8 +69,8 @@ export function startApi(rt: Runtime): RunningApi {
       return Promise.race([app.handle(request), cutShort]).finally(() => inFlight.delete(cut));
     },
   });
-  // Routes reach the server through Elysia's context (server.timeout on long clones).
-  (app as unknown as { server: typeof server }).server = server;
+  // Elysia is never given this listener (`app.server`): it would reload it with its own fetch, and
+  // requests would bypass the in-flight count that graceful shutdown relies on.
   const port = server.port;
   const url = `http://${rt.config.host.includes(":") ? `[${rt.config.host}]` : rt.config.host}:${port}`;
   // The CLI and scripts of this machine read the public base from here (DATA_DIR/api.json).

@@ -5,7 +5,6 @@ import type { Context } from "./context.ts";
 import { AppError, notFound } from "./errors.ts";
 import { isUuid } from "./ids.ts";
 import { hashSecret, prefixedId, randomToken } from "./secrets.ts";
-import { KEY_REVOKED_CHANNEL } from "./key_cache.ts";
 
 /** The roles of a membership; owner and admin may manage sites. */
 export const ROLES = ["owner", "admin", "editor", "viewer"] as const;
@@ -81,8 +80,8 @@ export async function createMember(ctx: Context, input: { orgId: string; email: 
       .insert(memberships)
       .values({ orgId: input.orgId, userId: user!.id, role })
       .onConflictDoUpdate({ target: [memberships.orgId, memberships.userId], set: { role } });
-    // A role bounds what the member's keys may do: cached keys of this member are dropped everywhere.
-    await tx.execute(sql`select pg_notify(${KEY_REVOKED_CHANNEL}, ${`member:${input.orgId}:${user!.id}`})`);
+    // A role bounds what the member's keys may do: the memberships trigger (migration 0004) drops this
+    // member's cached keys in every process when the role changes.
     return { id: user!.id, email: user!.email, role };
   });
 }
@@ -116,7 +115,7 @@ export async function createApiKey(ctx: Context, input: { orgId: string; userId:
 }
 
 /**
- * Revokes an API key at once, in every process: the same transaction notifies KEY_REVOKED_CHANNEL, which
+ * Revokes an API key at once, in every process: a trigger on api_keys notifies KEY_REVOKED_CHANNEL, which
  * PostgreSQL delivers to every process's key cache at commit. A process that caches returns once it heard
  * its own notice (so the others, served by the same commit, have it too); see decision 0802.
  */
@@ -127,8 +126,7 @@ export async function revokeApiKey(ctx: Context, keyId: string) {
       .set({ revokedAt: ctx.clock.now() })
       .where(eq(apiKeys.id, keyId))
       .returning({ id: apiKeys.id });
-    if (updated.length > 0) await tx.execute(sql`select pg_notify(${KEY_REVOKED_CHANNEL}, ${keyId})`);
-    return updated;
+    return updated; // the api_keys trigger (migration 0004) notifies KEY_REVOKED_CHANNEL
   });
   if (rows.length === 0) throw notFound("API key");
   if (ctx.keys?.live && (await ctx.keys.heard(keyId, 2000))) await Bun.sleep(25);

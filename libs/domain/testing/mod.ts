@@ -1,3 +1,4 @@
-/** Test support for libs/domain: small valid image files of every accepted type. */
+/** Test support for libs/domain: small valid image files of every accepted type, adversarial page bodies. */
 export * from "./samples.ts";
 export * from "./foreign_webp.ts";
+export * from "./adversarial_pages.ts";

@@ -1,4 +1,4 @@
-import { Elysia } from "elysia";
+import { Elysia, t } from "elysia";
 import { getLayout, getOwnSite, LayoutState, LayoutUpdate, updateLayout } from "@site/domain/sites";
 import type { AuthMacros } from "../auth.ts";
 import type { AppDeps } from "../deps.ts";
@@ -40,22 +40,16 @@ export function layoutRoutes(deps: AppDeps, auth: AuthMacros) {
       {
         scope: "content:write",
         body: LayoutUpdate,
+        headers: t.Object({
+          "if-match": t.Optional(t.String({ description: "the ETag of the layout you changed" })),
+        }),
         response: { 200: LayoutState, ...errors(400, 401, 403, 404, 412) },
         detail: {
           summary: "Replace a site's layout, styles or both",
           description:
             "Send the ETag of your last read in If-Match: a stale one answers 412 PRECONDITION_FAILED and changes nothing. The logo is a bare /api/media/<key> path of this site's library (a signed URL read earlier is accepted and stored bare); navigation holds at most 100 items on two levels; a site path naming a page is stored as a page reference, so renaming the page keeps the link.",
           tags: ["layout"],
-          parameters: [
-            {
-              name: "If-Match",
-              in: "header",
-              required: false,
-              description: "the ETag of the layout you changed",
-              schema: { type: "string" },
-            },
-          ],
-        } as never,
+        },
       },
     );
 }

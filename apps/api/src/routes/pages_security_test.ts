@@ -290,6 +290,8 @@ describe("roles cap what a key may do (decision 0313)", () => {
     const s = await newSite(member.key);
     expect((await h.call("GET", `/api/v1/sites/${s.id}/pages`, { key: member.key })).status).toBe(200);
     await h.db.delete(memberships).where(eq(memberships.userId, member.user.id));
+    // The memberships trigger tells every key cache at commit; wait until this process heard it.
+    await h.ctx.keys?.heard(`member:${member.org.id}:${member.user.id}`, 2000);
     const res = await h.call("GET", `/api/v1/sites/${s.id}/pages`, { key: member.key });
     expect(res.status).toBe(403);
     expect(((await res.json()) as Json).error.message).toContain("no longer a member");

@@ -30,9 +30,9 @@ export function siteRoutes(deps: AppDeps, auth: AuthMacros) {
     .use(auth)
     .post(
       "/api/v1/sites",
-      async ({ request, body, set, server, principal }) => {
+      async ({ request, body, set, principal }) => {
         // A large template may take minutes to copy: lift the idle timeout for this request only.
-        server?.timeout(request, 0);
+        deps.liftTimeout?.(request);
         const site = await createSite(deps, principal, body);
         set.status = 201;
         return { site };
