@@ -131,6 +131,14 @@ export async function buildTestApp(
     });
     return { org, user, key: key.key, keyId: key.id };
   };
+  /** A site created through the API with `key` (a fresh slug unless given): its id and slug. */
+  const newSite = async (key: string, o: { name?: string; slug?: string } = {}) => {
+    const slug = o.slug ?? `s-${Math.random().toString(36).slice(2, 11)}`;
+    const res = await call("POST", "/api/v1/sites", { key, body: { name: o.name ?? "Site", slug } });
+    if (res.status !== 201) throw new Error(`newSite: ${res.status} ${await res.text()}`);
+    const body = (await res.json()) as { site: { id: string; slug: string } };
+    return { id: body.site.id, slug: body.site.slug };
+  };
   const close = async () => {
     await keys?.close();
     await limiter?.close();
@@ -149,6 +157,7 @@ export async function buildTestApp(
     sql: handle.sql,
     call,
     seedOrg,
+    newSite,
     clock,
     store,
     close,

@@ -5,7 +5,6 @@ import { CHROME_DEFAULTS } from "@site/domain/sites";
 import { buildTestApp, expectAuthRules, type TestApp } from "../../testing/mod.ts";
 
 type Json = any;
-const uniq = () => Math.random().toString(36).slice(2, 9);
 
 let h: TestApp;
 let owner: Awaited<ReturnType<TestApp["seedOrg"]>>;
@@ -15,13 +14,7 @@ beforeAll(async () => {
 });
 afterAll(() => h.close());
 
-async function newSite() {
-  const res = await h.call("POST", "/api/v1/sites", {
-    key: owner.key,
-    body: { name: "Chrome", slug: `ch-${uniq()}` },
-  });
-  return ((await res.json()) as Json).site.id as string;
-}
+const newSite = async () => (await h.newSite(owner.key, { name: "Chrome" })).id;
 const read = async (siteId: string, locale?: string) => {
   const res = await h.call("GET", `/api/v1/sites/${siteId}/chrome${locale ? `?locale=${locale}` : ""}`, {
     key: owner.key,

@@ -6,7 +6,6 @@ import { sampleImage } from "@site/domain/testing";
 import { buildTestApp, expectAuthRules, type TestApp } from "../../testing/mod.ts";
 
 type Json = any;
-const uniq = () => Math.random().toString(36).slice(2, 9);
 
 let h: TestApp;
 let owner: Awaited<ReturnType<TestApp["seedOrg"]>>;
@@ -16,13 +15,7 @@ beforeAll(async () => {
 });
 afterAll(() => h.close());
 
-async function newSite() {
-  const res = await h.call("POST", "/api/v1/sites", {
-    key: owner.key,
-    body: { name: "Coll", slug: `co-${uniq()}` },
-  });
-  return ((await res.json()) as Json).site.id as string;
-}
+const newSite = async () => (await h.newSite(owner.key, { name: "Coll" })).id;
 const call = async (method: string, path: string, body?: unknown, key = owner.key) => {
   const res = await h.call(method, path, { key, body });
   return { status: res.status, body: res.status === 204 ? null : ((await res.json()) as Json) };

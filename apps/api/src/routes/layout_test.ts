@@ -6,7 +6,6 @@ import { sampleImage } from "@site/domain/testing";
 import { buildTestApp, expectAuthRules, type TestApp } from "../../testing/mod.ts";
 
 type Json = any;
-const uniq = () => Math.random().toString(36).slice(2, 9);
 
 let h: TestApp;
 let owner: Awaited<ReturnType<TestApp["seedOrg"]>>;
@@ -16,10 +15,7 @@ beforeAll(async () => {
 });
 afterAll(() => h.close());
 
-async function newSite(key = owner.key) {
-  const res = await h.call("POST", "/api/v1/sites", { key, body: { name: "Layout", slug: `lay-${uniq()}` } });
-  return ((await res.json()) as Json).site.id as string;
-}
+const newSite = async (key = owner.key) => (await h.newSite(key, { name: "Layout" })).id;
 const layoutOf = (siteId: string, key = owner.key) =>
   h.call("GET", `/api/v1/sites/${siteId}/layout`, { key });
 const put = (siteId: string, body: unknown, ifMatch?: string) =>

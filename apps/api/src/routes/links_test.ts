@@ -6,7 +6,6 @@ import { sampleImage } from "@site/domain/testing";
 import { buildTestApp, expectAuthRules, type TestApp } from "../../testing/mod.ts";
 
 type Json = any;
-const uniq = () => Math.random().toString(36).slice(2, 9);
 
 let h: TestApp;
 let owner: Awaited<ReturnType<TestApp["seedOrg"]>>;
@@ -21,9 +20,8 @@ const call = async (method: string, path: string, body?: unknown) => {
   return { status: res.status, body: res.status === 204 ? null : ((await res.json()) as Json) };
 };
 async function newSite() {
-  const slug = `ln-${uniq()}`;
-  const res = await call("POST", "/api/v1/sites", { name: "Links", slug });
-  return { siteId: res.body.site.id as string, slug };
+  const { id, slug } = await h.newSite(owner.key, { name: "Links" });
+  return { siteId: id, slug };
 }
 const page = async (siteId: string, path: string, content: string) => {
   const res = await call("POST", `/api/v1/sites/${siteId}/pages`, { path, title: path, content });

@@ -4,7 +4,6 @@ import { isUniqueViolation, pages } from "@site/db";
 import { buildTestApp, expectAuthRules, type TestApp } from "../../testing/mod.ts";
 
 type Json = any;
-const uniq = () => Math.random().toString(36).slice(2, 9);
 
 let h: TestApp;
 let owner: Awaited<ReturnType<TestApp["seedOrg"]>>;
@@ -14,13 +13,7 @@ beforeAll(async () => {
 });
 afterAll(() => h.close());
 
-async function newSite() {
-  const res = await h.call("POST", "/api/v1/sites", {
-    key: owner.key,
-    body: { name: "Order", slug: `ord-${uniq()}` },
-  });
-  return ((await res.json()) as Json).site.id as string;
-}
+const newSite = async () => (await h.newSite(owner.key, { name: "Order" })).id;
 const createPage = (siteId: string, path: string, position?: number) =>
   h.call("POST", `/api/v1/sites/${siteId}/pages`, {
     key: owner.key,
