@@ -394,7 +394,10 @@ async function main() {
       const slow = answered
         .filter((x) => x.t1 - x.t0 > BOUND_MS)
         .slice(0, 3)
-        .map((x) => `${x.kind} ${x.outcome} in ${(x.t1 - x.t0).toFixed(0)} ms at +${((x.t0 - t0) / 1000).toFixed(1)} s`);
+        .map(
+          (x) =>
+            `${x.kind} ${x.outcome} in ${(x.t1 - x.t0).toFixed(0)} ms at +${((x.t0 - t0) / 1000).toFixed(1)} s`,
+        );
       problems.push(`an answer took ${longestMs.toFixed(0)} ms (bound ${BOUND_MS}): ${slow.join(", ")}`);
     }
     return { statuses, longestMs, problems: [...new Set(problems)].slice(0, 6), requests: api.length };
