@@ -235,7 +235,8 @@ export function createApp(
   app: "apps/api" | "apps/render-daemon",
   env: Record<string, string>,
   logDir: string,
-  ready: (p: Proc) => Promise<unknown>,
+  /** Resolves once the process serves; `since`: where its output of this start begins in the log. */
+  ready: (p: Proc, since: number) => Promise<unknown>,
 ) {
   const proc = new Proc(name, ["bun", "run", app], { env, logDir });
   return {
@@ -246,7 +247,7 @@ export function createApp(
       const t0 = performance.now();
       const before = proc.output().length;
       proc.start();
-      await ready(proc).catch((err) => {
+      await ready(proc, before).catch((err) => {
         throw new Error(`${name} did not start: ${err}\n${proc.output().slice(before).slice(-3000)}`);
       });
       return performance.now() - t0;
