@@ -104,7 +104,13 @@ export async function ledger(s: Scope): Promise<Check & { pending: number }> {
   }
   const by = (st: string) => renders.filter((r) => r.status === st).length;
   const pending = by("pending");
-  if (pending) bad.push(`${pending} still pending`);
+  if (pending) {
+    const [p] = await s.sql<{ admitted: number; tried: number }[]>`
+      select count(*) filter (where dispatched_at is not null)::int as admitted,
+        count(*) filter (where attempts > 0)::int as tried
+      from screenshot_renders where org_id = ${s.orgId} and status = 'pending'`;
+    bad.push(`${pending} still pending (${p?.admitted} admitted, ${p?.tried} tried)`);
+  }
   const text = `${renders.length} renders (${by("done")} done, ${by("failed")} failed)`;
   return bad.length
     ? { ok: false, text: `${text}: ${bad.slice(0, 3).join("; ")}`, pending }

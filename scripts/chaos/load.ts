@@ -86,7 +86,12 @@ const headers = (t: Target) => ({ authorization: `Bearer ${t.key}`, "content-typ
 let seq = 0;
 
 /** One request (or request chain, for a signed upload) of `kind`. */
-export async function play(r: Recorder, t: Target, kind: keyof Mix | "read-sites"): Promise<void> {
+export async function play(
+  r: Recorder,
+  t: Target,
+  kind: keyof Mix | "read-sites",
+  label: string = kind,
+): Promise<void> {
   const n = ++seq;
   const h = headers(t);
   switch (kind) {
@@ -127,7 +132,7 @@ export async function play(r: Recorder, t: Target, kind: keyof Mix | "read-sites
       return;
     }
     case "screenshot": {
-      const out = await r.call("screenshot", `${t.api}/api/v1/sites/${t.siteId}/media/screenshot`, {
+      const out = await r.call(label, `${t.api}/api/v1/sites/${t.siteId}/media/screenshot`, {
         method: "POST",
         headers: h,
         body: JSON.stringify({ url: t.pageUrl(n), viewportWidth: 800, viewportHeight: 500 }),
