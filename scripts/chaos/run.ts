@@ -73,12 +73,13 @@ let cleaned = false;
 async function cleanup() {
   if (cleaned) return;
   cleaned = true;
+  // Processes first (a lazy unmount then frees the tmpfs at once), then servers, clients and mounts.
+  for (const p of procs.reverse()) await p.kill().catch(() => {});
   for (const c of cleanups.reverse()) {
     try {
       await c();
     } catch {}
   }
-  for (const p of procs.reverse()) await p.kill().catch(() => {});
   if (KEEP) console.log(`kept ${runDir} (logs in ${logDir})`);
   else rmSync(runDir, { recursive: true, force: true });
 }

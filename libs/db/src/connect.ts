@@ -31,7 +31,7 @@ export type DbTimeouts = {
  * for that timer instead of answering 503, and delayed the first success after PostgreSQL came back by
  * as long (the chaos run: 15 s answers, recovery 6.5 s). Capped at 250 ms, with jitter: while
  * PostgreSQL is down each pool tries at most a few connections a second, each refused at once or cut
- * at the connect timeout (decision 0900).
+ * at the connect timeout (decision 0901).
  */
 export function reconnectDelaySeconds(retries: number): number {
   return Math.min(0.025 * 2 ** retries, 0.25) * (0.5 + Math.random() / 2);

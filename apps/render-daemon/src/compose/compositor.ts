@@ -183,7 +183,7 @@ export async function createCompositor(opts: {
 
   // Warmed in the background: the daemon takes jobs at once and films while the compositor's WebGL page
   // starts (26 s on a busy 2-core host, where a daemon restarted after a crash left its renders waiting
-  // that long: decision 0900). The first frame waits for it through the queue; a failed start is logged
+  // that long: decision 0902). The first frame waits for it through the queue; a failed start is logged
   // and tried again by that frame.
   queue = open().catch((err) =>
     opts.log.warn("compositor did not start; it is started again for the next frame", { cause: err }),
