@@ -16,7 +16,8 @@ const STOP_GRACE_MS = 25_000;
 export type RenderDaemon = { metricsUrl: string | null; stop(): Promise<void> };
 
 /**
- * Starts the render daemon on a runtime: a warm pipeline (browser pool + compositor), a queue consumer
+ * Starts the render daemon on a runtime: a pipeline (browser pool, and a compositor whose WebGL page
+ * warms in the background while the first jobs film: 0902), a queue consumer
  * with RENDER_CONCURRENCY, the sweeper (every RENDER_SWEEP_EVERY_MS; its first pass takes back renders a
  * previous process left) and GET /metrics on RENDER_METRICS_PORT. Without Chromium it takes no jobs (the
  * API answers 501 on such hosts).

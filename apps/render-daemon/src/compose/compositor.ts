@@ -62,7 +62,10 @@ function staticFile(path: string): { body: Uint8Array | string; type: string } |
   return null;
 }
 
-/** Starts the compositor: its own Chromium with a warm three.js page (WebGL; SwiftShader unless `gpu`). */
+/**
+ * Starts the compositor: its own Chromium with a warm three.js page (WebGL; SwiftShader unless `gpu`).
+ * Resolves at once; the page warms in the background and `compose` waits for it.
+ */
 export async function createCompositor(opts: {
   executablePath: string;
   gpu: boolean;
@@ -178,7 +181,13 @@ export async function createCompositor(opts: {
     };
   };
 
-  await open();
+  // Warmed in the background: the daemon takes jobs at once and films while the compositor's WebGL page
+  // starts (26 s on a busy 2-core host, where a daemon restarted after a crash left its renders waiting
+  // that long: decision 0902). The first frame waits for it through the queue; a failed start is logged
+  // and tried again by that frame.
+  queue = open().catch((err) =>
+    opts.log.warn("compositor did not start; it is started again for the next frame", { cause: err }),
+  );
   return {
     compose(c, look) {
       const next = queue.then(() =>
