@@ -8,12 +8,14 @@ import SMTPConnection from "nodemailer/lib/smtp-connection";
 export type OutgoingMail = { id: string; from: string; to: string; raw: Buffer };
 
 /**
- * `beforeCommit` runs once every byte of the message but the end-of-data mark has been handed over
- * (SMTP: before the final "." of DATA; outbox: before the file gets its name). Throwing from it
- * withdraws the message: the server sees the connection drop mid-DATA and delivers nothing (RFC 5321
- * §3.8, https://www.rfc-editor.org/rfc/rfc5321#section-3.8). Decision 1102.
+ * `beforeCommit` runs while the message's bytes go out, before the end-of-data mark that makes the
+ * server deliver it (SMTP: the final "." of DATA; outbox: the file's rename). It prepares the sender's
+ * own record and may return a synchronous `commit`, called immediately before the mark is released,
+ * in the same turn of the event loop. Throwing from it withdraws the message: the server sees the
+ * connection drop mid-DATA and delivers nothing (RFC 5321 §3.8,
+ * https://www.rfc-editor.org/rfc/rfc5321#section-3.8). Decision 1102.
  */
-export type SendOptions = { beforeCommit?: () => Promise<void> };
+export type SendOptions = { beforeCommit?: () => Promise<(() => void) | undefined> };
 
 /** Where mail goes: an SMTP server (SMTP_URL) or files in DATA_DIR/outbox/. */
 export type Mailer = {
@@ -56,7 +58,8 @@ export function createOutboxMailer(dir: string): Mailer {
       const tmp = join(dir, `.${name}.${process.pid}.tmp`);
       writeFileSync(tmp, mail.raw);
       try {
-        await opts.beforeCommit?.();
+        const commit = await opts.beforeCommit?.();
+        commit?.();
       } catch (err) {
         rmSync(tmp, { force: true });
         throw err;
@@ -158,16 +161,21 @@ export function createSmtpMailer(smtpUrl: string, opts: { connections: number; l
         throw classify(err, false);
       }
       let committed = false;
+      let failed = false;
       // The message, then (only after beforeCommit) its end: nodemailer writes "." when this stream ends.
       let pushed = false;
       const body = new Readable({
         read() {
           if (pushed) return;
           pushed = true;
+          // The record is prepared while the bytes travel; the mark waits for it.
           this.push(mail.raw);
-          const commit = sendOpts.beforeCommit ?? (async () => {});
-          commit().then(
-            () => {
+          const prepare = sendOpts.beforeCommit ?? (async () => undefined);
+          prepare().then(
+            (commit) => {
+              // The send already failed (the connection dropped mid-DATA): nothing to commit.
+              if (failed) return;
+              commit?.();
               committed = true;
               this.push(null);
             },
@@ -184,6 +192,7 @@ export function createSmtpMailer(smtpUrl: string, opts: { connections: number; l
         release(conn);
         return { response: info.response };
       } catch (err) {
+        failed = true;
         const e = err as SMTPConnection.SMTPError;
         // A refused envelope leaves the session usable after RSET; anything else ends the connection.
         if (e.code === "EENVELOPE" && !conn.broken) {

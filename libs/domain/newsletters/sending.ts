@@ -1,6 +1,7 @@
 import { eq, sql } from "drizzle-orm";
 import { newsletterCampaigns } from "@site/db";
 import type { Context } from "@site/domain/core";
+import type postgres from "postgres";
 import type { Job } from "@site/queue";
 import { PermanentJobError } from "@site/queue";
 import {
@@ -98,14 +99,27 @@ export async function deliverToRecipient(
     await settle(ctx, r, "failed", String(err));
     throw new PermanentJobError("the mail could not be composed", { cause: err });
   }
+  const client = (ctx.db as unknown as { $client: postgres.Sql }).$client;
+  let reserved: postgres.ReservedSql | null = null;
+  let committing: Promise<unknown> | null = null;
   try {
     await ctx.mailer.send(mail, {
+      // The row is marked sent in a transaction held open on a reserved connection; its COMMIT is
+      // written to PostgreSQL in the same turn as the end of DATA (decision 1102).
       beforeCommit: async () => {
-        const done = await ctx.db.execute(sql`
+        reserved = await client.reserve();
+        await reserved`begin`;
+        const done = await reserved`
           update newsletter_recipients set status = 'sent', sent_at = now(), lease_until = null, updated_at = now()
-          where id = ${r.id}::uuid and status = 'sending' and tries = ${r.tries}`);
-        if ((done.count ?? 0) === 0)
+          where id = ${r.id}::uuid and status = 'sending' and tries = ${r.tries} returning id`;
+        if (done.length === 0) {
+          await reserved`rollback`;
           throw new Error("the claim was lost (lease expired and taken): message withdrawn");
+        }
+        const tx = reserved;
+        return () => {
+          committing = tx.unsafe(WRITE_NOW_COMMIT).execute();
+        };
       },
     });
   } catch (err) {
@@ -128,9 +142,25 @@ export async function deliverToRecipient(
     // Back in line for the next try (the queue waits the backoff).
     await settle(ctx, r, "queued", e.message, { force: e.committed });
     throw e;
+  } finally {
+    await (committing as Promise<unknown> | null)?.catch((err: unknown) =>
+      ctx.log.error("newsletter commit failed", { recipientId: r.id, cause: err }),
+    );
+    const tx = reserved as postgres.ReservedSql | null;
+    // A transaction prepared for a send that failed before its commit is rolled back, not left open.
+    if (tx && !committing) await tx`rollback`.catch(() => {});
+    tx?.release();
   }
   await finishCampaign(ctx, r.campaign_id);
 }
+
+/**
+ * COMMIT, padded past postgres.js's 1 KiB write buffer so that the client writes it to the socket
+ * in the same turn it is executed (a shorter statement waits for setImmediate), right before the
+ * end of DATA: the window in which a killed process has committed a row whose mail never left is the
+ * gap between two socket writes, not a database round trip.
+ */
+const WRITE_NOW_COMMIT = `/* ${"-".repeat(1100)} */ commit`;
 
 /** Ends a claimed row (only while our claim holds, unless `force`: the row was committed as sent). */
 async function settle(

@@ -47,7 +47,13 @@ export async function startSmtpSink(
     waitFor(n, timeoutMs = 60_000) {
       if (count >= n) return Promise.resolve();
       return new Promise((resolve, reject) => {
-        const w = { n, resolve: () => (clearTimeout(timer), resolve()) };
+        const w = {
+          n,
+          resolve: () => {
+            clearTimeout(timer);
+            resolve();
+          },
+        };
         const timer = setTimeout(() => {
           waiters.delete(w);
           reject(new Error(`the SMTP sink got ${count} messages, waited for ${n}`));
