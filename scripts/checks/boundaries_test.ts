@@ -47,6 +47,7 @@ const DOMAIN_AREAS: Record<string, string[]> = {
   sites: ["core", "media"],
   screenshots: ["core", "media", "sites"],
   social: ["core", "media"],
+  newsletters: ["core", "media", "sites"],
   testing: [],
 };
 

@@ -24,6 +24,10 @@ import { screenshotStyleRoutes } from "./routes/screenshot_styles.ts";
 import { siteRoutes } from "./routes/sites.ts";
 import { socialRoutes } from "./routes/social.ts";
 import { templateRoutes } from "./routes/templates.ts";
+import { campaignRoutes } from "./routes/campaigns.ts";
+import { newsletterPublicRoutes } from "./routes/newsletter_public.ts";
+import { subscriberRoutes } from "./routes/subscribers.ts";
+import { openMailer } from "@site/domain/newsletters";
 
 const requestIds = new WeakMap<Request, string>();
 
@@ -43,6 +47,8 @@ function boundInput({ body, query, params }: { body: unknown; query: unknown; pa
  */
 export function createApp(deps: AppDeps) {
   const auth = authMacros(deps);
+  // Confirmation and test mails leave from here; campaign deliveries from the newsletter sender.
+  const mail = { ...deps, mailer: deps.mailer ?? openMailer(deps.config, deps.log) };
   const idOf = (request: Request) => requestIds.get(request) ?? "unknown";
   return new Elysia()
     .onRequest(({ request, set }) => {
@@ -81,6 +87,9 @@ export function createApp(deps: AppDeps) {
     .use(collectionRoutes(deps, auth))
     .use(linkRoutes(deps, auth))
     .use(mediaRoutes(deps, auth))
+    .use(subscriberRoutes(mail, auth))
+    .use(campaignRoutes(mail, auth))
+    .use(newsletterPublicRoutes(mail))
     .use(deliveryRoutes(deps))
     .use(publicPageRoutes(deps))
     .use(publicSiteRoutes(deps))

@@ -33,6 +33,11 @@ const PUBLIC = new Set([
   "GET /api/v1/public/sites/:slug/pages",
   "GET /api/v1/public/sites/:slug/pages/:pageId",
   "GET /api/v1/public/screenshot-styles/:styleId/preview",
+  // the newsletter's public doors (the signed link token is the credential; subscribe is rate-limited)
+  "POST /api/v1/public/sites/:slug/subscribe",
+  "GET /api/v1/public/newsletter/confirm",
+  "GET /api/v1/public/newsletter/unsubscribe",
+  "POST /api/v1/public/newsletter/unsubscribe",
   // hosted sign-in pages (the one-time token in the path is the credential)
   "GET /screenshot-login/:token",
   "WS /screenshot-login/:token/ws",

@@ -1,4 +1,5 @@
 import type { Context } from "@site/domain/core";
+import type { Mailer, SubscribeLimits } from "@site/domain/newsletters";
 import type { RenderQueue } from "@site/queue";
 import type { ObjectStore } from "@site/storage";
 
@@ -15,6 +16,10 @@ export type AppDeps = Context & {
    * own `server` is never handed the listener, since it would swap the server's fetch for its own.
    */
   liftTimeout?: (request: Request) => void;
+  /** Where newsletter mail (confirmations, tests) goes; default: opened from the configuration. */
+  mailer?: Mailer;
+  /** The public subscribe form's limits; default: fresh in-process limits per app. */
+  subscribeLimits?: SubscribeLimits;
   /** Called when the app is closed; closes what the builder opened. */
   onClose?: () => Promise<void>;
 };

@@ -65,6 +65,9 @@ describe("the MCP server (Streamable HTTP, stateless)", () => {
           "translate_links",
           "update_site_layout",
           "upsert_collection_items",
+          // newsletters (mcp_newsletter_tools_test.ts)
+          "create_campaign",
+          "list_campaigns",
         ].sort(),
       );
       const byName = (n: string) => tools.find((t) => t.name === n)!;

@@ -1,6 +1,7 @@
 import { recordServer } from "@site/config";
 import { createKeyCache, errorBody } from "@site/domain/core";
 import { startMediaSweeper } from "@site/domain/media";
+import { type NewsletterSender, openMailer, startNewsletterSender } from "@site/domain/newsletters";
 import { openRateLimiter, type Runtime } from "@site/runtime";
 import { createApp } from "./app.ts";
 
@@ -27,7 +28,10 @@ function unavailable(message: string, retryAfterSeconds: number): Response {
   });
 }
 
-/** Starts the API on the configured host and port, with its key cache and media sweeper. */
+/**
+ * Starts the API on the configured host and port, with its key cache and media sweeper; with the
+ * in-process queue also the newsletter sender (no other process can reach that queue; decision 1103).
+ */
 export function startApi(rt: Runtime): RunningApi {
   // Verified keys are cached in process; revocations arrive through LISTEN/NOTIFY (decision 0802).
   const keys =
@@ -38,7 +42,14 @@ export function startApi(rt: Runtime): RunningApi {
   // Per-key request limits, shared through Redis when it is configured (decision 0804); off unless set.
   const limiter = rt.limiter ?? openRateLimiter(rt.config, rt.log);
   // A long template clone lifts the idle timeout of its own request (the listener is made below).
-  const deps = { ...rt, keys, limiter, liftTimeout: (request: Request) => server.timeout(request, 0) };
+  const mailer = openMailer(rt.config, rt.log);
+  const deps = {
+    ...rt,
+    keys,
+    limiter,
+    mailer,
+    liftTimeout: (request: Request) => server.timeout(request, 0),
+  };
   const app = createApp(deps);
   const log = rt.log.child({ app: "api" });
   // Uploads settle when they land; this pass catches those whose client never said so (decision 0803).
@@ -47,6 +58,12 @@ export function startApi(rt: Runtime): RunningApi {
     orphanEveryMs: rt.config.mediaOrphans.everyMs,
     orphanGraceMs: rt.config.mediaOrphans.graceMs,
   });
+  let sender: Promise<NewsletterSender> | null = null;
+  if (rt.queue.driver === "memory")
+    sender = startNewsletterSender(rt, { mailer }).catch((err) => {
+      log.error("the newsletter sender did not start", { cause: err });
+      throw err;
+    });
 
   // Requests in flight, each with the way to answer it 503 when the grace period is over.
   const inFlight = new Set<(r: Response) => void>();
@@ -99,6 +116,8 @@ export function startApi(rt: Runtime): RunningApi {
         if (cut > 0) await Bun.sleep(100);
         await server.stop(true);
         await sweeper.stop();
+        await (await sender?.catch(() => null))?.stop();
+        await mailer.close();
         if (keys !== rt.keys) await keys?.close();
         if (limiter !== rt.limiter) await limiter?.close();
         log.info("api stopped", {

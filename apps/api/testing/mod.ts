@@ -17,6 +17,7 @@ import { join } from "node:path";
 import { type ObjectStore, openFsStore } from "@site/storage";
 import { openRateLimiter } from "@site/runtime";
 import { createMemoryQueue, type RenderQueue } from "@site/queue";
+import type { Mailer } from "@site/domain/newsletters";
 import { createApp } from "../src/app.ts";
 
 /** A test harness: the real app on a database of its own, with helpers to seed organizations and keys. */
@@ -37,6 +38,8 @@ export async function buildTestApp(
     onQuery?: (query: string) => void;
     /** The app's logger (default: silent, or TEST_LOG_LEVEL). */
     log?: Logger;
+    /** Where the app's newsletter mail goes (default: from the configuration: SMTP_URL or the outbox). */
+    mailer?: Mailer;
   } = {},
 ) {
   const handle = await createTestDatabase();
@@ -81,7 +84,7 @@ export async function buildTestApp(
     });
   // The render queue: in-process unless the test brings its own (BullMQ on TEST_REDIS_URL).
   const queue = opts.queue ?? createMemoryQueue({ log });
-  const app = createApp({ ...ctx, store, queue, fetchTls: opts.fetchTls });
+  const app = createApp({ ...ctx, store, queue, fetchTls: opts.fetchTls, mailer: opts.mailer });
   const call = (
     method: string,
     path: string,

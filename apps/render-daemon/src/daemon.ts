@@ -1,5 +1,6 @@
 import { findBrowser, sweepOrphanBrowsers } from "@site/browser";
 import type { MediaContext } from "@site/domain/media";
+import { startNewsletterSender } from "@site/domain/newsletters";
 import type { RenderContext } from "@site/domain/screenshots";
 import type { Consumer } from "@site/queue";
 import { dependencyChecks, readinessProbe, type Runtime } from "@site/runtime";
@@ -63,6 +64,8 @@ export async function startRenderDaemon(
     queue: rt.queue,
   };
   const sweeper = startSweeper(ctx, { everyMs: opts.sweepEveryMs, onRefunded: (n) => metrics.refund(n) });
+  // The daemon is the long-running worker: it sends newsletters too, with or without Chromium.
+  const newsletters = await startNewsletterSender(ctx);
 
   let consumer: Consumer | null = null;
   if (!findBrowser(rt.config.chromiumPath)) {
@@ -88,6 +91,7 @@ export async function startRenderDaemon(
         log.info("render daemon stopping");
         await consumer?.close({ graceMs: opts.graceMs ?? STOP_GRACE_MS });
         await sweeper.stop();
+        await newsletters.stop();
         await pipeline?.close();
         await metricsServer?.stop();
         log.info("render daemon stopped");

@@ -91,6 +91,23 @@ export type Config = {
   mediaOrphans: { everyMs: number; graceMs: number };
   /** Port of the metrics app's GET /healthz and /readyz; null: none. */
   metricsHealthPort: number | null;
+  /** Newsletters: where mail goes and how fast (decisions 1100-1105). */
+  newsletter: {
+    /** SMTP_URL (smtp://user:pass@host:port, smtps://…); null: messages are written to DATA_DIR/outbox/. */
+    smtpUrl: string | null;
+    /** MAIL_FROM: the sender address (default newsletter@<host of PUBLIC_BASE_URL>). */
+    mailFrom: string;
+    /** SMTP_RATE_PER_MINUTE: messages per minute per sending process; 0: unthrottled. */
+    ratePerMinute: number;
+    /** NEWSLETTER_MEDIA_TOKEN_TTL_S: lifetime of the share tokens minted for images in a sent mail. */
+    mediaTokenTtlSeconds: number;
+    /** NEWSLETTER_LEASE_MS: how long a claimed recipient stays claimed before another process may take it. */
+    leaseMs: number;
+    /** NEWSLETTER_SWEEP_EVERY_MS: how often due campaigns start and stalled ones are taken up again. */
+    sweepEveryMs: number;
+    /** NEWSLETTER_CONCURRENCY: deliveries in flight per sending process (and SMTP connections). */
+    concurrency: number;
+  };
 };
 
 /** A setting that cannot be parsed: raised at boot, never inside a request. */
@@ -203,12 +220,13 @@ export function loadConfig(env: Env = process.env): Config {
   const socialApiBase: Record<string, string | null> = {};
   for (const p of PLATFORMS)
     socialApiBase[p] = urlSetting(env, `SOCIAL_API_BASE_${p.toUpperCase()}`, ["http:", "https:"]);
+  const publicBaseUrl = (
+    env.PUBLIC_BASE_URL || `http://${host.includes(":") ? `[${host}]` : host}:${port}`
+  ).replace(/\/$/, "");
   return {
     port,
     host,
-    publicBaseUrl: (
-      env.PUBLIC_BASE_URL || `http://${host.includes(":") ? `[${host}]` : host}:${port}`
-    ).replace(/\/$/, ""),
+    publicBaseUrl,
     dataDir,
     databaseUrl: urlSetting(env, "DATABASE_URL", ["postgres:", "postgresql:"]),
     redisUrl: urlSetting(env, "REDIS_URL", ["redis:", "rediss:"]),
@@ -268,5 +286,28 @@ export function loadConfig(env: Env = process.env): Config {
       graceMs: intSetting(env, "MEDIA_ORPHAN_GRACE_MS", 900_000, 1000),
     },
     metricsHealthPort: env.METRICS_HEALTH_PORT ? intSetting(env, "METRICS_HEALTH_PORT", 0, 0) : null,
+    newsletter: {
+      smtpUrl: urlSetting(env, "SMTP_URL", ["smtp:", "smtps:"]),
+      mailFrom: mailFromSetting(env, publicBaseUrl),
+      ratePerMinute: intSetting(env, "SMTP_RATE_PER_MINUTE", 600),
+      mediaTokenTtlSeconds: intSetting(env, "NEWSLETTER_MEDIA_TOKEN_TTL_S", 2_592_000, 1),
+      leaseMs: intSetting(env, "NEWSLETTER_LEASE_MS", 120_000, 100),
+      sweepEveryMs: intSetting(env, "NEWSLETTER_SWEEP_EVERY_MS", 15_000, 50),
+      concurrency: intSetting(env, "NEWSLETTER_CONCURRENCY", 8, 1),
+    },
   };
+}
+
+/** MAIL_FROM, or newsletter@<host of PUBLIC_BASE_URL>; a bare address either way. */
+function mailFromSetting(env: Env, publicBaseUrl: string): string {
+  const raw = env.MAIL_FROM?.trim();
+  if (raw) {
+    if (!/^[^\s@<>"]+@[^\s@<>"]+$/.test(raw))
+      throw new ConfigError(`MAIL_FROM must be an address like news@example.com, got "${raw}"`);
+    return raw;
+  }
+  const host = new URL(publicBaseUrl).hostname.replace(/^\[|\]$/g, "");
+  // An IP literal or a dotless name is no mail domain: say localhost.
+  const isName = host.includes(".") && !/^[\d.]+$/.test(host) && !host.includes(":");
+  return `newsletter@${isName ? host : "localhost"}`;
 }

@@ -2,3 +2,4 @@
 export * from "./samples.ts";
 export * from "./foreign_webp.ts";
 export * from "./adversarial_pages.ts";
+export * from "./smtp_sink.ts";

@@ -9,6 +9,12 @@ const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 /** The payload of a screenshot render job: the render's id and nothing else. */
 export type RenderScreenshotPayload = { renderId: string };
 
+/** The payload of a newsletter campaign's send job: the campaign's id. */
+export type NewsletterCampaignPayload = { campaignId: string };
+
+/** The payload of one newsletter delivery: the recipient row's id. */
+export type NewsletterDeliveryPayload = { recipientId: string };
+
 /** The payload of a job that needs nothing (a scheduled pass). */
 export type EmptyPayload = Record<string, never>;
 
@@ -41,6 +47,16 @@ function parseRenderPayload(data: unknown): RenderScreenshotPayload {
   return { renderId: d.renderId };
 }
 
+function parseIdPayload<K extends string>(field: K, data: unknown): Record<K, string> {
+  const d = data as Record<string, unknown> | null;
+  if (!d || typeof d !== "object" || Array.isArray(d)) throw new TypeError("payload must be an object");
+  const keys = Object.keys(d);
+  if (keys.length !== 1 || keys[0] !== field) throw new TypeError(`payload carries only ${field}`);
+  if (typeof d[field] !== "string" || !UUID.test(d[field] as string))
+    throw new TypeError(`${field} must be a UUID`);
+  return { [field]: d[field] } as Record<K, string>;
+}
+
 function parseEmptyPayload(data: unknown): EmptyPayload {
   if (!data || typeof data !== "object" || Array.isArray(data) || Object.keys(data).length > 0)
     throw new TypeError("payload must be an empty object");
@@ -71,6 +87,37 @@ export const JOBS = {
     backoffMs: 60_000,
     timeoutMs: 30 * 60_000,
     repeatEveryMs: 3_600_000,
+    parse: parseEmptyPayload,
+  } satisfies JobSpec<EmptyPayload>,
+  /**
+   * A campaign's send job: starts a due campaign and fans out one delivery job per recipient not yet
+   * sent. Re-run by the newsletter sweep while the campaign is sending (it only adds what is missing).
+   */
+  "newsletter-campaign": {
+    queue: "newsletters",
+    attempts: 5,
+    backoffMs: 2000,
+    timeoutMs: 10 * 60_000,
+    parse: (data: unknown): NewsletterCampaignPayload => parseIdPayload("campaignId", data),
+  } satisfies JobSpec<NewsletterCampaignPayload>,
+  /**
+   * One recipient's mail. Temporary SMTP failures (4xx, connection) are retried with backoff; a
+   * permanent 5xx ends it bounced at once (decision 1103).
+   */
+  "newsletter-delivery": {
+    queue: "newsletter-deliveries",
+    attempts: 5,
+    backoffMs: 5000,
+    timeoutMs: 120_000,
+    parse: (data: unknown): NewsletterDeliveryPayload => parseIdPayload("recipientId", data),
+  } satisfies JobSpec<NewsletterDeliveryPayload>,
+  /** The newsletter sweep: starts scheduled campaigns that are due, takes up stalled sending ones. */
+  "newsletter-sweep": {
+    queue: "newsletter-sweep",
+    attempts: 1,
+    backoffMs: 1000,
+    timeoutMs: 60_000,
+    repeatEveryMs: 15_000,
     parse: parseEmptyPayload,
   } satisfies JobSpec<EmptyPayload>,
 } as const;

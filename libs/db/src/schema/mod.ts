@@ -12,3 +12,4 @@ export * from "./site_layouts.ts";
 export * from "./site_chrome_strings.ts";
 export * from "./collections.ts";
 export * from "./collection_items.ts";
+export * from "./newsletters.ts";

@@ -1,0 +1,44 @@
+import { Type } from "@sinclair/typebox";
+import { createCampaign, CreateCampaignBody, listCampaigns } from "@site/domain/newsletters";
+import { getOwnSite } from "@site/domain/sites";
+import { Cursor, SiteId } from "./inputs.ts";
+import { type Tool, tool } from "./tool.ts";
+
+/** The newsletter tools: the same models and domain functions as the campaign routes. */
+export const NEWSLETTER_TOOLS: Tool[] = [
+  tool({
+    name: "list_campaigns",
+    title: "List a site's newsletter campaigns",
+    description:
+      "Returns the site's campaigns, newest first: id, subject, status (draft, scheduled, sending, sent, cancelled), sendAt and delivery counts (queued, sent, failed, bounced); no bodies. Pass nextCursor back as cursor for the next page. Needs content:read.",
+    scope: "content:read",
+    input: Type.Object({
+      siteId: SiteId,
+      cursor: Type.Optional(Cursor),
+      limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 100, description: "page size, default 50" })),
+    }),
+    readOnly: true,
+    run: async (deps, principal, args) => {
+      const site = await getOwnSite(deps, principal, args.siteId);
+      return { value: await listCampaigns(deps, site.id, { cursor: args.cursor, limit: args.limit }) };
+    },
+  }),
+  tool({
+    name: "create_campaign",
+    title: "Create a newsletter campaign draft",
+    description:
+      "Creates a draft: subject (1-200 characters), optional preheader and fromName, and the mail's HTML. Images must be files of the site's library named by their url (/api/media/<key>, from list_media); unknown files, displayUrls, outside images, scripts and event handlers are refused, each named with its line. Nothing is sent: review it, then send a test or send it from the API. Needs content:write.",
+    scope: "content:write",
+    input: Type.Object({ siteId: SiteId, ...CreateCampaignBody.properties }),
+    readOnly: false,
+    run: async (deps, principal, args) => {
+      const site = await getOwnSite(deps, principal, args.siteId);
+      const { siteId: _siteId, ...body } = args;
+      const campaign = await createCampaign(deps, site.id, body);
+      return {
+        value: { campaign },
+        note: `Draft ${campaign.id} created. Preview: GET /api/v1/sites/${site.id}/campaigns/${campaign.id}/preview; send: POST …/campaigns/${campaign.id}/send.`,
+      };
+    },
+  }),
+];

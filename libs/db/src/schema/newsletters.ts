@@ -1,0 +1,100 @@
+import { sql } from "drizzle-orm";
+import { check, index, integer, pgTable, text, unique, uuid } from "drizzle-orm/pg-core";
+import { createdAt, ts, uuidPk } from "./_columns.ts";
+import { sites } from "./sites.ts";
+
+/** A newsletter subscriber of a site: one row per normalised address. */
+export const newsletterSubscribers = pgTable(
+  "newsletter_subscribers",
+  {
+    id: uuidPk(),
+    siteId: uuid("site_id")
+      .notNull()
+      .references(() => sites.id, { onDelete: "cascade" }),
+    email: text("email").notNull(),
+    name: text("name"),
+    /** pending (double opt-in mail sent), active, unsubscribed, bounced. */
+    status: text("status").notNull(),
+    /** When the last confirmation mail went out (the per-address resend limit reads it). */
+    confirmSentAt: ts("confirm_sent_at"),
+    confirmedAt: ts("confirmed_at"),
+    unsubscribedAt: ts("unsubscribed_at"),
+    bouncedAt: ts("bounced_at"),
+    createdAt: createdAt(),
+    updatedAt: ts("updated_at").notNull().defaultNow(),
+  },
+  (t) => [
+    unique("newsletter_subscribers_site_email_unique").on(t.siteId, t.email),
+    index("newsletter_subscribers_site_created_idx").on(t.siteId, t.createdAt, t.id),
+    check(
+      "newsletter_subscribers_status_check",
+      sql`${t.status} in ('pending', 'active', 'unsubscribed', 'bounced')`,
+    ),
+  ],
+);
+
+/** A newsletter campaign of a site: its draft (bare media paths) and where its sending stands. */
+export const newsletterCampaigns = pgTable(
+  "newsletter_campaigns",
+  {
+    id: uuidPk(),
+    siteId: uuid("site_id")
+      .notNull()
+      .references(() => sites.id, { onDelete: "cascade" }),
+    subject: text("subject").notNull(),
+    preheader: text("preheader"),
+    fromName: text("from_name"),
+    html: text("html").notNull(),
+    /** draft, scheduled, sending, sent, cancelled. */
+    status: text("status").notNull().default("draft"),
+    sendAt: ts("send_at"),
+    startedAt: ts("started_at"),
+    finishedAt: ts("finished_at"),
+    /** When the send job last fanned out deliveries (the sweeper re-runs it when it is old). */
+    fannedOutAt: ts("fanned_out_at"),
+    createdAt: createdAt(),
+    updatedAt: ts("updated_at").notNull().defaultNow(),
+  },
+  (t) => [
+    index("newsletter_campaigns_site_created_idx").on(t.siteId, t.createdAt, t.id),
+    index("newsletter_campaigns_status_idx").on(t.status),
+    check(
+      "newsletter_campaigns_status_check",
+      sql`${t.status} in ('draft', 'scheduled', 'sending', 'sent', 'cancelled')`,
+    ),
+  ],
+);
+
+/**
+ * One recipient of a campaign: claimed with a lease before its mail goes out and marked sent in the
+ * same database before the message is committed to the SMTP server (decision 1102).
+ */
+export const newsletterRecipients = pgTable(
+  "newsletter_recipients",
+  {
+    id: uuidPk(),
+    campaignId: uuid("campaign_id")
+      .notNull()
+      .references(() => newsletterCampaigns.id, { onDelete: "cascade" }),
+    subscriberId: uuid("subscriber_id")
+      .notNull()
+      .references(() => newsletterSubscribers.id, { onDelete: "cascade" }),
+    email: text("email").notNull(),
+    /** queued, sending (claimed, lease_until), sent, failed, bounced, skipped. */
+    status: text("status").notNull().default("queued"),
+    leaseUntil: ts("lease_until"),
+    tries: integer("tries").notNull().default(0),
+    lastError: text("last_error"),
+    sentAt: ts("sent_at"),
+    createdAt: createdAt(),
+    updatedAt: ts("updated_at").notNull().defaultNow(),
+  },
+  (t) => [
+    unique("newsletter_recipients_campaign_subscriber_unique").on(t.campaignId, t.subscriberId),
+    index("newsletter_recipients_campaign_status_idx").on(t.campaignId, t.status),
+    check(
+      "newsletter_recipients_status_check",
+      sql`${t.status} in ('queued', 'sending', 'sent', 'failed', 'bounced', 'skipped')`,
+    ),
+  ],
+);

@@ -1,0 +1,423 @@
+import { and, eq, inArray, sql } from "drizzle-orm";
+import { newsletterCampaigns, newsletterRecipients, newsletterSubscribers } from "@site/db";
+import {
+  AppError,
+  type Context,
+  isUuid,
+  keysetPage,
+  type ListQuery,
+  newestFirst,
+  notFound,
+  olderThan,
+  PAGE_LIMIT,
+} from "@site/domain/core";
+import type { RenderQueue } from "@site/queue";
+import { htmlToText } from "./campaign_html.ts";
+import { signCampaignForMail, signCampaignForMember, storableCampaignHtml } from "./campaign_media.ts";
+import { normalizeEmail } from "./emails.ts";
+import { composeMail } from "./message.ts";
+import type {
+  CampaignCounts,
+  CampaignStatus,
+  CampaignSummary,
+  CampaignView,
+  CreateCampaignBody,
+  UpdateCampaignBody,
+} from "./models.ts";
+import type { MailContext } from "./subscribers.ts";
+
+type Row = typeof newsletterCampaigns.$inferSelect;
+
+/** What starting a send needs: the context and the job queue. */
+export type QueueContext = Context & { queue: RenderQueue };
+
+const iso = (d: Date | null) => (d ? d.toISOString() : null);
+const ZERO: CampaignCounts = { queued: 0, sent: 0, failed: 0, bounced: 0 };
+
+function summary(r: Row, counts: CampaignCounts): CampaignSummary {
+  return {
+    id: r.id,
+    subject: r.subject,
+    preheader: r.preheader,
+    fromName: r.fromName,
+    status: r.status as CampaignStatus,
+    sendAt: iso(r.sendAt),
+    counts,
+    createdAt: r.createdAt.toISOString(),
+    updatedAt: r.updatedAt.toISOString(),
+    startedAt: iso(r.startedAt),
+    finishedAt: iso(r.finishedAt),
+  };
+}
+
+/** Delivery counts of campaigns, by id. */
+export async function campaignCounts(ctx: Context, ids: string[]): Promise<Map<string, CampaignCounts>> {
+  const out = new Map<string, CampaignCounts>();
+  if (ids.length === 0) return out;
+  const rows = await ctx.db
+    .select({
+      id: newsletterRecipients.campaignId,
+      status: newsletterRecipients.status,
+      n: sql<number>`count(*)::int`,
+    })
+    .from(newsletterRecipients)
+    .where(inArray(newsletterRecipients.campaignId, ids))
+    .groupBy(newsletterRecipients.campaignId, newsletterRecipients.status);
+  for (const r of rows) {
+    const c = out.get(r.id) ?? { ...ZERO };
+    if (r.status === "queued" || r.status === "sending") c.queued += r.n;
+    else if (r.status === "sent") c.sent += r.n;
+    else if (r.status === "failed") c.failed += r.n;
+    else if (r.status === "bounced") c.bounced += r.n;
+    out.set(r.id, c);
+  }
+  return out;
+}
+
+async function view(ctx: Context, siteId: string, r: Row): Promise<CampaignView> {
+  const counts = (await campaignCounts(ctx, [r.id])).get(r.id) ?? { ...ZERO };
+  return { ...summary(r, counts), html: await signCampaignForMember(ctx, siteId, r.html) };
+}
+
+async function row(ctx: Context, siteId: string, campaignId: string): Promise<Row> {
+  if (!isUuid(campaignId)) throw notFound("campaign");
+  const [r] = await ctx.db
+    .select()
+    .from(newsletterCampaigns)
+    .where(and(eq(newsletterCampaigns.id, campaignId), eq(newsletterCampaigns.siteId, siteId)))
+    .limit(1);
+  if (!r) throw notFound("campaign");
+  return r;
+}
+
+function badState(r: Row, doing: string, allowed: string): AppError {
+  return new AppError("VALIDATION_ERROR", `status: the campaign is ${r.status}; ${doing} needs ${allowed}`, [
+    { field: "status", status: r.status, message: `${doing} needs ${allowed}` },
+  ]);
+}
+
+/** Creates a draft; its HTML is checked against the site's library (400 listing each bad reference). */
+export async function createCampaign(
+  ctx: Context,
+  siteId: string,
+  body: CreateCampaignBody,
+): Promise<CampaignView> {
+  const html = await storableCampaignHtml(ctx, siteId, body.html);
+  const [r] = await ctx.db
+    .insert(newsletterCampaigns)
+    .values({
+      siteId,
+      subject: body.subject,
+      preheader: body.preheader ?? null,
+      fromName: body.fromName ?? null,
+      html,
+    })
+    .returning();
+  return view(ctx, siteId, r!);
+}
+
+/** A campaign with its draft signed for a member and its delivery counts. */
+export async function getCampaign(ctx: Context, siteId: string, campaignId: string): Promise<CampaignView> {
+  return view(ctx, siteId, await row(ctx, siteId, campaignId));
+}
+
+/** A page of the site's campaigns, newest first, without their bodies. */
+export async function listCampaigns(ctx: Context, siteId: string, query: ListQuery) {
+  const limit = query.limit ?? PAGE_LIMIT.default;
+  const t = newsletterCampaigns;
+  const rows = await ctx.db
+    .select({ c: t, at: sql<string>`${t.createdAt}::text` })
+    .from(t)
+    .where(and(eq(t.siteId, siteId), olderThan(t.createdAt, t.id, query.cursor)))
+    .orderBy(...newestFirst(t.createdAt, t.id))
+    .limit(limit + 1);
+  const { page, nextCursor } = keysetPage(rows, limit, (r) => ({ at: r.at, id: r.c.id }));
+  const counts = await campaignCounts(
+    ctx,
+    page.map((r) => r.c.id),
+  );
+  return { campaigns: page.map((r) => summary(r.c, counts.get(r.c.id) ?? { ...ZERO })), nextCursor };
+}
+
+/** Changes a draft (or a cancelled campaign, which becomes a draft again). */
+export async function updateCampaign(
+  ctx: Context,
+  siteId: string,
+  campaignId: string,
+  body: UpdateCampaignBody,
+): Promise<CampaignView> {
+  const r = await row(ctx, siteId, campaignId);
+  if (r.status !== "draft" && r.status !== "cancelled")
+    throw badState(r, "editing", "a draft or cancelled campaign");
+  const html = body.html !== undefined ? await storableCampaignHtml(ctx, siteId, body.html) : undefined;
+  const [u] = await ctx.db
+    .update(newsletterCampaigns)
+    .set({
+      subject: body.subject,
+      preheader: body.preheader,
+      fromName: body.fromName,
+      html,
+      status: "draft",
+      sendAt: null,
+      updatedAt: sql`now()`,
+    })
+    .where(and(eq(newsletterCampaigns.id, r.id), inArray(newsletterCampaigns.status, ["draft", "cancelled"])))
+    .returning();
+  if (!u) throw badState(await row(ctx, siteId, campaignId), "editing", "a draft or cancelled campaign");
+  return view(ctx, siteId, u);
+}
+
+/** Deletes a campaign that is not sending right now. */
+export async function deleteCampaign(ctx: Context, siteId: string, campaignId: string): Promise<void> {
+  const r = await row(ctx, siteId, campaignId);
+  const gone = await ctx.db
+    .delete(newsletterCampaigns)
+    .where(and(eq(newsletterCampaigns.id, r.id), sql`${newsletterCampaigns.status} <> 'sending'`))
+    .returning({ id: newsletterCampaigns.id });
+  if (gone.length === 0) throw badState(r, "deleting", "a campaign that is not sending");
+}
+
+/**
+ * The preview page: the stored HTML with its bare media paths (the member's browser reads them with
+ * its session cookie), under a strict Content-Security-Policy (previewHeaders).
+ */
+export async function previewCampaign(ctx: Context, siteId: string, campaignId: string): Promise<string> {
+  const r = await row(ctx, siteId, campaignId);
+  return wrapDocument(r.html, { preheader: r.preheader, footer: null, title: r.subject });
+}
+
+/**
+ * The headers of the preview page: no script, no plugin, no form, no base; images, fonts and media
+ * only from this service (the delivery route), styles inline; framed only by this origin.
+ */
+export function previewHeaders(ctx: Context): Record<string, string> {
+  const origin = new URL(ctx.config.publicBaseUrl).origin;
+  return {
+    "content-type": "text/html; charset=utf-8",
+    "content-security-policy": `default-src 'none'; img-src 'self' ${origin}; media-src 'self' ${origin}; font-src 'self' ${origin}; style-src 'unsafe-inline'; base-uri 'none'; form-action 'none'; frame-ancestors 'self' ${origin}`,
+    "x-content-type-options": "nosniff",
+    "referrer-policy": "no-referrer",
+    "cache-control": "private, no-store",
+  };
+}
+
+function escapeHtml(s: string): string {
+  return s.replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;").replace(/"/g, "&quot;");
+}
+
+/** A full document around the body: the hidden preheader first, the footer (unsubscribe) last. */
+export function wrapDocument(
+  html: string,
+  parts: { preheader: string | null; footer: string | null; title: string },
+): string {
+  const pre = parts.preheader
+    ? `<div style="display:none;max-height:0;overflow:hidden;mso-hide:all">${escapeHtml(parts.preheader)}</div>`
+    : "";
+  const footer = parts.footer ?? "";
+  if (/<body[\s>]/i.test(html)) {
+    const withPre = html.replace(/<body([^>]*)>/i, (m) => `${m}${pre}`);
+    return /<\/body>/i.test(withPre) ? withPre.replace(/<\/body>/i, `${footer}</body>`) : withPre + footer;
+  }
+  return `<!doctype html><html><head><meta charset="utf-8"><title>${escapeHtml(parts.title)}</title></head><body>${pre}${html}${footer}</body></html>`;
+}
+
+/** The unsubscribe footer of a mail. */
+export function unsubscribeFooter(url: string): { html: string; text: string } {
+  return {
+    html: `<p style="font-size:12px;color:#666">You receive this because you subscribed. <a href="${escapeHtml(url)}">Unsubscribe</a></p>`,
+    text: `\n--\nUnsubscribe: ${url}\n`,
+  };
+}
+
+/** The mail of a campaign for one address: share-token images, the text part, the unsubscribe parts. */
+export async function renderCampaignMail(
+  ctx: Context,
+  campaign: {
+    id: string;
+    siteId: string;
+    subject: string;
+    preheader: string | null;
+    fromName: string | null;
+    html: string;
+  },
+  to: { email: string; id: string; unsubscribeUrl?: string; subjectPrefix?: string },
+) {
+  const body = await signCampaignForMail(ctx, campaign.siteId, campaign.html);
+  const footer = to.unsubscribeUrl ? unsubscribeFooter(to.unsubscribeUrl) : null;
+  const html = wrapDocument(body, {
+    preheader: campaign.preheader,
+    footer: footer?.html ?? null,
+    title: campaign.subject,
+  });
+  const text = htmlToText(body) + (footer?.text ?? "");
+  return composeMail({
+    id: to.id,
+    from: { name: campaign.fromName, address: ctx.config.newsletter.mailFrom },
+    to: to.email,
+    subject: `${to.subjectPrefix ?? ""}${campaign.subject}`,
+    html,
+    text,
+    unsubscribeUrl: to.unsubscribeUrl,
+  });
+}
+
+/** Sends a test of the draft to up to 10 addresses (in the background; failures are logged). */
+export async function sendTestCampaign(
+  ctx: MailContext,
+  siteId: string,
+  campaignId: string,
+  to: string[],
+): Promise<void> {
+  const r = await row(ctx, siteId, campaignId);
+  const problems: { field: string; message: string }[] = [];
+  const addresses = to.map((a, i) => {
+    const e = normalizeEmail(a);
+    if (!e) problems.push({ field: `to.${i}`, message: `not an e-mail address: "${a.slice(0, 100)}"` });
+    return e ?? "";
+  });
+  if (problems.length > 0)
+    throw new AppError("VALIDATION_ERROR", `to: ${problems.map((p) => p.message).join("; ")}`, problems);
+  for (const email of new Set(addresses)) {
+    void (async () => {
+      try {
+        const mail = await renderCampaignMail(ctx, r, {
+          email,
+          id: `test-${r.id}-${Date.now().toString(36)}-${Math.random().toString(36).slice(2, 8)}`,
+          subjectPrefix: "[Test] ",
+        });
+        await ctx.mailer.send(mail);
+      } catch (err) {
+        ctx.log.warn("newsletter test mail failed", { campaignId: r.id, cause: err });
+      }
+    })();
+  }
+}
+
+/**
+ * Moves a draft to `scheduled` (sendAt in the future) or starts it now (`sending`, one recipient row
+ * per active subscriber, the send job queued). A sendAt in the past, or a site without an active
+ * subscriber, answers 400.
+ */
+export async function sendCampaign(
+  ctx: QueueContext,
+  siteId: string,
+  campaignId: string,
+  body: { sendAt?: string },
+): Promise<CampaignView> {
+  const r = await row(ctx, siteId, campaignId);
+  if (r.status !== "draft" && r.status !== "cancelled")
+    throw badState(r, "sending", "a draft or cancelled campaign");
+  let sendAt: Date | null = null;
+  if (body.sendAt !== undefined) {
+    sendAt = new Date(body.sendAt);
+    if (Number.isNaN(sendAt.getTime()))
+      throw new AppError("VALIDATION_ERROR", "sendAt: not a date-time", [
+        { field: "sendAt", message: "ISO 8601 date-time" },
+      ]);
+    if (sendAt.getTime() <= ctx.clock.now().getTime())
+      throw new AppError(
+        "VALIDATION_ERROR",
+        `sendAt: ${body.sendAt} is in the past; give a future time, or none to send now`,
+        [{ field: "sendAt", message: "in the past" }],
+      );
+  }
+  const [{ n } = { n: 0 }] = await ctx.db
+    .select({ n: sql<number>`count(*)::int` })
+    .from(newsletterSubscribers)
+    .where(and(eq(newsletterSubscribers.siteId, siteId), eq(newsletterSubscribers.status, "active")));
+  if (n === 0)
+    throw new AppError(
+      "VALIDATION_ERROR",
+      "recipients: the site has no active subscriber; nothing would be sent",
+      [{ field: "recipients", message: "no active subscriber" }],
+    );
+  if (sendAt) {
+    const [u] = await ctx.db
+      .update(newsletterCampaigns)
+      .set({ status: "scheduled", sendAt, updatedAt: sql`now()` })
+      .where(
+        and(eq(newsletterCampaigns.id, r.id), inArray(newsletterCampaigns.status, ["draft", "cancelled"])),
+      )
+      .returning();
+    if (!u) throw badState(await row(ctx, siteId, campaignId), "sending", "a draft or cancelled campaign");
+    return view(ctx, siteId, u);
+  }
+  const started = await startCampaign(ctx, r.id, ["draft", "cancelled"]);
+  if (!started)
+    throw badState(await row(ctx, siteId, campaignId), "sending", "a draft or cancelled campaign");
+  if (started.recipients === 0) {
+    await finishCampaign(ctx, r.id);
+    throw new AppError(
+      "VALIDATION_ERROR",
+      "recipients: the site has no active subscriber; nothing would be sent",
+      [{ field: "recipients", message: "no active subscriber" }],
+    );
+  }
+  await enqueueCampaignJob(ctx, r.id);
+  return getCampaign(ctx, siteId, r.id);
+}
+
+/** Queues a campaign's send job (ids per call: a finished job's id is not reused). */
+export async function enqueueCampaignJob(ctx: QueueContext, campaignId: string): Promise<void> {
+  await ctx.queue.enqueue(
+    "newsletter-campaign",
+    { campaignId },
+    { jobId: `${campaignId}.${Date.now().toString(36)}` },
+  );
+}
+
+/**
+ * Starts a campaign in one transaction: `sending`, and one queued recipient row per subscriber active
+ * now (rows already there are kept). Returns null when the campaign was not in `from`.
+ */
+export async function startCampaign(
+  ctx: Context,
+  campaignId: string,
+  from: CampaignStatus[],
+): Promise<{ recipients: number } | null> {
+  return ctx.db.transaction(async (tx) => {
+    const [c] = await tx
+      .update(newsletterCampaigns)
+      .set({ status: "sending", startedAt: sql`now()`, fannedOutAt: null, updatedAt: sql`now()` })
+      .where(and(eq(newsletterCampaigns.id, campaignId), inArray(newsletterCampaigns.status, from)))
+      .returning({ siteId: newsletterCampaigns.siteId });
+    if (!c) return null;
+    const inserted = await tx.execute(sql`
+      insert into newsletter_recipients (campaign_id, subscriber_id, email)
+      select ${campaignId}::uuid, s.id, s.email from newsletter_subscribers s
+      where s.site_id = ${c.siteId}::uuid and s.status = 'active'
+      on conflict (campaign_id, subscriber_id) do nothing`);
+    return { recipients: inserted.count ?? 0 };
+  });
+}
+
+/** Ends a sending campaign as `sent` once no recipient is left to mail. */
+export async function finishCampaign(ctx: Context, campaignId: string): Promise<boolean> {
+  const done = await ctx.db.execute(sql`
+    update newsletter_campaigns set status = 'sent', finished_at = now(), updated_at = now()
+    where id = ${campaignId}::uuid and status = 'sending' and not exists (
+      select 1 from newsletter_recipients r
+      where r.campaign_id = ${campaignId}::uuid and r.status in ('queued', 'sending'))`);
+  return (done.count ?? 0) > 0;
+}
+
+/** Cancels a scheduled campaign (sending has not started); anything else answers 400. */
+export async function cancelCampaign(
+  ctx: Context,
+  siteId: string,
+  campaignId: string,
+): Promise<CampaignView> {
+  const r = await row(ctx, siteId, campaignId);
+  const [u] = await ctx.db
+    .update(newsletterCampaigns)
+    .set({ status: "cancelled", updatedAt: sql`now()` })
+    .where(and(eq(newsletterCampaigns.id, r.id), eq(newsletterCampaigns.status, "scheduled")))
+    .returning();
+  if (!u)
+    throw badState(
+      await row(ctx, siteId, campaignId),
+      "cancelling",
+      "a scheduled campaign (sending has not started)",
+    );
+  return view(ctx, siteId, u);
+}

@@ -1,0 +1,226 @@
+import { mkdirSync, renameSync, rmSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { Readable } from "node:stream";
+import type { Config, Logger } from "@site/config";
+import SMTPConnection from "nodemailer/lib/smtp-connection";
+
+/** One composed message and its envelope. */
+export type OutgoingMail = { id: string; from: string; to: string; raw: Buffer };
+
+/**
+ * `beforeCommit` runs while the message's bytes go out, before the end-of-data mark that makes the
+ * server deliver it (SMTP: the final "." of DATA; outbox: the file's rename). It prepares the sender's
+ * own record and may return a synchronous `commit`, called immediately before the mark is released,
+ * in the same turn of the event loop. Throwing from it withdraws the message: the server sees the
+ * connection drop mid-DATA and delivers nothing (RFC 5321 §3.8,
+ * https://www.rfc-editor.org/rfc/rfc5321#section-3.8). Decision 1102.
+ */
+export type SendOptions = { beforeCommit?: () => Promise<(() => void) | undefined> };
+
+/** Where mail goes: an SMTP server (SMTP_URL) or files in DATA_DIR/outbox/. */
+export type Mailer = {
+  readonly kind: "smtp" | "outbox";
+  /** For logs: the server's host and port, or the outbox folder. */
+  readonly describe: string;
+  send(mail: OutgoingMail, opts?: SendOptions): Promise<{ response: string }>;
+  close(): Promise<void>;
+};
+
+/** A send that failed: `permanent` for a 5xx answer, `committed` when beforeCommit had run. */
+export class MailSendError extends Error {
+  constructor(
+    message: string,
+    readonly permanent: boolean,
+    readonly responseCode: number | null,
+    readonly committed: boolean,
+    opts?: { cause?: unknown },
+  ) {
+    super(message, opts);
+    this.name = "MailSendError";
+  }
+}
+
+/** The SMTP mailer when SMTP_URL is set, else the outbox of .eml files. */
+export function openMailer(config: Config, log: Logger, opts: { connections?: number } = {}): Mailer {
+  const url = config.newsletter.smtpUrl;
+  if (!url) return createOutboxMailer(join(config.dataDir, "outbox"));
+  return createSmtpMailer(url, { connections: opts.connections ?? config.newsletter.concurrency, log });
+}
+
+/** Writes each message as `<id>.eml` under `dir` (the embedded default: open them with any mail client). */
+export function createOutboxMailer(dir: string): Mailer {
+  return {
+    kind: "outbox",
+    describe: dir,
+    async send(mail, opts = {}) {
+      mkdirSync(dir, { recursive: true });
+      const name = `${mail.id.replace(/[^\w.-]/g, "_")}.eml`;
+      const tmp = join(dir, `.${name}.${process.pid}.tmp`);
+      writeFileSync(tmp, mail.raw);
+      try {
+        const commit = await opts.beforeCommit?.();
+        commit?.();
+      } catch (err) {
+        rmSync(tmp, { force: true });
+        throw err;
+      }
+      renameSync(tmp, join(dir, name));
+      return { response: `written to ${join(dir, name)}` };
+    },
+    async close() {},
+  };
+}
+
+type Conn = { smtp: SMTPConnection; broken: boolean };
+
+/**
+ * Sends through SMTP with nodemailer's SMTPConnection, up to `connections` kept open and reused; a
+ * connection that failed is closed, never reused. STARTTLS is used when the server offers it;
+ * smtps:// is TLS from the first byte.
+ */
+export function createSmtpMailer(smtpUrl: string, opts: { connections: number; log: Logger }): Mailer {
+  const url = new URL(smtpUrl);
+  const secure = url.protocol === "smtps:";
+  const port = Number(url.port) || (secure ? 465 : 587);
+  const host = url.hostname.replace(/^\[|\]$/g, "");
+  const auth = url.username
+    ? { user: decodeURIComponent(url.username), pass: decodeURIComponent(url.password) }
+    : null;
+  const idle: Conn[] = [];
+  const waiting: ((c: Conn | null) => void)[] = [];
+  let open = 0;
+  let closed = false;
+
+  const connect = (): Promise<Conn> =>
+    new Promise((resolve, reject) => {
+      const smtp = new SMTPConnection({
+        host,
+        port,
+        secure,
+        connectionTimeout: 10_000,
+        greetingTimeout: 10_000,
+        socketTimeout: 60_000,
+        name: "localhost",
+      });
+      const conn: Conn = { smtp, broken: false };
+      smtp.on("error", () => {
+        conn.broken = true;
+      });
+      smtp.on("end", () => {
+        conn.broken = true;
+      });
+      smtp.connect((err) => {
+        if (err) return reject(err);
+        if (!auth) return resolve(conn);
+        smtp.login(auth, (loginErr) => (loginErr ? reject(loginErr) : resolve(conn)));
+      });
+    });
+
+  const acquire = async (): Promise<Conn> => {
+    for (;;) {
+      const conn = idle.pop();
+      if (!conn) break;
+      if (!conn.broken) return conn;
+      open--;
+    }
+    if (open < opts.connections) {
+      open++;
+      try {
+        return await connect();
+      } catch (err) {
+        open--;
+        throw err;
+      }
+    }
+    const next = await new Promise<Conn | null>((r) => waiting.push(r));
+    if (!next) throw new Error("mailer closed");
+    return next;
+  };
+  const release = (conn: Conn) => {
+    if (conn.broken || closed) {
+      open--;
+      conn.smtp.close();
+      // Someone waiting gets a fresh connection on their next try.
+      const w = waiting.shift();
+      if (w) acquire().then(w, () => w(null));
+      return;
+    }
+    const w = waiting.shift();
+    if (w) w(conn);
+    else idle.push(conn);
+  };
+
+  return {
+    kind: "smtp",
+    describe: `${host}:${port}${secure ? " (TLS)" : ""}`,
+    async send(mail, sendOpts = {}) {
+      let conn: Conn;
+      try {
+        conn = await acquire();
+      } catch (err) {
+        throw classify(err, false);
+      }
+      let committed = false;
+      let failed = false;
+      // The message, then (only after beforeCommit) its end: nodemailer writes "." when this stream ends.
+      let pushed = false;
+      const body = new Readable({
+        read() {
+          if (pushed) return;
+          pushed = true;
+          // The record is prepared while the bytes travel; the mark waits for it.
+          this.push(mail.raw);
+          const prepare = sendOpts.beforeCommit ?? (async () => undefined);
+          prepare().then(
+            (commit) => {
+              // The send already failed (the connection dropped mid-DATA): nothing to commit.
+              if (failed) return;
+              commit?.();
+              committed = true;
+              this.push(null);
+            },
+            (err) => this.destroy(err instanceof Error ? err : new Error(String(err))),
+          );
+        },
+      });
+      try {
+        const info = await new Promise<SMTPConnection.SentMessageInfo>((resolve, reject) => {
+          conn.smtp.send({ from: mail.from, to: [mail.to] }, body, (err, res) =>
+            err ? reject(err) : resolve(res),
+          );
+        });
+        release(conn);
+        return { response: info.response };
+      } catch (err) {
+        failed = true;
+        const e = err as SMTPConnection.SMTPError;
+        // A refused envelope leaves the session usable after RSET; anything else ends the connection.
+        if (e.code === "EENVELOPE" && !conn.broken) {
+          await new Promise<void>((r) =>
+            conn.smtp.reset((resetErr) => {
+              if (resetErr) conn.broken = true;
+              r();
+            }),
+          );
+        } else conn.broken = true;
+        release(conn);
+        throw classify(err, committed);
+      }
+    },
+    async close() {
+      closed = true;
+      for (const w of waiting.splice(0)) w(null);
+      for (const conn of idle.splice(0)) {
+        conn.smtp.quit();
+        open--;
+      }
+    },
+  };
+}
+
+function classify(err: unknown, committed: boolean): MailSendError {
+  const e = err as { responseCode?: number; response?: string; message?: string };
+  const code = typeof e.responseCode === "number" ? e.responseCode : null;
+  const text = e.response || e.message || String(err);
+  return new MailSendError(text, code !== null && code >= 500, code, committed, { cause: err });
+}

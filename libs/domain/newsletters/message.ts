@@ -1,0 +1,45 @@
+import MailComposer from "nodemailer/lib/mail-composer";
+import type { OutgoingMail } from "./mailer.ts";
+
+/** What one mail says. */
+export type MailContent = {
+  /** A stable id: the Message-ID's left part and the outbox file name. */
+  id: string;
+  from: { name: string | null; address: string };
+  to: string;
+  subject: string;
+  html: string;
+  text: string;
+  /** The RFC 8058 one-click unsubscribe URL; absent for confirmation mails. */
+  unsubscribeUrl?: string;
+};
+
+/**
+ * Composes a multipart/alternative mail (text and HTML) with nodemailer's MailComposer. With an
+ * unsubscribe URL it carries `List-Unsubscribe: <url>` and `List-Unsubscribe-Post:
+ * List-Unsubscribe=One-Click` (RFC 8058 §3.1, https://www.rfc-editor.org/rfc/rfc8058#section-3.1:
+ * an HTTPS URI and the POST header together), so mail clients offer one-click unsubscribe.
+ */
+export async function composeMail(content: MailContent): Promise<OutgoingMail> {
+  const domain = content.from.address.split("@")[1] ?? "localhost";
+  const headers: Record<string, string> = {};
+  if (content.unsubscribeUrl) {
+    headers["List-Unsubscribe"] = `<${content.unsubscribeUrl}>`;
+    headers["List-Unsubscribe-Post"] = "List-Unsubscribe=One-Click";
+  }
+  const composer = new MailComposer({
+    from: content.from.name
+      ? { name: content.from.name, address: content.from.address }
+      : content.from.address,
+    to: content.to,
+    subject: content.subject,
+    html: content.html,
+    text: content.text,
+    messageId: `<${content.id}@${domain}>`,
+    headers,
+  });
+  const raw = await new Promise<Buffer>((resolve, reject) =>
+    composer.compile().build((err, buf) => (err ? reject(err) : resolve(buf))),
+  );
+  return { id: content.id, from: content.from.address, to: content.to, raw };
+}

@@ -1,0 +1,220 @@
+import { type Static, Type } from "@sinclair/typebox";
+import { PAGE_LIMIT } from "@site/domain/core";
+import { MAX_EMAIL_LENGTH } from "./emails.ts";
+
+// One model per shape: the newsletter routes, the MCP tools and the TypeScript types all read these.
+
+/** A subscriber's status. */
+export const SUBSCRIBER_STATUSES = ["pending", "active", "unsubscribed", "bounced"] as const;
+/** A subscriber's status. */
+export type SubscriberStatus = (typeof SUBSCRIBER_STATUSES)[number];
+/** A campaign's status. */
+export const CAMPAIGN_STATUSES = ["draft", "scheduled", "sending", "sent", "cancelled"] as const;
+/** A campaign's status. */
+export type CampaignStatus = (typeof CAMPAIGN_STATUSES)[number];
+
+/** The most subscribers one import may carry (JSON items or CSV rows). */
+export const MAX_IMPORT_ROWS = 10_000;
+/** The longest CSV import, in bytes. */
+export const MAX_CSV_BYTES = 2 * 1024 * 1024;
+/** The longest campaign HTML body, in characters. */
+export const MAX_CAMPAIGN_HTML = 512 * 1024;
+/** The most addresses one test send may carry. */
+export const MAX_TEST_RECIPIENTS = 10;
+
+const Email = Type.String({
+  minLength: 3,
+  maxLength: MAX_EMAIL_LENGTH,
+  description: "an e-mail address; stored trimmed and lowercased",
+  error: "an e-mail address",
+});
+const Name = Type.String({ maxLength: 200, description: "at most 200 characters" });
+
+const SubscriberStatusModel = Type.Union(
+  [Type.Literal("pending"), Type.Literal("active"), Type.Literal("unsubscribed"), Type.Literal("bounced")],
+  { error: SUBSCRIBER_STATUSES.join(", ") },
+);
+const CampaignStatusModel = Type.Union([
+  Type.Literal("draft"),
+  Type.Literal("scheduled"),
+  Type.Literal("sending"),
+  Type.Literal("sent"),
+  Type.Literal("cancelled"),
+]);
+
+/** A subscriber as the API shows it. */
+export const SubscriberView = Type.Object({
+  id: Type.String({ format: "uuid" }),
+  email: Type.String(),
+  name: Type.Union([Type.String(), Type.Null()]),
+  status: SubscriberStatusModel,
+  createdAt: Type.String({ format: "date-time" }),
+  confirmedAt: Type.Union([Type.String({ format: "date-time" }), Type.Null()]),
+  unsubscribedAt: Type.Union([Type.String({ format: "date-time" }), Type.Null()]),
+  bouncedAt: Type.Union([Type.String({ format: "date-time" }), Type.Null()]),
+});
+/** A subscriber as the API shows it. */
+export type SubscriberView = Static<typeof SubscriberView>;
+
+const AddStatus = Type.Optional(
+  Type.Union([Type.Literal("active"), Type.Literal("pending")], {
+    description:
+      "active (default: the site owner vouches for consent) or pending (a double opt-in mail is sent). An address that unsubscribed or bounced keeps that status.",
+    error: "active or pending",
+  }),
+);
+
+/** POST …/subscribers with one address. */
+export const AddSubscriberBody = Type.Object(
+  { email: Email, name: Type.Optional(Name), status: AddStatus },
+  { additionalProperties: false },
+);
+/** POST …/subscribers with one address. */
+export type AddSubscriberBody = Static<typeof AddSubscriberBody>;
+
+/** POST …/subscribers with many addresses (JSON import). */
+export const ImportSubscribersBody = Type.Object(
+  {
+    subscribers: Type.Array(
+      Type.Object({
+        email: Type.Unknown({ description: "an e-mail address" }),
+        name: Type.Optional(Type.Unknown()),
+      }),
+      { maxItems: MAX_IMPORT_ROWS, description: `at most ${MAX_IMPORT_ROWS} rows` },
+    ),
+    status: AddStatus,
+  },
+  { additionalProperties: false },
+);
+/** POST …/subscribers with many addresses (JSON import). */
+export type ImportSubscribersBody = Static<typeof ImportSubscribersBody>;
+
+/** The answer to one added subscriber. */
+export const SubscriberAnswer = Type.Object({ subscriber: SubscriberView });
+
+/** The answer to an import: rows inserted, rows updated, rows refused (only with skipInvalid). */
+export const ImportAnswer = Type.Object({
+  imported: Type.Integer(),
+  updated: Type.Integer(),
+  invalid: Type.Array(Type.Object({ row: Type.Integer(), reason: Type.String() })),
+});
+/** The answer to an import. */
+export type ImportAnswer = Static<typeof ImportAnswer>;
+
+/** GET …/subscribers query. */
+export const SubscriberListQuery = Type.Object({
+  status: Type.Optional(SubscriberStatusModel),
+  cursor: Type.Optional(Type.String({ description: "nextCursor from the previous page" })),
+  limit: Type.Optional(
+    Type.Integer({ minimum: PAGE_LIMIT.min, maximum: PAGE_LIMIT.max, default: PAGE_LIMIT.default }),
+  ),
+});
+/** GET …/subscribers query. */
+export type SubscriberListQuery = Static<typeof SubscriberListQuery>;
+
+/** A page of subscribers. */
+export const SubscriberPage = Type.Object({
+  subscribers: Type.Array(SubscriberView),
+  nextCursor: Type.Union([Type.String(), Type.Null()]),
+});
+
+/** POST /api/v1/public/sites/<slug>/subscribe. */
+export const PublicSubscribeBody = Type.Object({ email: Email }, { additionalProperties: false });
+
+/** Delivery counts of a campaign. */
+export const CampaignCounts = Type.Object({
+  queued: Type.Integer({ description: "waiting or being sent" }),
+  sent: Type.Integer(),
+  failed: Type.Integer({ description: "gave up after retries on temporary errors" }),
+  bounced: Type.Integer({ description: "refused permanently (5xx)" }),
+});
+/** Delivery counts of a campaign. */
+export type CampaignCounts = Static<typeof CampaignCounts>;
+
+/** A campaign as the API shows it (html with member-signed media URLs). */
+export const CampaignView = Type.Object({
+  id: Type.String({ format: "uuid" }),
+  subject: Type.String(),
+  preheader: Type.Union([Type.String(), Type.Null()]),
+  fromName: Type.Union([Type.String(), Type.Null()]),
+  html: Type.String({ description: "media signed with member grants (k) at read; stored as bare paths" }),
+  status: CampaignStatusModel,
+  sendAt: Type.Union([Type.String({ format: "date-time" }), Type.Null()]),
+  counts: CampaignCounts,
+  createdAt: Type.String({ format: "date-time" }),
+  updatedAt: Type.String({ format: "date-time" }),
+  startedAt: Type.Union([Type.String({ format: "date-time" }), Type.Null()]),
+  finishedAt: Type.Union([Type.String({ format: "date-time" }), Type.Null()]),
+});
+/** A campaign as the API shows it. */
+export type CampaignView = Static<typeof CampaignView>;
+
+/** A campaign in a listing: no body. */
+export const CampaignSummary = Type.Omit(CampaignView, ["html"]);
+/** A campaign in a listing. */
+export type CampaignSummary = Static<typeof CampaignSummary>;
+
+const Subject = Type.String({
+  minLength: 1,
+  maxLength: 200,
+  description: "1 to 200 characters",
+  error: "1 to 200 characters",
+});
+const Preheader = Type.Union([Type.String({ maxLength: 300 }), Type.Null()], {
+  description: "the preview line mail clients show after the subject, at most 300 characters",
+});
+const FromName = Type.Union([Type.String({ maxLength: 100 }), Type.Null()], {
+  description: "the sender's display name, at most 100 characters (the address is MAIL_FROM)",
+});
+const Html = Type.String({
+  minLength: 1,
+  maxLength: MAX_CAMPAIGN_HTML,
+  description:
+    "the mail's HTML; media as bare /api/media/<key> paths of the site's library (unknown files, displayUrls and outside images answer 400 listing each)",
+});
+
+/** POST …/campaigns. */
+export const CreateCampaignBody = Type.Object(
+  { subject: Subject, preheader: Type.Optional(Preheader), fromName: Type.Optional(FromName), html: Html },
+  { additionalProperties: false },
+);
+/** POST …/campaigns. */
+export type CreateCampaignBody = Static<typeof CreateCampaignBody>;
+
+/** PATCH …/campaigns/<cid> (drafts only). */
+export const UpdateCampaignBody = Type.Partial(CreateCampaignBody, { additionalProperties: false });
+/** PATCH …/campaigns/<cid>. */
+export type UpdateCampaignBody = Static<typeof UpdateCampaignBody>;
+
+/** POST …/campaigns/<cid>/send. */
+export const SendCampaignBody = Type.Object(
+  {
+    sendAt: Type.Optional(
+      Type.String({
+        format: "date-time",
+        description: "ISO 8601 with offset; in the future (else 400); absent: now",
+      }),
+    ),
+  },
+  { additionalProperties: false },
+);
+
+/** POST …/campaigns/<cid>/test. */
+export const TestCampaignBody = Type.Object(
+  {
+    to: Type.Array(Email, {
+      minItems: 1,
+      maxItems: MAX_TEST_RECIPIENTS,
+      description: `1 to ${MAX_TEST_RECIPIENTS} addresses`,
+    }),
+  },
+  { additionalProperties: false },
+);
+
+/** One campaign. */
+export const CampaignAnswer = Type.Object({ campaign: CampaignView });
+/** A page of campaigns. */
+export const CampaignPage = Type.Object({
+  campaigns: Type.Array(CampaignSummary),
+  nextCursor: Type.Union([Type.String(), Type.Null()]),
+});

@@ -1,0 +1,88 @@
+import type { Consumer } from "@site/queue";
+import type { QueueContext } from "./campaigns.ts";
+import { type Mailer, openMailer } from "./mailer.ts";
+import {
+  createPacer,
+  deliverToRecipient,
+  fanOutCampaign,
+  type SenderContext,
+  sweepNewsletters,
+} from "./sending.ts";
+
+/** A running newsletter sender. */
+export type NewsletterSender = { mailer: Mailer; stop(opts?: { graceMs?: number }): Promise<void> };
+
+// One sender per queue in a process: the API (in-process queue) and the render daemon of
+// ./scripts/start share one queue, and must not both consume it.
+const running = new WeakMap<object, { sender: Promise<NewsletterSender>; users: number }>();
+
+/**
+ * Starts sending newsletters from the job queue: campaign send jobs (fan-out), per-recipient
+ * deliveries (NEWSLETTER_CONCURRENCY at a time, SMTP_RATE_PER_MINUTE) and the sweep (every
+ * NEWSLETTER_SWEEP_EVERY_MS; one pass at start picks up what a previous process left). The render
+ * daemon runs it; so does the API when its queue is in-process (nothing else could reach it).
+ */
+export function startNewsletterSender(
+  ctx: QueueContext,
+  opts: { mailer?: Mailer; sweepEveryMs?: number } = {},
+): Promise<NewsletterSender> {
+  const shared = running.get(ctx.queue);
+  if (shared) {
+    shared.users++;
+    return shared.sender;
+  }
+  const entry = { sender: start(ctx, opts), users: 1 };
+  running.set(ctx.queue, entry);
+  entry.sender.catch(() => running.delete(ctx.queue));
+  return entry.sender;
+}
+
+async function start(
+  ctx: QueueContext,
+  opts: { mailer?: Mailer; sweepEveryMs?: number },
+): Promise<NewsletterSender> {
+  const log = ctx.log.child({ app: "newsletter-sender" });
+  const mailer = opts.mailer ?? openMailer(ctx.config, log);
+  if (mailer.kind === "outbox")
+    log.info(`SMTP_URL is not set: newsletter mail is written as .eml files to ${mailer.describe}`, {
+      outbox: mailer.describe,
+    });
+  else log.info("newsletter mail goes through SMTP", { server: mailer.describe });
+  const sctx: SenderContext = { ...ctx, log, mailer, pace: createPacer(ctx.config.newsletter.ratePerMinute) };
+  const consumers: Consumer[] = [
+    ctx.queue.consume("newsletter-campaign", async (job) => {
+      const n = await fanOutCampaign(sctx, job.data.campaignId);
+      log.info("newsletter deliveries queued", {
+        jobId: job.id,
+        campaignId: job.data.campaignId,
+        deliveries: n,
+      });
+    }),
+    ctx.queue.consume("newsletter-delivery", (job) => deliverToRecipient(sctx, job), {
+      concurrency: ctx.config.newsletter.concurrency,
+    }),
+    ctx.queue.consume("newsletter-sweep", async () => {
+      const r = await sweepNewsletters(sctx);
+      if (r.started + r.resumed > 0) log.info("newsletter sweep", r);
+    }),
+  ];
+  await ctx.queue.schedule("newsletter-sweep", {
+    everyMs: opts.sweepEveryMs ?? ctx.config.newsletter.sweepEveryMs,
+  });
+  await ctx.queue.enqueue("newsletter-sweep", {}, { jobId: `startup-${process.pid}-${Date.now()}` });
+  let stopping: Promise<void> | null = null;
+  const sender: NewsletterSender = {
+    mailer,
+    stop(stopOpts = {}) {
+      const entry = running.get(ctx.queue);
+      if (entry && --entry.users > 0) return Promise.resolve();
+      stopping ??= (async () => {
+        running.delete(ctx.queue);
+        for (const c of consumers) await c.close({ graceMs: stopOpts.graceMs ?? 10_000 });
+        if (!opts.mailer) await mailer.close();
+      })();
+      return stopping;
+    },
+  };
+  return sender;
+}

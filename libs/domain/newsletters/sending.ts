@@ -1,0 +1,234 @@
+import { eq, sql } from "drizzle-orm";
+import { newsletterCampaigns } from "@site/db";
+import type { Context } from "@site/domain/core";
+import type postgres from "postgres";
+import type { Job } from "@site/queue";
+import { PermanentJobError } from "@site/queue";
+import {
+  enqueueCampaignJob,
+  finishCampaign,
+  type QueueContext,
+  renderCampaignMail,
+  startCampaign,
+} from "./campaigns.ts";
+import { MailSendError, type Mailer, type OutgoingMail } from "./mailer.ts";
+import { newsletterLink } from "./tokens.ts";
+
+/** What the sender runs on: the context, the queue, the mailer and its pace. */
+export type SenderContext = QueueContext & { mailer: Mailer; pace: () => Promise<void> };
+
+/**
+ * A pace of `perMinute` messages a minute in this process (SMTP_RATE_PER_MINUTE): each call waits for
+ * its slot. 0: no wait.
+ */
+export function createPacer(perMinute: number): () => Promise<void> {
+  if (perMinute <= 0) return async () => {};
+  const gap = 60_000 / perMinute;
+  let next = 0;
+  return async () => {
+    const now = performance.now();
+    const slot = Math.max(now, next);
+    next = slot + gap;
+    if (slot > now) await Bun.sleep(slot - now);
+  };
+}
+
+type Claimed = {
+  id: string;
+  campaign_id: string;
+  email: string;
+  tries: number;
+  subscriber_id: string;
+  subscriber_status: string;
+  site_id: string;
+  subject: string;
+  preheader: string | null;
+  from_name: string | null;
+  html: string;
+};
+
+/**
+ * One recipient's mail, exactly once (decision 1102): the row is claimed with a lease (queued, or a
+ * claim whose lease ran out: that process died before committing), the message is written to the SMTP
+ * server, and the row is marked sent in the database before the end-of-data mark that makes the
+ * server deliver it. A process killed before that mark delivers nothing (the server drops a message
+ * whose connection closes mid-DATA) and its row is taken again after the lease; killed after, the row
+ * is already sent. A temporary failure (4xx, connection) puts the row back for a retry with backoff;
+ * the last try ends it failed. A permanent 5xx ends it bounced, and the subscriber with it.
+ */
+export async function deliverToRecipient(
+  ctx: SenderContext,
+  job: Pick<Job<"newsletter-delivery">, "data" | "attempt" | "attempts">,
+): Promise<void> {
+  const leaseMs = ctx.config.newsletter.leaseMs;
+  await ctx.pace();
+  const [r] = await ctx.db.execute<Claimed>(sql`
+    update newsletter_recipients r
+    set status = 'sending', lease_until = now() + ${`${leaseMs} milliseconds`}::interval, tries = r.tries + 1, updated_at = now()
+    from newsletter_campaigns c, newsletter_subscribers s
+    where r.id = ${job.data.recipientId}::uuid and c.id = r.campaign_id and s.id = r.subscriber_id
+      and c.status = 'sending'
+      and (r.status = 'queued' or (r.status = 'sending' and r.lease_until < now()))
+    returning r.id, r.campaign_id, r.email, r.tries, r.subscriber_id, s.status as subscriber_status,
+      c.site_id, c.subject, c.preheader, c.from_name, c.html`);
+  if (!r) return; // sent, finished, or claimed by a live process
+  if (r.subscriber_status !== "active") {
+    // Unsubscribed or bounced since the send started: never mailed.
+    await settle(ctx, r, "skipped", null);
+    return;
+  }
+  let mail: OutgoingMail;
+  try {
+    mail = await renderCampaignMail(
+      ctx,
+      {
+        id: r.campaign_id,
+        siteId: r.site_id,
+        subject: r.subject,
+        preheader: r.preheader,
+        fromName: r.from_name,
+        html: r.html,
+      },
+      {
+        email: r.email,
+        id: `${r.campaign_id}.${r.id}`,
+        unsubscribeUrl: newsletterLink(ctx, "unsubscribe", r.subscriber_id),
+      },
+    );
+  } catch (err) {
+    await settle(ctx, r, "failed", String(err));
+    throw new PermanentJobError("the mail could not be composed", { cause: err });
+  }
+  const client = (ctx.db as unknown as { $client: postgres.Sql }).$client;
+  let reserved: postgres.ReservedSql | null = null;
+  let committing: Promise<unknown> | null = null;
+  try {
+    await ctx.mailer.send(mail, {
+      // The row is marked sent in a transaction held open on a reserved connection; its COMMIT is
+      // written to PostgreSQL in the same turn as the end of DATA (decision 1102).
+      beforeCommit: async () => {
+        reserved = await client.reserve();
+        await reserved`begin`;
+        const done = await reserved`
+          update newsletter_recipients set status = 'sent', sent_at = now(), lease_until = null, updated_at = now()
+          where id = ${r.id}::uuid and status = 'sending' and tries = ${r.tries} returning id`;
+        if (done.length === 0) {
+          await reserved`rollback`;
+          throw new Error("the claim was lost (lease expired and taken): message withdrawn");
+        }
+        const tx = reserved;
+        return () => {
+          committing = tx.unsafe(WRITE_NOW_COMMIT).execute();
+        };
+      },
+    });
+  } catch (err) {
+    const e =
+      err instanceof MailSendError ? err : new MailSendError(String(err), false, null, false, { cause: err });
+    if (e.permanent) {
+      await settle(ctx, r, "bounced", e.message, { force: e.committed });
+      await ctx.db.execute(sql`
+        update newsletter_subscribers set status = 'bounced', bounced_at = now(), updated_at = now()
+        where id = ${r.subscriber_id}::uuid and status <> 'bounced'`);
+      ctx.log.info("newsletter recipient bounced", { recipientId: r.id, code: e.responseCode });
+      await finishCampaign(ctx, r.campaign_id);
+      return;
+    }
+    if (job.attempt >= job.attempts) {
+      await settle(ctx, r, "failed", e.message, { force: e.committed });
+      await finishCampaign(ctx, r.campaign_id);
+      throw new PermanentJobError(`gave up after ${job.attempt} tries: ${e.message}`, { cause: e });
+    }
+    // Back in line for the next try (the queue waits the backoff).
+    await settle(ctx, r, "queued", e.message, { force: e.committed });
+    throw e;
+  } finally {
+    await (committing as Promise<unknown> | null)?.catch((err: unknown) =>
+      ctx.log.error("newsletter commit failed", { recipientId: r.id, cause: err }),
+    );
+    const tx = reserved as postgres.ReservedSql | null;
+    // A transaction prepared for a send that failed before its commit is rolled back, not left open.
+    if (tx && !committing) await tx`rollback`.catch(() => {});
+    tx?.release();
+  }
+  await finishCampaign(ctx, r.campaign_id);
+}
+
+/**
+ * COMMIT, padded past postgres.js's 1 KiB write buffer so that the client writes it to the socket
+ * in the same turn it is executed (a shorter statement waits for setImmediate), right before the
+ * end of DATA: the window in which a killed process has committed a row whose mail never left is the
+ * gap between two socket writes, not a database round trip.
+ */
+const WRITE_NOW_COMMIT = `/* ${"-".repeat(1100)} */ commit`;
+
+/** Ends a claimed row (only while our claim holds, unless `force`: the row was committed as sent). */
+async function settle(
+  ctx: Context,
+  r: Claimed,
+  status: "queued" | "failed" | "bounced" | "skipped",
+  error: string | null,
+  opts: { force?: boolean } = {},
+): Promise<void> {
+  const guard = opts.force ? sql`` : sql` and status = 'sending' and tries = ${r.tries}`;
+  await ctx.db.execute(sql`
+    update newsletter_recipients set status = ${status}, lease_until = null, last_error = ${error?.slice(0, 1000) ?? null}, updated_at = now()
+    where id = ${r.id}::uuid${guard}`);
+  if (status !== "queued") await finishCampaign(ctx, r.campaign_id);
+}
+
+/**
+ * A campaign's send job: queues one delivery job per recipient not yet mailed (queued, or claimed by a
+ * process whose lease ran out). Job ids carry the row's try count, so a waiting job is not queued
+ * twice and a row taken back after a crash gets a new job.
+ */
+export async function fanOutCampaign(ctx: QueueContext, campaignId: string): Promise<number> {
+  const [c] = await ctx.db
+    .update(newsletterCampaigns)
+    .set({ fannedOutAt: sql`now()` })
+    .where(eq(newsletterCampaigns.id, campaignId))
+    .returning({ status: newsletterCampaigns.status });
+  if (c?.status !== "sending") return 0;
+  const rows = await ctx.db.execute<{ id: string; tries: number }>(sql`
+    select id, tries from newsletter_recipients
+    where campaign_id = ${campaignId}::uuid
+      and (status = 'queued' or (status = 'sending' and lease_until < now()))`);
+  const list = [...rows];
+  for (let i = 0; i < list.length; i += 100) {
+    await Promise.all(
+      list
+        .slice(i, i + 100)
+        .map((row) =>
+          ctx.queue.enqueue(
+            "newsletter-delivery",
+            { recipientId: row.id },
+            { jobId: `${row.id}.${row.tries}` },
+          ),
+        ),
+    );
+  }
+  if (list.length === 0) await finishCampaign(ctx, campaignId);
+  return list.length;
+}
+
+/**
+ * The newsletter sweep: starts scheduled campaigns that are due, and queues the send job again for a
+ * sending campaign whose last fan-out is older than the lease (jobs lost with an in-process queue, or
+ * rows whose process died holding them).
+ */
+export async function sweepNewsletters(ctx: QueueContext): Promise<{ started: number; resumed: number }> {
+  const due = await ctx.db.execute<{ id: string }>(sql`
+    select id from newsletter_campaigns where status = 'scheduled' and send_at <= ${ctx.clock.now().toISOString()}::timestamptz`);
+  let started = 0;
+  for (const { id } of due) {
+    const s = await startCampaign(ctx, id, ["scheduled"]);
+    if (!s) continue;
+    started++;
+    await enqueueCampaignJob(ctx, id);
+  }
+  const stalled = await ctx.db.execute<{ id: string }>(sql`
+    select id from newsletter_campaigns where status = 'sending'
+      and (fanned_out_at is null or fanned_out_at < now() - ${`${ctx.config.newsletter.leaseMs} milliseconds`}::interval)`);
+  for (const { id } of stalled) await enqueueCampaignJob(ctx, id);
+  return { started, resumed: stalled.length };
+}

@@ -1,0 +1,113 @@
+import type { AddressInfo } from "node:net";
+import { type ParsedMail, simpleParser } from "mailparser";
+import { SMTPServer } from "smtp-server";
+
+/** One message the sink accepted (a 250 after the end of DATA), with its envelope. */
+export type ReceivedMail = { from: string; to: string[]; raw: Buffer; parsed: ParsedMail | null };
+
+/** A real SMTP server (the smtp-server package) on 127.0.0.1, keeping what it accepted. */
+export type SmtpSink = {
+  /** smtp://127.0.0.1:<port> */
+  url: string;
+  port: number;
+  /** Messages accepted so far, in order. */
+  messages: ReceivedMail[];
+  /** Count of messages accepted (also when `parse` is off and nothing is kept). */
+  readonly count: number;
+  /** Resolves once `n` messages were accepted; rejects after `timeoutMs`. */
+  waitFor(n: number, timeoutMs?: number): Promise<void>;
+  /** Called after each accepted message (a test may act in the middle of a send). */
+  onMessage?: (count: number) => void;
+  close(): Promise<void>;
+};
+
+/**
+ * Starts the sink. `reject` answers RCPT TO for an address with a permanent 550 ("mailbox
+ * unavailable", RFC 5321 §4.2.2/§4.2.3, https://www.rfc-editor.org/rfc/rfc5321#section-4.2.3);
+ * `defer` answers 451 (local error, try again later) for an address the given number of times. A
+ * message whose connection closes before the end-of-data mark is never delivered (RFC 5321 §3.8;
+ * smtp-server destroys its stream, and the sink keeps nothing). `keep: false` only counts (benchmarks).
+ */
+export async function startSmtpSink(
+  opts: { reject?: string[]; defer?: Record<string, number>; keep?: boolean; parse?: boolean } = {},
+): Promise<SmtpSink> {
+  const reject = new Set((opts.reject ?? []).map((a) => a.toLowerCase()));
+  const defer = new Map(Object.entries(opts.defer ?? {}).map(([a, n]) => [a.toLowerCase(), n]));
+  const keep = opts.keep ?? true;
+  const parse = opts.parse ?? true;
+  let count = 0;
+  const waiters = new Set<{ n: number; resolve: () => void }>();
+  const sink: SmtpSink = {
+    url: "",
+    port: 0,
+    messages: [],
+    get count() {
+      return count;
+    },
+    waitFor(n, timeoutMs = 60_000) {
+      if (count >= n) return Promise.resolve();
+      return new Promise((resolve, reject) => {
+        const w = {
+          n,
+          resolve: () => {
+            clearTimeout(timer);
+            resolve();
+          },
+        };
+        const timer = setTimeout(() => {
+          waiters.delete(w);
+          reject(new Error(`the SMTP sink got ${count} messages, waited for ${n}`));
+        }, timeoutMs);
+        waiters.add(w);
+      });
+    },
+    close: () => new Promise<void>((r) => server.close(() => r())),
+  };
+  const server = new SMTPServer({
+    logger: false,
+    authOptional: true,
+    disabledCommands: ["STARTTLS", "AUTH"],
+    size: 10 * 1024 * 1024,
+    onRcptTo(address, _session, callback) {
+      const addr = address.address.toLowerCase();
+      if (reject.has(addr))
+        return callback(Object.assign(new Error("5.1.1 mailbox unavailable"), { responseCode: 550 }));
+      const left = defer.get(addr) ?? 0;
+      if (left > 0) {
+        defer.set(addr, left - 1);
+        return callback(Object.assign(new Error("4.3.0 try again later"), { responseCode: 451 }));
+      }
+      callback();
+    },
+    onData(stream, session, callback) {
+      const chunks: Buffer[] = [];
+      stream.on("data", (c: Buffer) => chunks.push(c));
+      stream.on("error", () => {}); // a connection closed mid-DATA: nothing delivered
+      stream.on("end", async () => {
+        if ((stream as unknown as { sizeExceeded?: boolean }).sizeExceeded)
+          return callback(Object.assign(new Error("message too big"), { responseCode: 552 }));
+        const raw = Buffer.concat(chunks);
+        const mail: ReceivedMail = {
+          from: session.envelope.mailFrom ? session.envelope.mailFrom.address : "",
+          to: session.envelope.rcptTo.map((r) => r.address.toLowerCase()),
+          raw,
+          parsed: parse ? await simpleParser(raw) : null,
+        };
+        count++;
+        if (keep) sink.messages.push(mail);
+        callback();
+        sink.onMessage?.(count);
+        for (const w of [...waiters])
+          if (count >= w.n) {
+            waiters.delete(w);
+            w.resolve();
+          }
+      });
+    },
+  });
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", () => resolve()));
+  const port = (server.server.address() as AddressInfo).port;
+  sink.port = port;
+  sink.url = `smtp://127.0.0.1:${port}`;
+  return sink;
+}
