@@ -350,7 +350,8 @@ async function main() {
           select count(*)::int as n from screenshot_renders where org_id = ${scope.orgId} and status = 'pending'`;
         return r?.n === 0;
       },
-      opts.settleMs ?? 60_000,
+      // Renders run 2 at a time per daemon (and per organization): a burst takes a while.
+      opts.settleMs ?? 90_000,
     ).catch(() => {});
     // Uploads land and orphans go within a few sweeps: poll until consistent (or the bound).
     let fq = await filesAndQuota(scope);
@@ -478,9 +479,17 @@ async function main() {
     await opts.kill();
     say(`${scenario}: killed`);
     const downUntil = performance.now() + (opts.downMs ?? 6000);
-    while (performance.now() < downUntil) {
+    let burst = !!probe;
+    for (let left = downUntil - performance.now(); left > 0; left = downUntil - performance.now()) {
       if (probe) void probeOnce();
-      await Bun.sleep(Math.min(1000, Math.max(0, downUntil - performance.now())));
+      if (burst && left < 1500) {
+        // Just before the queue returns, a burst of 8 screenshots of the probe's organization at once:
+        // two are admitted (their enqueue fails: refunded, 503), the rest wait their turn (202) and must
+        // all be rendered once it is back.
+        burst = false;
+        for (let i = 0; i < 8; i++) void play(r, probe!.target, "screenshot", "burst");
+      }
+      await Bun.sleep(Math.min(1000, left));
     }
     await opts.back();
     const since = performance.now();
