@@ -338,12 +338,9 @@ async function main() {
     return { target, scope };
   };
 
-  /** Waits for the scope's renders to settle (bounded), then runs the data checks. */
-  const dataChecks = async (
-    scope: Scope,
-    opts: { tmp?: boolean; settleMs?: number } = {},
-  ): Promise<Pick<Row["checks"], "files" | "quota" | "ledger" | "tmp" | "chromium">> => {
-    await until(
+  /** Waits (bounded) until no render of the scope's organization is pending. */
+  const settled = (scope: Scope, ms = 90_000) =>
+    until(
       "renders settled",
       async () => {
         const [r] = await scope.sql<{ n: number }[]>`
@@ -351,8 +348,15 @@ async function main() {
         return r?.n === 0;
       },
       // Renders run 2 at a time per daemon (and per organization): a burst takes a while.
-      opts.settleMs ?? 90_000,
+      ms,
     ).catch(() => {});
+
+  /** Waits for the scope's renders to settle (bounded), then runs the data checks. */
+  const dataChecks = async (
+    scope: Scope,
+    opts: { tmp?: boolean; settleMs?: number } = {},
+  ): Promise<Pick<Row["checks"], "files" | "quota" | "ledger" | "tmp" | "chromium">> => {
+    await settled(scope, opts.settleMs);
     // Uploads land and orphans go within a few sweeps: poll until consistent (or the bound).
     let fq = await filesAndQuota(scope);
     const deadline = Date.now() + 15_000;
@@ -499,6 +503,7 @@ async function main() {
     await load.stop();
     const checks = await dataChecks(scope);
     if (probe) {
+      await settled(probe.scope);
       const more = await ledger(probe.scope);
       checks.ledger = {
         ok: checks.ledger.ok !== false && more.ok !== false,
