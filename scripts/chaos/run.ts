@@ -338,20 +338,25 @@ async function main() {
     return { target, scope };
   };
 
-  /** Waits for the scope's renders to settle (bounded), then runs the data checks. */
-  const dataChecks = async (
-    scope: Scope,
-    opts: { tmp?: boolean; settleMs?: number } = {},
-  ): Promise<Pick<Row["checks"], "files" | "quota" | "ledger" | "tmp" | "chromium">> => {
-    await until(
+  /** Waits (bounded) until no render of the scope's organization is pending. */
+  const settled = (scope: Scope, ms = 90_000) =>
+    until(
       "renders settled",
       async () => {
         const [r] = await scope.sql<{ n: number }[]>`
           select count(*)::int as n from screenshot_renders where org_id = ${scope.orgId} and status = 'pending'`;
         return r?.n === 0;
       },
-      opts.settleMs ?? 60_000,
+      // Renders run 2 at a time per daemon (and per organization): a burst takes a while.
+      ms,
     ).catch(() => {});
+
+  /** Waits for the scope's renders to settle (bounded), then runs the data checks. */
+  const dataChecks = async (
+    scope: Scope,
+    opts: { tmp?: boolean; settleMs?: number } = {},
+  ): Promise<Pick<Row["checks"], "files" | "quota" | "ledger" | "tmp" | "chromium">> => {
+    await settled(scope, opts.settleMs);
     // Uploads land and orphans go within a few sweeps: poll until consistent (or the bound).
     let fq = await filesAndQuota(scope);
     const deadline = Date.now() + 15_000;
@@ -478,9 +483,17 @@ async function main() {
     await opts.kill();
     say(`${scenario}: killed`);
     const downUntil = performance.now() + (opts.downMs ?? 6000);
-    while (performance.now() < downUntil) {
+    let burst = !!probe;
+    for (let left = downUntil - performance.now(); left > 0; left = downUntil - performance.now()) {
       if (probe) void probeOnce();
-      await Bun.sleep(Math.min(1000, Math.max(0, downUntil - performance.now())));
+      if (burst && left < 1500) {
+        // Just before the queue returns, a burst of 8 screenshots of the probe's organization at once:
+        // two are admitted (their enqueue fails: refunded, 503), the rest wait their turn (202) and must
+        // all be rendered once it is back.
+        burst = false;
+        for (let i = 0; i < 8; i++) void play(r, probe!.target, "screenshot", "burst");
+      }
+      await Bun.sleep(Math.min(1000, left));
     }
     await opts.back();
     const since = performance.now();
@@ -490,6 +503,7 @@ async function main() {
     await load.stop();
     const checks = await dataChecks(scope);
     if (probe) {
+      await settled(probe.scope);
       const more = await ledger(probe.scope);
       checks.ledger = {
         ok: checks.ledger.ok !== false && more.ok !== false,
