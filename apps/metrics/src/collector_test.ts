@@ -215,9 +215,9 @@ describe("the collector under load and failure", () => {
 
   test("one failing account never stops the rest: expired token → null metrics with the reason, 5xx → retried next pass", async () => {
     const p = await seedOrg();
-    const expired = await connect(p, "instagram", {
+    const expired = await connect(p, "threads", {
       token: "tok-expired-ig",
-      permissions: ["instagram_manage_insights"],
+      permissions: ["threads_manage_insights"],
     });
     const li = await connect(p, "linkedin");
     const reddit = await connect(p, "reddit");

@@ -40,10 +40,26 @@ export type AdapterTarget = { platformPostId: string; url: string | null; publis
 /** What publishing on a platform returned. */
 export type PublishResult = { platformPostId: string; url: string; publishedAt: Date };
 
-/** A platform's HTTP API behind one interface: publish a text, read a post's metrics. */
+/**
+ * One file of a post as an adapter needs it: its kind and type, a URL the platform can fetch without a
+ * session (a share-token `t` URL on PUBLIC_BASE_URL, bounded expiry), and its bytes for the platforms
+ * that take an upload instead of a URL (X, LinkedIn, Reddit).
+ */
+export type PublishMedia = {
+  kind: "image" | "video";
+  contentType: string;
+  size: number;
+  url: string;
+  read(): Promise<Uint8Array<ArrayBuffer>>;
+};
+
+/** What to publish on one target: its text (the platform's override or the content) and its media. */
+export type PublishInput = { text: string; media: PublishMedia[] };
+
+/** A platform's HTTP API behind one interface: publish a text with media, read a post's metrics. */
 export type PlatformAdapter = {
   platform: SocialPlatform;
-  publish(account: AdapterAccount, text: string): Promise<PublishResult>;
+  publish(account: AdapterAccount, post: PublishInput): Promise<PublishResult>;
   readMetrics(account: AdapterAccount, target: AdapterTarget): Promise<MetricsReading>;
 };
 

@@ -59,7 +59,10 @@ export async function createSocialPost(
       const adapter = adapters[account.platform];
       try {
         if (!adapter) throw new PlatformError("rejected", `no adapter for ${account.platform}`);
-        const published = await adapter.publish(account, overrides[account.platform] ?? content);
+        const published = await adapter.publish(account, {
+          text: overrides[account.platform] ?? content,
+          media: [],
+        });
         return { account, published, error: null };
       } catch (err) {
         ctx.log.warn("social publish failed", { platform: account.platform, cause: err });

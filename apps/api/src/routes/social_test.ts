@@ -132,15 +132,15 @@ describe("social posts", () => {
   test("publishing: each target through its adapter; a failing target says why and does not block the others", async () => {
     const { key } = await h.seedOrg();
     const reddit = await connect(key, "reddit");
-    const tiktok = await connect(key, "tiktok", { accessToken: "tok-revoked-tiktok" });
-    fake.expire("tok-revoked-tiktok");
+    const linkedin = await connect(key, "linkedin", { accessToken: "tok-revoked-linkedin" });
+    fake.expire("tok-revoked-linkedin");
     const x = await connect(key, "x", { tier: "basic" });
     const res = await h.call("POST", "/api/v1/social/posts", {
       key,
       body: {
         content: "Launch day",
         platformOverrides: { x: "Launch day, short" },
-        accounts: [reddit.id, tiktok.id, x.id],
+        accounts: [reddit.id, linkedin.id, x.id],
       },
     });
     expect(res.status).toBe(201);
@@ -152,8 +152,8 @@ describe("social posts", () => {
     expect(byPlatform.reddit).toMatchObject({ accountId: reddit.id, status: "published", error: null });
     expect(byPlatform.reddit.url).toStartWith("https://www.reddit.com/r/u_");
     expect(byPlatform.x).toMatchObject({ status: "published", error: null });
-    expect(byPlatform.tiktok).toMatchObject({ status: "failed", url: null });
-    expect(byPlatform.tiktok.error).toContain("access_token_invalid");
+    expect(byPlatform.linkedin).toMatchObject({ status: "failed", url: null });
+    expect(byPlatform.linkedin.error).toContain("REVOKED_ACCESS_TOKEN");
     const [xRow] = await h.sql`select platform_post_id from social_targets where account_id = ${x.id}`;
     const [redditRow] =
       await h.sql`select platform_post_id from social_targets where account_id = ${reddit.id}`;
