@@ -16,6 +16,8 @@ export async function startMetricsTestbed(): Promise<MetricsTestbed> {
       SECRET_KEY: "test-secret-key-0123456789",
       DATA_DIR: "/tmp/site-test-data",
       ...fake.env,
+      ...fake.oauthEnv,
+      SOCIAL_POLL_INTERVAL_MS: "5",
     }),
     db: handle.db,
     clock: systemClock,

@@ -33,6 +33,16 @@ export const ConnectAccountBody = Type.Object({
       description: "API tier (x); free reads no metrics. Default free for x.",
     }),
   ),
+  refreshToken: Type.Optional(
+    Type.String({ minLength: 1, maxLength: 8192, description: "stored encrypted, never returned" }),
+  ),
+  expiresAt: Type.Optional(
+    Type.String({
+      format: "date-time",
+      description:
+        "when the access token expires (ISO 8601); it is renewed before then with the refresh token",
+    }),
+  ),
 });
 /** An account connection that passed its model. */
 export type ConnectAccountBody = Static<typeof ConnectAccountBody>;
@@ -46,6 +56,10 @@ export const SocialAccountView = Type.Object({
   permissions: Type.Array(Type.String()),
   tier: Type.Union([Type.String(), Type.Null()]),
   connectedAt: Type.String(),
+  status: Type.Union([Type.Literal("connected"), Type.Literal("reconnect_required")], {
+    description: "reconnect_required: the platform refused to renew the token; connect the account again",
+  }),
+  expiresAt: Type.Union([Type.String({ description: "when the access token expires" }), Type.Null()]),
 });
 /** A connected account as the API answers it. */
 export type SocialAccountView = Static<typeof SocialAccountView>;

@@ -61,6 +61,23 @@ export type PlatformAdapter = {
   platform: SocialPlatform;
   publish(account: AdapterAccount, post: PublishInput): Promise<PublishResult>;
   readMetrics(account: AdapterAccount, target: AdapterTarget): Promise<MetricsReading>;
+  /**
+   * Renews the account's token (present when the platform's OAuth client is configured). A refusal is a
+   * PlatformError of kind `auth`.
+   */
+  renew?(current: { accessToken: string; refreshToken: string | null }, now: Date): Promise<TokenSet>;
+};
+
+/** Tokens a platform issued: from an authorization code or a refresh. */
+export type TokenSet = {
+  accessToken: string;
+  /** The refresh token to keep (the new one where the platform rotates them); null: none. */
+  refreshToken: string | null;
+  expiresAt: Date | null;
+  /** The platform's id of the user, when the token answer says it. */
+  accountId: string | null;
+  /** The scopes granted, when the token answer says them. */
+  scopes: string[] | null;
 };
 
 /** The adapters by platform. */

@@ -46,7 +46,7 @@ export async function createSocialPost(
   adapters: PlatformAdapters,
 ): Promise<SocialPostView> {
   const { content, overrides, accountIds } = checkPostInput(input);
-  const accounts = await loadAdapterAccounts(ctx, principal.orgId, accountIds);
+  const accounts = await loadAdapterAccounts(ctx, principal.orgId, accountIds, adapters, ctx.clock.now());
   const missing = accountIds.filter((id) => !accounts.some((a) => a.id === id));
   if (missing.length > 0) throw validationError("accounts", `not connected accounts: ${missing.join(", ")}`);
   const [post] = await ctx.db
@@ -59,7 +59,7 @@ export async function createSocialPost(
       const adapter = adapters[account.platform];
       try {
         if (!adapter) throw new PlatformError("rejected", `no adapter for ${account.platform}`);
-        const published = await adapter.publish(account, {
+        const published = await adapter.publish(await account.ready(), {
           text: overrides[account.platform] ?? content,
           media: [],
         });

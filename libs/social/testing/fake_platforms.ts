@@ -97,6 +97,8 @@ export function startFakePlatforms(opts: { latencyMs?: number } = {}) {
   const hosted = new Map<string, { bytes: Uint8Array; contentType: string }>();
   const tiktokPrivacy = new Map<string, string[]>();
   const state = {
+    /** The fake platforms' clock, as an offset from the real one (tokens expire by it). */
+    offsetMs: 0,
     /** How many status checks answer "not ready yet" before a container/upload/publish is ready. */
     processingChecks: 0,
     /** Fetches a media URL the way the platform would (cURL from its servers). */
@@ -105,6 +107,64 @@ export function startFakePlatforms(opts: { latencyMs?: number } = {}) {
 
   const json = (status: number, body: unknown, headers: Record<string, string> = {}) =>
     Response.json(body, { status, headers });
+  const now = () => Date.now() + state.offsetMs;
+
+  // ---- OAuth: issued tokens expire by the fake's clock; refresh tokens rotate where the platform does --
+  type Issued = { platform: SocialPlatform; user: string; expiresAt: number; issuedAt: number };
+  const issued = new Map<string, Issued>();
+  const refreshTokens = new Map<string, { platform: SocialPlatform; user: string; used: boolean }>();
+  const codes = new Map<
+    string,
+    {
+      platform: SocialPlatform;
+      redirectUri: string;
+      challenge: string | null;
+      used: boolean;
+      user: string;
+      refresh: boolean;
+    }
+  >();
+  /** Access token lifetimes: X 2 h, Reddit 1 h, TikTok 24 h, LinkedIn 60 days, Meta long-lived 60 days. */
+  const LIFETIME_S: Record<SocialPlatform, number> = {
+    x: 7200,
+    reddit: 3600,
+    tiktok: 86_400,
+    linkedin: 5_184_000,
+    instagram: 5_184_000,
+    threads: 5_184_000,
+  };
+  /** Refresh tokens used once are refused again where the platform rotates them (X, TikTok). */
+  const ROTATES: Record<SocialPlatform, boolean> = {
+    x: true,
+    tiktok: true,
+    reddit: false,
+    linkedin: false,
+    instagram: false,
+    threads: false,
+  };
+  const CLIENT = (p: SocialPlatform) => ({ id: `client-${p}`, secret: `secret-${p}` });
+  function issue(
+    platform: SocialPlatform,
+    user: string,
+    lifetimeS = LIFETIME_S[platform],
+    withRefresh = true,
+  ) {
+    const accessToken = `at-${platform}-${++seq}-${Math.random().toString(36).slice(2, 8)}`;
+    issued.set(accessToken, { platform, user, expiresAt: now() + lifetimeS * 1000, issuedAt: now() });
+    let refreshToken: string | null = null;
+    if (withRefresh && platform !== "instagram" && platform !== "threads") {
+      refreshToken = `rt-${platform}-${++seq}-${Math.random().toString(36).slice(2, 8)}`;
+      refreshTokens.set(refreshToken, { platform, user, used: false });
+    }
+    return { accessToken, refreshToken, expiresIn: lifetimeS };
+  }
+  const refreshGrants = new Map<SocialPlatform, number>();
+  const countRefresh = (p: SocialPlatform) => refreshGrants.set(p, (refreshGrants.get(p) ?? 0) + 1);
+  const isExpired = (token: string) => {
+    if (expired.has(token)) return true;
+    const t = issued.get(token);
+    return t !== undefined && t.expiresAt <= now();
+  };
   const metricsOf = (id: string) => metrics.get(id) ?? DEFAULT_METRICS;
   const graphError = (
     status: number,
@@ -219,8 +279,7 @@ export function startFakePlatforms(opts: { latencyMs?: number } = {}) {
   }
 
   function graph(platform: "instagram" | "threads", req: Request, url: URL, parts: string[], token: string) {
-    if (expired.has(token))
-      return graphError(400, 190, "Error validating access token: Session has expired.");
+    if (isExpired(token)) return graphError(400, 190, "Error validating access token: Session has expired.");
     const [id, edge] = parts;
     const ig = platform === "instagram";
     if (req.method === "POST" && edge === (ig ? "media" : "threads"))
@@ -329,7 +388,7 @@ export function startFakePlatforms(opts: { latencyMs?: number } = {}) {
     json(status, { title, detail, type: "https://api.x.com/2/problems/invalid-request", status });
 
   async function x(req: Request, url: URL, parts: string[], token: string) {
-    if (expired.has(token))
+    if (isExpired(token))
       return json(401, { title: "Unauthorized", type: "about:blank", status: 401, detail: "Unauthorized" });
     const path = parts.join("/");
     const body = async () => ((await req.json().catch(() => ({}))) ?? {}) as Record<string, unknown>;
@@ -518,7 +577,7 @@ export function startFakePlatforms(opts: { latencyMs?: number } = {}) {
         code: "NONEXISTENT_VERSION",
         message: `Requested version ${version} is not active`,
       });
-    if (expired.has(token))
+    if (isExpired(token))
       return json(401, {
         status: 401,
         serviceErrorCode: 65601,
@@ -635,7 +694,7 @@ export function startFakePlatforms(opts: { latencyMs?: number } = {}) {
     if (parts[0] === "media-upload") return redditUpload(req, url, parts);
     // Reddit refuses clients without a descriptive User-Agent (https://github.com/reddit-archive/reddit/wiki/API#rules).
     if (!req.headers.get("user-agent")) return json(429, { message: "Too Many Requests", error: 429 });
-    if (expired.has(token)) return json(401, { message: "Unauthorized", error: 401 });
+    if (isExpired(token)) return json(401, { message: "Unauthorized", error: 401 });
     const path = parts.join("/");
     if (req.method === "POST" && path === "api/media/asset.json") {
       // The upload lease: `filepath` and `mimetype` (an image type) are required (PRAW, same file).
@@ -771,7 +830,7 @@ export function startFakePlatforms(opts: { latencyMs?: number } = {}) {
       json(status, { data: {}, error: { code, message, log_id: logId } });
     const okAnswer = (data: unknown) =>
       json(200, { data, error: { code: "ok", message: "", log_id: logId } });
-    if (expired.has(token))
+    if (isExpired(token))
       return err(401, "access_token_invalid", "The access token is invalid or not found in the request.");
     const path = parts.join("/");
     // Requests carry `Content-Type: application/json; charset=UTF-8`
@@ -902,6 +961,149 @@ export function startFakePlatforms(opts: { latencyMs?: number } = {}) {
     return err(404, "invalid_params", "no such route");
   }
 
+  // ---- OAuth endpoints, under /auth/<platform> + the platform's own paths -----------------------
+  const AUTH_PATHS: Record<SocialPlatform, { authorize: string; token: string }> = {
+    x: { authorize: "/i/oauth2/authorize", token: "/2/oauth2/token" },
+    reddit: { authorize: "/api/v1/authorize", token: "/api/v1/access_token" },
+    linkedin: { authorize: "/oauth/v2/authorization", token: "/oauth/v2/accessToken" },
+    tiktok: { authorize: "/v2/auth/authorize/", token: "/v2/oauth/token/" },
+    instagram: { authorize: "/oauth/authorize", token: "/oauth/access_token" },
+    threads: { authorize: "/oauth/authorize", token: "/oauth/access_token" },
+  };
+  const oauthError = (status: number, error: string, description: string) =>
+    json(status, { error, error_description: description });
+  const s256 = (v: string) => new Bun.CryptoHasher("sha256").update(v).digest("base64url");
+
+  async function auth(platform: SocialPlatform, req: Request, url: URL, path: string) {
+    const meta = platform === "instagram" || platform === "threads";
+    const paths = AUTH_PATHS[platform];
+    const client = CLIENT(platform);
+    if (req.method === "GET" && path === paths.authorize) {
+      // The user's consent, granted at once: a redirect to redirect_uri with `code` and `state`.
+      // Client id (`client_key` on TikTok), response_type=code, redirect_uri and state are required;
+      // X and TikTok require PKCE S256 (https://docs.x.com/resources/fundamentals/authentication/oauth-2-0/authorization-code,
+      // https://developers.tiktok.com/doc/login-kit-web). A refresh token comes back only for X's
+      // `offline.access` scope and Reddit's `duration=permanent` (https://github.com/reddit-archive/reddit/wiki/OAuth2).
+      const q = url.searchParams;
+      const id = q.get(platform === "tiktok" ? "client_key" : "client_id");
+      const redirectUri = q.get("redirect_uri");
+      if (id !== client.id) return oauthError(400, "invalid_client", "unknown client");
+      if (q.get("response_type") !== "code" || !redirectUri || !q.get("state"))
+        return oauthError(400, "invalid_request", "response_type=code, redirect_uri and state are required");
+      const needsPkce = platform === "x" || platform === "tiktok";
+      if (needsPkce && (!q.get("code_challenge") || q.get("code_challenge_method") !== "S256"))
+        return oauthError(400, "invalid_request", "code_challenge with S256 is required");
+      const code = `code-${platform}-${++seq}`;
+      const scopes = (q.get("scope") ?? "").split(/[ ,]+/);
+      codes.set(code, {
+        platform,
+        redirectUri,
+        challenge: q.get("code_challenge"),
+        used: false,
+        user: `user-${seq}`,
+        refresh:
+          platform === "x"
+            ? scopes.includes("offline.access")
+            : platform === "reddit"
+              ? q.get("duration") === "permanent"
+              : true,
+      });
+      const back = new URL(redirectUri);
+      back.searchParams.set("code", code);
+      back.searchParams.set("state", q.get("state")!);
+      return new Response(null, { status: 302, headers: { location: back.toString() } });
+    }
+    if (req.method === "POST" && path === paths.token) {
+      // Client authentication: Basic for X's confidential clients and Reddit, form fields elsewhere.
+      const form = new URLSearchParams(await req.text());
+      const basic = (req.headers.get("authorization") ?? "").replace(/^Basic\s+/i, "");
+      const [bid, bsecret] = basic ? Buffer.from(basic, "base64").toString().split(":") : [];
+      const id = bid ?? form.get(platform === "tiktok" ? "client_key" : "client_id");
+      const secret = bsecret ?? form.get("client_secret");
+      if (id !== client.id || secret !== client.secret)
+        return oauthError(401, "invalid_client", "client authentication failed");
+      const grant = form.get("grant_type");
+      if (grant === "authorization_code") {
+        // A code is good once, for the redirect_uri it was issued to, with the PKCE verifier of its
+        // challenge (RFC 6749 §4.1.3, RFC 7636 §4.6): a replayed code is `invalid_grant`.
+        const c = codes.get(form.get("code") ?? "");
+        if (!c || c.platform !== platform || c.used)
+          return oauthError(400, "invalid_grant", "the code is invalid or was already used");
+        c.used = true;
+        if (c.redirectUri !== form.get("redirect_uri"))
+          return oauthError(400, "invalid_grant", "redirect_uri mismatch");
+        if (c.challenge && s256(form.get("code_verifier") ?? "") !== c.challenge)
+          return oauthError(400, "invalid_grant", "code_verifier does not match the challenge");
+        if (meta) {
+          const t = issue(platform, c.user, 3600, false);
+          return json(200, { access_token: t.accessToken, user_id: c.user });
+        }
+        const t = issue(platform, c.user, LIFETIME_S[platform], c.refresh);
+        return json(200, {
+          access_token: t.accessToken,
+          token_type: "bearer",
+          expires_in: t.expiresIn,
+          ...(t.refreshToken ? { refresh_token: t.refreshToken } : {}),
+          ...(platform === "tiktok" ? { open_id: c.user } : {}),
+          scope: "granted",
+        });
+      }
+      if (grant === "refresh_token" && !meta) {
+        // X and TikTok rotate refresh tokens: the one used is spent, a second use is refused
+        // (https://docs.x.com/resources/fundamentals/authentication/oauth-2-0/user-access-token,
+        // https://developers.tiktok.com/doc/oauth-user-access-token-management). Reddit and LinkedIn keep it.
+        const rt = refreshTokens.get(form.get("refresh_token") ?? "");
+        if (!rt || rt.platform !== platform || (ROTATES[platform] && rt.used))
+          return oauthError(400, "invalid_grant", "the refresh token is invalid or was already used");
+        rt.used = true;
+        countRefresh(platform);
+        const t = issue(platform, rt.user, LIFETIME_S[platform], ROTATES[platform]);
+        return json(200, {
+          access_token: t.accessToken,
+          token_type: "bearer",
+          expires_in: t.expiresIn,
+          ...(t.refreshToken ? { refresh_token: t.refreshToken } : {}),
+        });
+      }
+      return oauthError(400, "unsupported_grant_type", `grant_type ${grant ?? "(none)"}`);
+    }
+    if (meta && req.method === "GET" && (path === "/access_token" || path === "/refresh_access_token")) {
+      // Meta long-lived tokens: the short-lived token exchanged (`ig_exchange_token` / `th_exchange_token`,
+      // with the app secret), then the long-lived one refreshing itself (`ig_refresh_token` /
+      // `th_refresh_token`) while valid and at least 24 hours old
+      // (https://developers.facebook.com/docs/instagram-platform/reference/refresh_access_token,
+      // https://developers.facebook.com/docs/threads/get-started/long-lived-tokens).
+      const q = url.searchParams;
+      const prefix = platform === "instagram" ? "ig" : "th";
+      const token = q.get("access_token") ?? "";
+      const t = issued.get(token);
+      const refuse = (m: string) => graphError(400, 190, m);
+      if (!t || t.platform !== platform || isExpired(token)) return refuse("Error validating access token");
+      if (path === "/access_token") {
+        if (q.get("grant_type") !== `${prefix}_exchange_token` || q.get("client_secret") !== client.secret)
+          return graphError(400, 100, "grant_type and client_secret are required");
+        const long = issue(platform, t.user);
+        return json(200, {
+          access_token: long.accessToken,
+          token_type: "bearer",
+          expires_in: long.expiresIn,
+        });
+      }
+      if (q.get("grant_type") !== `${prefix}_refresh_token`)
+        return graphError(400, 100, "grant_type is required");
+      if (now() - t.issuedAt < 86_400_000)
+        return graphError(400, 100, "the token must be at least 24 hours old");
+      countRefresh(platform);
+      const renewed = issue(platform, t.user);
+      return json(200, {
+        access_token: renewed.accessToken,
+        token_type: "bearer",
+        expires_in: renewed.expiresIn,
+      });
+    }
+    return json(404, { error: "not_found" });
+  }
+
   const PREFIX: Record<SocialPlatform, string> = {
     instagram: "/instagram/v21.0",
     threads: "/threads/v1.0",
@@ -924,6 +1126,8 @@ export function startFakePlatforms(opts: { latencyMs?: number } = {}) {
             })
           : new Response("not found", { status: 404 });
       }
+      const authFor = /^\/auth\/(\w+)(\/.*)$/.exec(url.pathname);
+      if (authFor && authFor[1]! in PREFIX) return auth(authFor[1] as SocialPlatform, req, url, authFor[2]!);
       const platform = (Object.keys(PREFIX) as SocialPlatform[]).find((p) =>
         url.pathname.startsWith(`${PREFIX[p]}/`),
       );
@@ -989,6 +1193,25 @@ export function startFakePlatforms(opts: { latencyMs?: number } = {}) {
     env: Object.fromEntries(
       Object.entries(bases).map(([p, u]) => [`SOCIAL_API_BASE_${p.toUpperCase()}`, u]),
     ) as Record<string, string>,
+    /** SOCIAL_<PLATFORM>_CLIENT_ID/SECRET and SOCIAL_AUTH_BASE_<PLATFORM> pointing at this fake. */
+    oauthEnv: Object.fromEntries(
+      (Object.keys(PREFIX) as SocialPlatform[]).flatMap((p) => [
+        [`SOCIAL_${p.toUpperCase()}_CLIENT_ID`, CLIENT(p).id],
+        [`SOCIAL_${p.toUpperCase()}_CLIENT_SECRET`, CLIENT(p).secret],
+        [`SOCIAL_AUTH_BASE_${p.toUpperCase()}`, `${base}/auth/${p}`],
+      ]),
+    ) as Record<string, string>,
+    /** Tokens as the platform would issue them after a consent (expiring by the fake's clock). */
+    issueTokens: (platform: SocialPlatform) => {
+      const t = issue(platform, `user-${++seq}`);
+      return { ...t, expiresAt: new Date(now() + t.expiresIn * 1000) };
+    },
+    /** Sets the fake platforms' clock (tokens expire by it). */
+    setNow: (at: Date) => {
+      state.offsetMs = at.getTime() - Date.now();
+    },
+    /** Refresh-token grants the token endpoints answered, by platform. */
+    refreshCount: (platform: SocialPlatform) => refreshGrants.get(platform) ?? 0,
     requests,
     maxInFlight,
     /** The text a post was published with (by the platform's post id). */

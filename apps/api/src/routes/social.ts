@@ -5,6 +5,7 @@ import {
   CreatePostBody,
   connectSocialAccount,
   createSocialPost,
+  disconnectSocialAccount,
   getSocialPost,
   listSocialAccounts,
   listSocialPosts,
@@ -61,6 +62,22 @@ export function socialRoutes(deps: AppDeps, auth: AuthMacros) {
         detail: detail(
           "Connect a social account",
           "201 for a new account; connecting the same platform account again reconnects it (200): token, permissions and tier are replaced.",
+        ),
+      },
+    )
+    .delete(
+      "/api/v1/social/accounts/:accountId",
+      async ({ principal, params, set }) => {
+        await disconnectSocialAccount(deps, principal, params.accountId);
+        set.status = 204;
+        return null;
+      },
+      {
+        scope: "social:write",
+        response: { 204: t.Null(), ...errors(401, 403, 404) },
+        detail: detail(
+          "Disconnect a social account",
+          "Erases its tokens; it is no longer listed or published to. Its posts' history stays; connecting the same platform account again revives it.",
         ),
       },
     )
