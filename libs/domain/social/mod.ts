@@ -2,6 +2,7 @@
 export * from "./accounts.ts";
 export * from "./collector.ts";
 export * from "./lanes.ts";
+export * from "./media.ts";
 export * from "./media_rules.ts";
 export * from "./platform.ts";
 export * from "./posts.ts";

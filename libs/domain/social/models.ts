@@ -187,3 +187,44 @@ function bounds(field: keyof typeof PERFORMANCE_LIMITS) {
   const b = PERFORMANCE_LIMITS[field];
   return { minimum: b.min, maximum: b.max, default: b.default };
 }
+
+/** A file of the social media library as the API answers it. */
+export const SocialMediaView = Type.Object({
+  id: Type.String({ format: "uuid" }),
+  kind: Type.Union([Type.Literal("image"), Type.Literal("video")]),
+  contentType: Type.String(),
+  size: Type.Integer(),
+  width: Type.Union([Type.Integer(), Type.Null()]),
+  height: Type.Union([Type.Integer(), Type.Null()]),
+  url: Type.String({ description: "the bare /api/media/<key> path" }),
+  thumbnailUrl: Type.String({
+    description: "the same path with a short-lived member grant (k), signed at read",
+  }),
+  createdAt: Type.String(),
+});
+/** A file of the social media library as the API answers it. */
+export type SocialMediaView = Static<typeof SocialMediaView>;
+
+/** The body of POST /api/v1/social/media/upload. */
+export const SocialUploadBody = Type.Object({
+  contentType: Type.String({
+    maxLength: 100,
+    description:
+      "image/jpeg, image/png, image/webp, image/gif (up to 10485760 bytes) or video/mp4 (up to SOCIAL_VIDEO_MAX_BYTES)",
+  }),
+  size: Type.Integer({ minimum: 1, description: "bytes of the file" }),
+  name: Type.Optional(Type.String({ maxLength: 200, description: "a name to lead the stored file's name" })),
+});
+/** A social upload preparation that passed its model. */
+export type SocialUploadBody = Static<typeof SocialUploadBody>;
+
+/** The body of POST /api/v1/social/media. */
+export const RegisterSocialMediaBody = Type.Object({
+  url: Type.String({
+    minLength: 1,
+    maxLength: 2048,
+    description: "a /api/media/<key> path of a site library file of the organization",
+  }),
+});
+/** A registration that passed its model. */
+export type RegisterSocialMediaBody = Static<typeof RegisterSocialMediaBody>;

@@ -7,6 +7,12 @@ import {
   createSocialPost,
   disconnectSocialAccount,
   getSocialPost,
+  listSocialMedia,
+  prepareSocialUpload,
+  RegisterSocialMediaBody,
+  registerSocialMedia,
+  SocialMediaView,
+  SocialUploadBody,
   listSocialAccounts,
   listSocialPosts,
   PerformancePost,
@@ -122,6 +128,63 @@ export function socialRoutes(deps: AppDeps, auth: AuthMacros) {
         scope: "social:write",
         response: { 200: t.Object({ post: SocialPostWithMetrics }), ...errors(401, 403, 404) },
         detail: detail("A post with each target's full snapshot series as `metrics`"),
+      },
+    )
+    .get("/api/v1/social/media", async ({ principal, query }) => listSocialMedia(deps, principal, query), {
+      scope: "social:write",
+      query: queryOf(ListQuery),
+      response: {
+        200: t.Object({ media: t.Array(SocialMediaView), nextCursor: t.Nullable(t.String()) }),
+        ...errors(400, 401, 403),
+      },
+      detail: detail(
+        "List the social media library (newest first)",
+        "Files that landed and passed the type check; `url` is the bare /api/media path, `thumbnailUrl` the same with a short-lived member grant.",
+      ),
+    })
+    .post(
+      "/api/v1/social/media",
+      async ({ principal, body, set }) => {
+        const media = await registerSocialMedia(deps, principal, body);
+        set.status = 201;
+        return { media };
+      },
+      {
+        scope: "social:write",
+        body: RegisterSocialMediaBody,
+        response: { 201: t.Object({ media: SocialMediaView }), ...errors(400, 401, 403) },
+        detail: detail(
+          "Register a site library file in the social media library",
+          "`url` is a /api/media/<key> path of a site of the organization; the file is not copied. Registering it again answers the same entry.",
+        ),
+      },
+    )
+    .post(
+      "/api/v1/social/media/upload",
+      async ({ principal, body, set }) => {
+        const out = await prepareSocialUpload(deps, principal, body);
+        set.status = 201;
+        return out;
+      },
+      {
+        scope: "social:write",
+        body: SocialUploadBody,
+        response: {
+          201: t.Object({
+            media: SocialMediaView,
+            upload: t.Object({
+              url: t.String(),
+              method: t.Literal("PUT"),
+              headers: t.Record(t.String(), t.String()),
+              expiresInSeconds: t.Integer(),
+            }),
+          }),
+          ...errors(400, 401, 403),
+        },
+        detail: detail(
+          "Prepare a signed upload into the social media library",
+          "PUT the bytes to `upload.url` with exactly `upload.headers`. Images (JPEG, PNG, WebP, GIF) up to 10485760 bytes, MP4 up to SOCIAL_VIDEO_MAX_BYTES; the type is checked from the bytes when they land, and the file is listed only then. Counted against the organization's storage quota (403 when it would be exceeded).",
+        ),
       },
     )
     .get(
