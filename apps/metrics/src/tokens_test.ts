@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import type { DbHandle } from "@site/db";
-import { type Context, createOrganization, type Principal } from "@site/domain/core";
+import { createOrganization, type Principal } from "@site/domain/core";
+import type { MediaContext } from "@site/domain/media";
 import {
   captureDueSnapshots,
   connectSocialAccount,
@@ -18,7 +19,7 @@ import { type MetricsTestbed, startMetricsTestbed } from "../testing/mod.ts";
 const HOUR = 3_600_000;
 const DAY = 24 * HOUR;
 let bed: MetricsTestbed;
-let ctx: Context;
+let ctx: MediaContext;
 let fake: FakePlatforms;
 let handle: DbHandle;
 beforeAll(async () => {

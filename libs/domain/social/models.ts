@@ -75,6 +75,13 @@ export const CreatePostBody = Type.Object({
     maxItems: 50,
     description: "ids of connected accounts",
   }),
+  media: Type.Optional(
+    Type.Array(Type.String(), {
+      maxItems: 50,
+      description:
+        "ids of social media library files, in order; each target's platform must accept the combination (else 400, nothing published)",
+    }),
+  ),
 });
 /** A post creation that passed its model. */
 export type CreatePostBody = Static<typeof CreatePostBody>;
@@ -118,6 +125,7 @@ export const SocialPostView = Type.Object({
   postId: Type.String({ format: "uuid" }),
   content: Type.String(),
   platformOverrides: Type.Record(Type.String(), Type.String()),
+  media: Type.Array(Type.String(), { description: "ids of the post's social media files, in order" }),
   publishedAt: Type.Union([Type.String(), Type.Null()]),
   targets: Type.Array(SocialTargetView),
 });

@@ -97,7 +97,7 @@ export function tiktokAdapter(opts: AdapterOptions, base = TIKTOK_API_BASE): Pla
       const username = creator.creator_username ?? account.displayName ?? account.accountId;
       const profile = `https://www.tiktok.com/@${encodeURIComponent(username)}`;
       // Public posts pass moderation before TikTok gives their id; a complete post still waiting for it
-      // keeps its publish id (prefixed) and the profile's address (decision 1003).
+      // keeps its publish id (prefixed) and the profile's address (decision 1000).
       let completeWithoutId = false;
       const postId = await pollUntil(opts.poll, `tiktok publish ${publishId}`, async () => {
         const answer = await call(account, "/post/publish/status/fetch/", { publish_id: publishId });
