@@ -120,7 +120,7 @@ export async function storeAccount(
         tokenExpiresAt: values.tokenExpiresAt,
         status: "connected",
         permissions: values.permissions,
-        tier: values.tier,
+        tier: sql`coalesce(excluded.tier, ${socialAccounts.tier})`,
         connectedAt: sql`now()`,
       },
     })

@@ -1,6 +1,7 @@
 /** Social: platform kinds and metric mapping, connected accounts, posts, the performance report and the collector. */
 export * from "./accounts.ts";
 export * from "./collector.ts";
+export * from "./connect.ts";
 export * from "./lanes.ts";
 export * from "./media.ts";
 export * from "./media_rules.ts";

@@ -236,3 +236,17 @@ export const RegisterSocialMediaBody = Type.Object({
 });
 /** A registration that passed its model. */
 export type RegisterSocialMediaBody = Static<typeof RegisterSocialMediaBody>;
+
+/** The body of POST /api/v1/social/accounts/connect. */
+export const ConnectStartBody = Type.Object({
+  platform: Platform,
+  redirectUri: Type.Optional(
+    Type.String({
+      maxLength: 2048,
+      description:
+        "where the callback sends the user afterwards (http or https), with ?account=<id> or ?error=<code>; without it the callback answers JSON",
+    }),
+  ),
+});
+/** A connect start that passed its model. */
+export type ConnectStartBody = Static<typeof ConnectStartBody>;

@@ -150,3 +150,26 @@ export function parseRetryAfter(value: string | null, now = Date.now()): number 
   const at = Date.parse(value);
   return Number.isNaN(at) ? null : Math.max(0, at - now);
 }
+
+/** The OAuth side of the platforms, as the connect flow needs it (implemented in libs/social). */
+export type OAuthPort = {
+  /** True when SOCIAL_<PLATFORM>_CLIENT_ID is set. */
+  configured(platform: SocialPlatform): boolean;
+  /** True when the platform takes PKCE (X, TikTok). */
+  usesPkce(platform: SocialPlatform): boolean;
+  authorizeUrl(
+    platform: SocialPlatform,
+    input: { state: string; redirectUri: string; codeChallenge: string | null },
+  ): string;
+  exchange(
+    platform: SocialPlatform,
+    input: { code: string; redirectUri: string; codeVerifier: string | null; now: Date },
+  ): Promise<TokenSet>;
+  /** The user the token belongs to, for platforms whose token answer does not say it. */
+  identify(
+    platform: SocialPlatform,
+    accessToken: string,
+  ): Promise<{ accountId: string; displayName: string | null } | null>;
+  /** The scopes the authorization asks for. */
+  scopes(platform: SocialPlatform): string[];
+};

@@ -19,6 +19,7 @@ export type { AdapterOptions } from "./options.ts";
 export { DEFAULT_POLL, type PollOptions } from "./_graph.ts";
 export { LINKEDIN_DEFAULT_VERSION } from "./linkedin.ts";
 export { authorizeUrl, exchangeCode, OAUTH, type OAuthClient, pkcePair, renewToken } from "./oauth.ts";
+export { createOAuthPort } from "./connect.ts";
 
 /**
  * One adapter per platform, at the base URLs of `SOCIAL_API_BASE_<PLATFORM>` or the real addresses; a

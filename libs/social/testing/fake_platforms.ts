@@ -392,6 +392,13 @@ export function startFakePlatforms(opts: { latencyMs?: number } = {}) {
       return json(401, { title: "Unauthorized", type: "about:blank", status: 401, detail: "Unauthorized" });
     const path = parts.join("/");
     const body = async () => ((await req.json().catch(() => ({}))) ?? {}) as Record<string, unknown>;
+    if (req.method === "GET" && path === "users/me") {
+      // https://docs.x.com/x-api/users/get-my-user : the token's user.
+      const who = issued.get(token);
+      if (!who)
+        return json(401, { title: "Unauthorized", type: "about:blank", status: 401, detail: "Unauthorized" });
+      return json(200, { data: { id: who.user, name: "Fake User", username: `fake_${who.user}` } });
+    }
     if (req.method === "POST" && path === "media/upload") {
       // One-shot image upload: `media` (base64 in a JSON body) and `media_category` are required; an
       // image is at most 5 MB (https://docs.x.com/x-api/media/upload-media,
@@ -561,6 +568,13 @@ export function startFakePlatforms(opts: { latencyMs?: number } = {}) {
 
   async function linkedin(req: Request, url: URL, parts: string[], token: string) {
     if (parts[0] === "upload") return linkedinUpload(req, parts);
+    if (req.method === "GET" && parts.join("/") === "v2/userinfo") {
+      // OpenID userinfo (unversioned /v2): `sub` is the member id.
+      const who = issued.get(token);
+      if (!who || isExpired(token))
+        return json(401, { status: 401, code: "EXPIRED_ACCESS_TOKEN", message: "expired" });
+      return json(200, { sub: who.user, name: "Fake Member", email_verified: true });
+    }
     // Every versioned call carries `LinkedIn-Version: YYYYMM`; a missing one is refused, and a version
     // older than a year is sunset and answered 426
     // (https://learn.microsoft.com/en-us/linkedin/marketing/versioning).
@@ -696,6 +710,12 @@ export function startFakePlatforms(opts: { latencyMs?: number } = {}) {
     if (!req.headers.get("user-agent")) return json(429, { message: "Too Many Requests", error: 429 });
     if (isExpired(token)) return json(401, { message: "Unauthorized", error: 401 });
     const path = parts.join("/");
+    if (req.method === "GET" && path === "api/v1/me") {
+      // https://www.reddit.com/dev/api/#GET_api_v1_me
+      const who = issued.get(token);
+      if (!who) return json(401, { message: "Unauthorized", error: 401 });
+      return json(200, { name: who.user, id: who.user });
+    }
     if (req.method === "POST" && path === "api/media/asset.json") {
       // The upload lease: `filepath` and `mimetype` (an image type) are required (PRAW, same file).
       const form = new URLSearchParams(await req.text());

@@ -1,12 +1,16 @@
 import { Elysia, t } from "elysia";
-import { ListQuery } from "@site/domain/core";
+import { AppError, ListQuery } from "@site/domain/core";
 import {
   ConnectAccountBody,
+  ConnectStartBody,
+  finishConnect,
+  startConnect,
   CreatePostBody,
   connectSocialAccount,
   createSocialPost,
   disconnectSocialAccount,
   getSocialPost,
+  isSocialPlatform,
   listSocialMedia,
   prepareSocialUpload,
   RegisterSocialMediaBody,
@@ -23,7 +27,7 @@ import {
   socialPerformance,
 } from "@site/domain/social";
 // The adapters live with the collector (apps/metrics, see DESIGN.md); publishing from the API uses the same ones.
-import { createPlatformAdapters } from "@site/social";
+import { createOAuthPort, createPlatformAdapters } from "@site/social";
 import type { AppDeps } from "../deps.ts";
 import type { AuthMacros } from "../auth.ts";
 import { errors, queryOf } from "../schemas.ts";
@@ -31,6 +35,7 @@ import { errors, queryOf } from "../schemas.ts";
 /** Social accounts and posts (contract) and the performance report (spec); scope social:write. */
 export function socialRoutes(deps: AppDeps, auth: AuthMacros) {
   const adapters = createPlatformAdapters(deps);
+  const oauth = createOAuthPort(deps.config);
   const detail = (summary: string, description?: string) => ({
     summary,
     description,
@@ -68,6 +73,29 @@ export function socialRoutes(deps: AppDeps, auth: AuthMacros) {
         detail: detail(
           "Connect a social account",
           "201 for a new account; connecting the same platform account again reconnects it (200): token, permissions and tier are replaced.",
+        ),
+      },
+    )
+    .post(
+      "/api/v1/social/accounts/connect",
+      async ({ principal, body, set }) => {
+        const out = await startConnect(deps, principal, body, oauth);
+        set.status = 201;
+        return out;
+      },
+      {
+        scope: "social:write",
+        body: ConnectStartBody,
+        response: {
+          201: t.Object({
+            authorizeUrl: t.String({ description: "send the user here to authorize" }),
+            state: t.String({ description: "single use, valid 10 minutes, bound to this organization" }),
+          }),
+          ...errors(400, 401, 403, 501),
+        },
+        detail: detail(
+          "Start connecting an account with OAuth",
+          "Authorization code with state (and PKCE on X and TikTok), asking for what yields a refresh token (X offline.access, Reddit duration=permanent). The platform sends the user back to GET /api/v1/social/oauth/{platform}/callback. 501 NOT_CONFIGURED without SOCIAL_<PLATFORM>_CLIENT_ID.",
         ),
       },
     )
@@ -202,4 +230,51 @@ export function socialRoutes(deps: AppDeps, auth: AuthMacros) {
         ),
       },
     );
+}
+
+/**
+ * The OAuth callback the platforms send the user back to (no bearer: the single-use state carries the
+ * organization). With the connect call's redirectUri: 302 there with ?account=<id> or ?error=<code>;
+ * without: 200 {account} or the error body.
+ */
+export function socialOAuthCallbackRoutes(deps: AppDeps) {
+  const oauth = createOAuthPort(deps.config);
+  return new Elysia().get(
+    "/api/v1/social/oauth/:platform/callback",
+    async ({ params, query, set }) => {
+      if (!isSocialPlatform(params.platform)) throw new AppError("NOT_FOUND", "no such platform");
+      const out = await finishConnect(deps, params.platform, query, oauth);
+      if (out.redirectUri) {
+        const u = new URL(out.redirectUri);
+        if (out.ok) u.searchParams.set("account", out.account.id);
+        else u.searchParams.set("error", out.code);
+        set.status = 302;
+        set.headers.location = u.toString();
+        return null;
+      }
+      if (!out.ok) throw out.error;
+      return { account: out.account };
+    },
+    {
+      query: t.Object({
+        code: t.Optional(t.String({ maxLength: 4096 })),
+        state: t.Optional(t.String({ maxLength: 200 })),
+        error: t.Optional(t.String({ maxLength: 200 })),
+        error_description: t.Optional(t.String({ maxLength: 2000 })),
+      }),
+      response: {
+        200: t.Object({ account: SocialAccountView }),
+        302: t.Null({
+          description: "to the connect call's redirectUri, with ?account=<id> or ?error=<code>",
+        }),
+        ...errors(400, 404, 503),
+      },
+      detail: {
+        summary: "OAuth callback of a platform (no bearer)",
+        description:
+          "Exchanges the code for access and refresh tokens (stored encrypted with their expiry). An unknown, expired or used state, or a code the platform refuses (replayed), is 400 VALIDATION_ERROR (or ?error= on the redirect).",
+        tags: ["social"],
+      },
+    },
+  );
 }
