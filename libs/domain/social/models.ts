@@ -250,3 +250,24 @@ export const ConnectStartBody = Type.Object({
 });
 /** A connect start that passed its model. */
 export type ConnectStartBody = Static<typeof ConnectStartBody>;
+
+/** Image sizes the OpenAI images API accepts (gpt-image-1: 1024x1024, 1536x1024, 1024x1536, auto; DALL·E: the others). */
+export const IMAGE_SIZES = [
+  "1024x1024",
+  "1536x1024",
+  "1024x1536",
+  "auto",
+  "256x256",
+  "512x512",
+  "1792x1024",
+  "1024x1792",
+] as const;
+
+/** The body of POST /api/v1/social/media/generate. */
+export const GenerateImageBody = Type.Object({
+  prompt: Type.String({ minLength: 1, maxLength: 4000, description: "what to draw" }),
+  size: Type.Optional(Type.Union(literals(IMAGE_SIZES), { default: "1024x1024" })),
+  n: Type.Optional(Type.Integer({ minimum: 1, maximum: 4, default: 1, description: "images to make, 1..4" })),
+});
+/** A generation request that passed its model. */
+export type GenerateImageBody = Static<typeof GenerateImageBody>;

@@ -9,6 +9,8 @@ import {
   connectSocialAccount,
   createSocialPost,
   disconnectSocialAccount,
+  GenerateImageBody,
+  generateImages,
   getSocialPost,
   isSocialPlatform,
   listSocialMedia,
@@ -212,6 +214,26 @@ export function socialRoutes(deps: AppDeps, auth: AuthMacros) {
         detail: detail(
           "Prepare a signed upload into the social media library",
           "PUT the bytes to `upload.url` with exactly `upload.headers`. Images (JPEG, PNG, WebP, GIF) up to 10485760 bytes, MP4 up to SOCIAL_VIDEO_MAX_BYTES; the type is checked from the bytes when they land, and the file is listed only then. Counted against the organization's storage quota (403 when it would be exceeded).",
+        ),
+      },
+    )
+    .post(
+      "/api/v1/social/media/generate",
+      async ({ principal, body, set }) => {
+        const out = await generateImages(deps, principal, body);
+        set.status = 201;
+        return out;
+      },
+      {
+        scope: "social:write",
+        body: GenerateImageBody,
+        response: {
+          201: t.Object({ media: t.Array(SocialMediaView), creditsCharged: t.Integer() }),
+          ...errors(400, 401, 402, 403, 501, 502),
+        },
+        detail: detail(
+          "Generate images into the social media library",
+          "An OpenAI-compatible images endpoint (IMAGE_API_BASE, IMAGE_API_KEY, IMAGE_MODEL). Costs IMAGE_CREDITS_PER_IMAGE (default 10) AI credits per image, debited when the request is recorded: 402 QUOTA_EXCEEDED without enough; 501 NOT_CONFIGURED without IMAGE_API_BASE (nothing charged); 502 RENDERER_ERROR when the provider fails (credits refunded, once); 403 when the storage quota is full (refunded).",
         ),
       },
     )
