@@ -141,7 +141,7 @@ async function authorizeSocialRead(
   let cacheControl: string;
   if (cred.k) {
     const grant = readGrant(ctx, key, cred.k);
-    if (!grant || grant.kind !== "org" || grant.siteId !== orgId) throw forbidden("invalid or expired grant");
+    if (grant?.kind !== "org" || grant.siteId !== orgId) throw forbidden("invalid or expired grant");
     cacheControl = CACHE.member;
   } else if (cred.t) {
     if (readShareToken(ctx, key, cred.t)?.siteId !== orgId) throw forbidden("invalid or expired share token");

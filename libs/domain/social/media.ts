@@ -219,7 +219,7 @@ export async function receiveSocialUpload(
   },
 ) {
   const [row] = await ctx.db.select().from(socialMedia).where(eq(socialMedia.key, key)).limit(1);
-  if (!row || row.status !== "prepared")
+  if (row?.status !== "prepared")
     throw new AppError("FORBIDDEN", "this upload URL is not valid (unknown, used or expired)");
   await receiveSignedBytes(ctx, key, request);
   const failed = await finalizeSocialUpload(ctx, row);
@@ -314,7 +314,7 @@ export async function addSocialFile(
   source: "generated",
 ): Promise<SocialMediaView> {
   const sniffed = sniffMedia(bytes);
-  if (!sniffed || sniffed.kind !== "image" || bytes.byteLength > MAX_MEDIA_BYTES)
+  if (sniffed?.kind !== "image" || bytes.byteLength > MAX_MEDIA_BYTES)
     throw new AppError(
       "RENDERER_ERROR",
       "the image provider answered something that is not an accepted image",

@@ -59,7 +59,7 @@ export async function readyAccount(
       .from(socialAccounts)
       .where(eq(socialAccounts.id, accountRowId))
       .for("update");
-    if (!locked || locked.status !== "connected") return { refused: true as const, row: locked ?? row };
+    if (locked?.status !== "connected") return { refused: true as const, row: locked ?? row };
     if (!needsRenewal(locked, now)) return { refused: false as const, row: locked };
     const current = adapterAccountOf(ctx, locked);
     const refresh = locked.refreshTokenCiphertext

@@ -22,10 +22,10 @@ const body = async (res: Response) => (await res.json()) as Json;
 const generate = (key: string, b: Json) => h.call("POST", "/api/v1/social/media/generate", { key, body: b });
 const credits = async (orgId: string) =>
   (await h.sql`select credits from organizations where id = ${orgId}`)[0]!.credits as number;
-const ledger = (orgId: string) =>
-  h.sql<
-    { reason: string; delta: number }[]
-  >`select reason, delta from credit_ledger where org_id = ${orgId} and reason like 'image%' order by id`;
+const ledger = async (orgId: string): Promise<{ reason: string; delta: number }[]> => [
+  ...(await h.sql<{ reason: string; delta: number }[]>`
+    select reason, delta from credit_ledger where org_id = ${orgId} and reason like 'image%' order by id`),
+];
 
 describe("auth rules", () => {
   test("POST /api/v1/social/media/generate: 401 without or with a bad key, 403 without social:write", async () => {
