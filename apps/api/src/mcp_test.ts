@@ -65,6 +65,8 @@ describe("the MCP server (Streamable HTTP, stateless)", () => {
           "translate_links",
           "update_site_layout",
           "upsert_collection_items",
+          // social (mcp_social_test.ts)
+          "list_social_media",
         ].sort(),
       );
       const byName = (n: string) => tools.find((t) => t.name === n)!;

@@ -3,6 +3,7 @@ import { MEDIA_TOOLS } from "./mcp_tools/media.ts";
 import { SITE_TOOLS as SITE_BUILDING_TOOLS } from "./mcp_site_tools.ts";
 import { SCREENSHOT_TOOLS } from "./mcp_tools/screenshots.ts";
 import { SITE_TOOLS } from "./mcp_tools/sites.ts";
+import { SOCIAL_TOOLS } from "./mcp_tools/social.ts";
 import type { Tool } from "./mcp_tools/tool.ts";
 
 export { mediaEmbedSnippet } from "./mcp_tools/inputs.ts";
@@ -12,7 +13,13 @@ export type { Tool } from "./mcp_tools/tool.ts";
  * The tools: each takes the same model as its HTTP route (plus `siteId` where the route has it in the
  * path, and the limits a schema can state) and calls the same domain function, so every rule holds here too.
  */
-export const TOOLS: Tool[] = [...SITE_TOOLS, ...MEDIA_TOOLS, ...SCREENSHOT_TOOLS, ...SITE_BUILDING_TOOLS];
+export const TOOLS: Tool[] = [
+  ...SITE_TOOLS,
+  ...MEDIA_TOOLS,
+  ...SCREENSHOT_TOOLS,
+  ...SITE_BUILDING_TOOLS,
+  ...SOCIAL_TOOLS,
+];
 
 /** Checks a tool's arguments against its model: 400-style VALIDATION_ERROR naming each field. */
 export function checkToolArgs(t: Tool, args: unknown): unknown {
