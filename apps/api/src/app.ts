@@ -22,7 +22,7 @@ import { loginPageRoutes } from "./routes/screenshot_sign_in.ts";
 import { screenshotRoutes } from "./routes/screenshots.ts";
 import { screenshotStyleRoutes } from "./routes/screenshot_styles.ts";
 import { siteRoutes } from "./routes/sites.ts";
-import { socialRoutes } from "./routes/social.ts";
+import { socialOAuthCallbackRoutes, socialRoutes } from "./routes/social.ts";
 import { templateRoutes } from "./routes/templates.ts";
 import { campaignRoutes } from "./routes/campaigns.ts";
 import { newsletterPublicRoutes } from "./routes/newsletter_public.ts";
@@ -79,6 +79,7 @@ export function createApp(deps: AppDeps) {
     .use(screenshotStyleRoutes(deps, auth))
     .use(loginPageRoutes(deps))
     .use(socialRoutes(deps, auth))
+    .use(socialOAuthCallbackRoutes(deps))
     .use(templateRoutes(deps, auth))
     .use(pageOrderRoutes(deps, auth))
     .use(pageRoutes(deps, auth))

@@ -16,6 +16,8 @@ const PUBLIC = new Set([
   "GET /swagger",
   "GET /swagger/json",
   "GET /swagger/assets/standalone.js",
+  // the OAuth callback of the platforms (the single-use state is the credential)
+  "GET /api/v1/social/oauth/:platform/callback",
   // health
   "GET /healthz",
   "GET /readyz",

@@ -68,6 +68,8 @@ describe("the MCP server (Streamable HTTP, stateless)", () => {
           // newsletters (mcp_newsletter_tools_test.ts)
           "create_campaign",
           "list_campaigns",
+          // social (mcp_social_test.ts)
+          "list_social_media",
         ].sort(),
       );
       const byName = (n: string) => tools.find((t) => t.name === n)!;

@@ -4,6 +4,7 @@ import { NEWSLETTER_TOOLS } from "./mcp_tools/newsletters.ts";
 import { SITE_TOOLS as SITE_BUILDING_TOOLS } from "./mcp_site_tools.ts";
 import { SCREENSHOT_TOOLS } from "./mcp_tools/screenshots.ts";
 import { SITE_TOOLS } from "./mcp_tools/sites.ts";
+import { SOCIAL_TOOLS } from "./mcp_tools/social.ts";
 import type { Tool } from "./mcp_tools/tool.ts";
 
 export { mediaEmbedSnippet } from "./mcp_tools/inputs.ts";
@@ -19,6 +20,7 @@ export const TOOLS: Tool[] = [
   ...SCREENSHOT_TOOLS,
   ...SITE_BUILDING_TOOLS,
   ...NEWSLETTER_TOOLS,
+  ...SOCIAL_TOOLS,
 ];
 
 /** Checks a tool's arguments against its model: 400-style VALIDATION_ERROR naming each field. */

@@ -80,7 +80,7 @@ export async function buildTestApp(
       root: storeDir!,
       publicBaseUrl: config.publicBaseUrl,
       secretKey: config.secretKey,
-      maxPutBytes: 10485760,
+      maxPutBytes: Math.max(10485760, config.social.videoMaxBytes),
     });
   // The render queue: in-process unless the test brings its own (BullMQ on TEST_REDIS_URL).
   const queue = opts.queue ?? createMemoryQueue({ log });

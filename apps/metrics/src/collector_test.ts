@@ -1,7 +1,8 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { loadConfig } from "@site/config";
 import type { DbHandle } from "@site/db";
-import { type Context, createOrganization, type Principal } from "@site/domain/core";
+import { createOrganization, type Principal } from "@site/domain/core";
+import type { MediaContext } from "@site/domain/media";
 import {
   captureDueSnapshots,
   type ConnectAccountBody,
@@ -16,7 +17,7 @@ import { createPlatformAdapters } from "@site/social";
 const HOUR = 3_600_000;
 let handle: DbHandle;
 let fake: FakePlatforms;
-let ctx: Context;
+let ctx: MediaContext;
 
 let bed: MetricsTestbed;
 beforeAll(async () => {
@@ -215,9 +216,9 @@ describe("the collector under load and failure", () => {
 
   test("one failing account never stops the rest: expired token → null metrics with the reason, 5xx → retried next pass", async () => {
     const p = await seedOrg();
-    const expired = await connect(p, "instagram", {
+    const expired = await connect(p, "threads", {
       token: "tok-expired-ig",
-      permissions: ["instagram_manage_insights"],
+      permissions: ["threads_manage_insights"],
     });
     const li = await connect(p, "linkedin");
     const reddit = await connect(p, "reddit");

@@ -60,6 +60,23 @@ export type Config = {
   /** NODE_EXTRA_CA_CERTS: a PEM bundle of extra authorities, trusted by imports (Node) and Chromium. */
   extraCaFile: string | null;
   socialApiBase: Record<string, string | null>;
+  /** Social publishing (issue 10): platform versions, waits, share tokens, media caps and OAuth clients. */
+  social: {
+    /** LINKEDIN_API_VERSION: the `LinkedIn-Version` header (YYYYMM). */
+    linkedinVersion: string;
+    /** SOCIAL_POLL_INTERVAL_MS / SOCIAL_POLL_MAX_ATTEMPTS: waiting for platform-side processing. */
+    poll: { intervalMs: number; maxAttempts: number };
+    /** SOCIAL_SHARE_TOKEN_SECONDS: how long a share URL minted for a platform at publish stays valid. */
+    shareTokenSeconds: number;
+    /** SOCIAL_VIDEO_MAX_BYTES: the largest MP4 of the social media library. */
+    videoMaxBytes: number;
+    /** SOCIAL_AUTH_BASE_<PLATFORM>: the authorization host (authorize and token paths after it). */
+    authBase: Record<string, string | null>;
+    /** SOCIAL_<PLATFORM>_CLIENT_ID / _CLIENT_SECRET: the OAuth client of each platform; null: none. */
+    clients: Record<string, { id: string; secret: string } | null>;
+  };
+  /** AI image generation: an OpenAI-compatible images API; `apiBase` null: not configured (501). */
+  image: { apiBase: string | null; apiKey: string | null; model: string; creditsPerImage: number };
   /** Bounds on waiting for a dependency, so that no request hangs (see decision 0800). */
   timeouts: {
     /** Connecting to PostgreSQL. */
@@ -223,6 +240,16 @@ export function loadConfig(env: Env = process.env): Config {
   const publicBaseUrl = (
     env.PUBLIC_BASE_URL || `http://${host.includes(":") ? `[${host}]` : host}:${port}`
   ).replace(/\/$/, "");
+  const authBase: Record<string, string | null> = {};
+  const clients: Record<string, { id: string; secret: string } | null> = {};
+  for (const p of PLATFORMS) {
+    authBase[p] = urlSetting(env, `SOCIAL_AUTH_BASE_${p.toUpperCase()}`, ["http:", "https:"]);
+    const id = env[`SOCIAL_${p.toUpperCase()}_CLIENT_ID`];
+    clients[p] = id ? { id, secret: env[`SOCIAL_${p.toUpperCase()}_CLIENT_SECRET`] ?? "" } : null;
+  }
+  const linkedinVersion = env.LINKEDIN_API_VERSION || "202607";
+  if (!/^\d{6}(\.\d{2})?$/.test(linkedinVersion))
+    throw new ConfigError("LINKEDIN_API_VERSION must be a LinkedIn version, YYYYMM (e.g. 202607)");
   return {
     port,
     host,
@@ -264,6 +291,23 @@ export function loadConfig(env: Env = process.env): Config {
     mcpAllowedOrigins: originsSetting(env, "MCP_ALLOWED_ORIGINS"),
     extraCaFile: fileSetting(env, "NODE_EXTRA_CA_CERTS"),
     socialApiBase,
+    social: {
+      linkedinVersion,
+      poll: {
+        intervalMs: intSetting(env, "SOCIAL_POLL_INTERVAL_MS", 3000, 1),
+        maxAttempts: intSetting(env, "SOCIAL_POLL_MAX_ATTEMPTS", 60, 1),
+      },
+      shareTokenSeconds: intSetting(env, "SOCIAL_SHARE_TOKEN_SECONDS", 86_400, 60),
+      videoMaxBytes: intSetting(env, "SOCIAL_VIDEO_MAX_BYTES", 104_857_600, 1),
+      authBase,
+      clients,
+    },
+    image: {
+      apiBase: urlSetting(env, "IMAGE_API_BASE", ["http:", "https:"]),
+      apiKey: env.IMAGE_API_KEY || null,
+      model: env.IMAGE_MODEL || "gpt-image-1",
+      creditsPerImage: intSetting(env, "IMAGE_CREDITS_PER_IMAGE", 10, 0),
+    },
     timeouts: {
       dbConnectMs: intSetting(env, "DB_CONNECT_TIMEOUT_MS", 3000, 100),
       dbStatementMs: intSetting(env, "DB_STATEMENT_TIMEOUT_MS", 15_000),

@@ -1,10 +1,10 @@
 import { and, eq } from "drizzle-orm";
-import { mediaFiles, mediaUploads, memberships, sites } from "@site/db";
+import { mediaFiles, mediaUploads, memberships, sites, socialMedia } from "@site/db";
 import { sessionUser, type Context, AppError, notFound } from "@site/domain/core";
 import { readGrant, readShareToken } from "./grants.ts";
 import type { MediaContext } from "./library.ts";
 import { finalizeUpload } from "./upload.ts";
-import { isPublicIdentityKey, parseMediaRef, siteOfKey } from "./refs.ts";
+import { isPublicIdentityKey, orgOfSocialKey, parseMediaRef, siteOfKey } from "./refs.ts";
 
 /** The credentials a delivery request may carry. */
 export type DeliveryCredentials = { k?: string | null; t?: string | null; session?: string | null };
@@ -77,6 +77,8 @@ export async function authorizeMediaRead(
   const key = deliveryKey(ctx, rawPath);
   if (!key) throw notFound("media file");
   if (isPublicIdentityKey(key)) return { key, cacheControl: CACHE.identity, file: null };
+  const keyOrg = orgOfSocialKey(key);
+  if (keyOrg) return authorizeSocialRead(ctx, key, keyOrg, cred);
   const keySite = siteOfKey(key);
   if (!keySite) throw notFound("media file");
   let cacheControl: string;
@@ -123,4 +125,49 @@ export async function authorizeMediaRead(
   file ??= await libraryFile(ctx, key);
   if (!file) throw notFound("media file");
   return { key, cacheControl, file };
+}
+
+/**
+ * A file of an organization's social library (`social-media/<org_id>/…`): an org member grant `k` of
+ * that organization, a share token `t` minted for it (platforms at publish), or a session of one of
+ * its members. Only files that landed and passed the type check (`ready`) are served.
+ */
+async function authorizeSocialRead(
+  ctx: MediaContext,
+  key: string,
+  orgId: string,
+  cred: DeliveryCredentials,
+): Promise<DeliveryDecision> {
+  let cacheControl: string;
+  if (cred.k) {
+    const grant = readGrant(ctx, key, cred.k);
+    if (grant?.kind !== "org" || grant.siteId !== orgId) throw forbidden("invalid or expired grant");
+    cacheControl = CACHE.member;
+  } else if (cred.t) {
+    if (readShareToken(ctx, key, cred.t)?.siteId !== orgId) throw forbidden("invalid or expired share token");
+    cacheControl = CACHE.share;
+  } else if (cred.session) {
+    const userId = await sessionUser(ctx, cred.session);
+    if (!userId) throw forbidden("no valid session");
+    const [member] = await ctx.db
+      .select({ role: memberships.role })
+      .from(memberships)
+      .where(and(eq(memberships.orgId, orgId), eq(memberships.userId, userId)))
+      .limit(1);
+    if (!member) throw forbidden("not a member of this organization");
+    cacheControl = CACHE.session;
+  } else {
+    throw forbidden("a grant (k), share token (t) or session is required");
+  }
+  const [row] = await ctx.db
+    .select({
+      size: socialMedia.size,
+      contentType: socialMedia.contentType,
+      lastModified: socialMedia.createdAt,
+    })
+    .from(socialMedia)
+    .where(and(eq(socialMedia.key, key), eq(socialMedia.orgId, orgId), eq(socialMedia.status, "ready")))
+    .limit(1);
+  if (!row) throw notFound("media file");
+  return { key, cacheControl, file: { ...row, etag: null } };
 }

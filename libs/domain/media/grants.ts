@@ -1,7 +1,10 @@
 import { type Context, safeEqual, sign } from "@site/domain/core";
 
-/** Who a delivery grant `k` is for: visitors of a published site, or members previewing. */
-export type GrantKind = "visitor" | "member";
+/**
+ * Who a delivery grant `k` is for: visitors of a published site, members previewing, or members of an
+ * organization reading its social library (`org`: the grant names the organization, not a site).
+ */
+export type GrantKind = "visitor" | "member" | "org";
 
 /** How long a member grant (displayUrl) stays valid: short, it is for immediate preview only. */
 export const MEMBER_GRANT_SECONDS = 15 * 60;
@@ -10,7 +13,7 @@ export const VISITOR_GRANT_SECONDS = 24 * 3600;
 /** The default and the longest lifetime of a share token `t`. */
 export const SHARE_TOKEN_SECONDS = { default: 7 * 24 * 3600, max: 90 * 24 * 3600 } as const;
 
-const KIND_CODE = { visitor: "v", member: "m" } as const;
+const KIND_CODE = { visitor: "v", member: "m", org: "o" } as const;
 const SITE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 
 /** The canonical delivery path of a storage key: the value pages persist. */
@@ -35,7 +38,7 @@ export function mintGrant(
   ctx: Context,
   input: { kind: GrantKind; siteId: string; key: string; ttlSeconds?: number },
 ): string {
-  const ttl = input.ttlSeconds ?? (input.kind === "member" ? MEMBER_GRANT_SECONDS : VISITOR_GRANT_SECONDS);
+  const ttl = input.ttlSeconds ?? (input.kind === "visitor" ? VISITOR_GRANT_SECONDS : MEMBER_GRANT_SECONDS);
   const exp = expiry(ctx, ttl);
   const code = KIND_CODE[input.kind];
   return `${code}.${input.siteId}.${exp}.${grantSignature(ctx, code, input.siteId, input.key, exp)}`;
@@ -49,7 +52,7 @@ export function readGrant(
 ): { kind: GrantKind; siteId: string } | null {
   const [code, siteId, exp, sig, extra] = grant.split(".");
   if (extra !== undefined || !code || !siteId || !exp || !sig) return null;
-  const kind = code === "v" ? "visitor" : code === "m" ? "member" : null;
+  const kind = code === "v" ? "visitor" : code === "m" ? "member" : code === "o" ? "org" : null;
   if (!kind || !SITE.test(siteId) || !/^\d{1,12}$/.test(exp)) return null;
   if (!safeEqual(sig, grantSignature(ctx, code, siteId, key, Number(exp)))) return null;
   if (Number(exp) * 1000 <= ctx.clock.now().getTime()) return null;
@@ -86,4 +89,9 @@ export function grantVisitorUrl(ctx: Context, siteId: string, key: string): stri
  */
 export function grantMemberUrl(ctx: Context, siteId: string, key: string): string {
   return `${mediaPath(key)}?k=${mintGrant(ctx, { kind: "member", siteId, key })}`;
+}
+
+/** The display URL of a social library file of `orgId` with a short-lived org member grant. */
+export function grantOrgMemberUrl(ctx: Context, orgId: string, key: string): string {
+  return `${mediaPath(key)}?k=${mintGrant(ctx, { kind: "org", siteId: orgId, key })}`;
 }

@@ -84,3 +84,26 @@ export function sniffImage(b: Uint8Array): SniffedImage | null {
   }
   return null;
 }
+
+/** What the magic bytes say about a file of the social library: an accepted image, or an MP4 video. */
+export type SniffedMedia = {
+  contentType: ImageType | "video/mp4";
+  kind: "image" | "video";
+  width: number | null;
+  height: number | null;
+};
+
+/**
+ * Decides a file's type by its magic bytes: an image of sniffImage, or MP4 (an ISO BMFF `ftyp` box
+ * first, https://www.iso.org/standard/83102.html, brands of the MP4 family); null for anything else.
+ */
+export function sniffMedia(b: Uint8Array): SniffedMedia | null {
+  const image = sniffImage(b);
+  if (image) return { ...image, kind: "image" };
+  if (b.length >= 12 && ascii(b, 4, 4) === "ftyp") {
+    const brand = ascii(b, 8, 4);
+    if (/^(isom|iso[2-9]|mp41|mp42|avc1|dash|M4V |mmp4)$/.test(brand))
+      return { contentType: "video/mp4", kind: "video", width: null, height: null };
+  }
+  return null;
+}

@@ -20,6 +20,52 @@ export async function lockSiteOrg(tx: Tx, siteId: string) {
   return row;
 }
 
+/** Locks an organization (serializing its quota checks) and returns its storage counters. */
+export async function lockOrg(tx: Tx, orgId: string) {
+  const [row] = await tx
+    .select({
+      orgId: organizations.id,
+      quota: organizations.storageQuotaBytes,
+      used: organizations.storageUsedBytes,
+    })
+    .from(organizations)
+    .where(eq(organizations.id, orgId))
+    .for("update");
+  if (!row) throw notFound("organization");
+  return row;
+}
+
+/**
+ * Counts `size` bytes against the organization's storage quota inside the caller's transaction (the
+ * organization locked by lockOrg or lockSiteOrg): 403 FORBIDDEN when they would not fit.
+ */
+export async function chargeOrgStorage(
+  tx: Tx,
+  org: { orgId: string; quota: number; used: number },
+  size: number,
+): Promise<void> {
+  if (org.used + size > org.quota) throw storageQuotaError(org.quota);
+  await tx
+    .update(organizations)
+    .set({ storageUsedBytes: sql`${organizations.storageUsedBytes} + ${size}` })
+    .where(eq(organizations.id, org.orgId));
+}
+
+/** Bytes of the organization's prepared site uploads that may still land (counted at preparation). */
+export async function pendingOrgUploadBytes(ctx: Context, tx: Tx, orgId: string): Promise<number> {
+  const [org] = await tx
+    .select({ bytes: sql<number>`coalesce(sum(${mediaUploads.size}), 0)::bigint` })
+    .from(mediaUploads)
+    .where(
+      and(
+        eq(mediaUploads.status, "prepared"),
+        gt(mediaUploads.expiresAt, ctx.clock.now()),
+        inArray(mediaUploads.siteId, tx.select({ id: sites.id }).from(sites).where(eq(sites.orgId, orgId))),
+      ),
+    );
+  return Number(org?.bytes ?? 0);
+}
+
 /** Events of `kind` for a site in the rolling day before now, reservations in flight included. */
 export async function countRecentEvents(
   ctx: Context,

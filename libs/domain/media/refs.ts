@@ -66,6 +66,12 @@ export function siteOfKey(key: string): string | null {
   return m ? m[1]! : null;
 }
 
+/** The organization a social library key belongs to (`social-media/<org_id>/…`), or null. */
+export function orgOfSocialKey(key: string): string | null {
+  const m = /^social-media\/([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})\/[^/]+$/.exec(key);
+  return m ? m[1]! : null;
+}
+
 /** Keys anyone may read without a credential (identity assets). */
 export function isPublicIdentityKey(key: string): boolean {
   return key.startsWith("avatars/") || key.startsWith("organization-logos/");

@@ -157,6 +157,27 @@ export async function receiveSignedUpload(
   const invalid = new AppError("FORBIDDEN", "this upload URL is not valid (unknown, used or expired)");
   if (!upload) throw invalid;
   if (upload.status !== "prepared") throw invalid;
+  await receiveSignedBytes(ctx, key, request);
+  const failed = await finalizeUpload(ctx, upload);
+  if (failed) throw failed;
+  return { publicUrl: mediaPath(key), path: key, name: upload.name };
+}
+
+/**
+ * Receives the bytes of a signed PUT served by the API itself into the store, bounded by
+ * UPLOAD_TRANSFER_TIMEOUT_MS; a bad or expired signature is 403, a wrong type or size 400 (shared by the
+ * site library and the social media library, each finalizing its own record after).
+ */
+export async function receiveSignedBytes(
+  ctx: MediaContext,
+  key: string,
+  request: {
+    searchParams: URLSearchParams;
+    contentType: string | null;
+    body: ReadableStream<Uint8Array> | null;
+  },
+): Promise<void> {
+  if (!ctx.store.receiveSignedPut) throw notFound("upload route");
   // A transfer is bounded (UPLOAD_TRANSFER_TIMEOUT_MS): its temporary file is never older than that.
   const limitMs = ctx.config.timeouts.uploadTransferMs;
   let timedOut = false;
@@ -182,9 +203,6 @@ export async function receiveSignedUpload(
       { field: err.reason === "bad_content_type" ? "Content-Type" : "body", message: err.message },
     ]);
   }
-  const failed = await finalizeUpload(ctx, upload);
-  if (failed) throw failed;
-  return { publicUrl: mediaPath(key), path: key, name: upload.name };
 }
 
 /** A stream that errors once `ms` have passed (the reader's write stops; its temporary file is removed). */

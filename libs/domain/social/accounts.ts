@@ -1,14 +1,21 @@
-import { and, desc, eq, inArray, sql } from "drizzle-orm";
+import { and, desc, eq, inArray, ne, sql } from "drizzle-orm";
 import { socialAccounts } from "@site/db";
 import {
   type Principal,
   type Context,
   validationError,
-  decryptSecret,
   encryptSecret,
+  isUuid,
+  notFound,
 } from "@site/domain/core";
 import type { ConnectAccountBody, SocialAccountView } from "./models.ts";
-import { type AdapterAccount, SOCIAL_PLATFORMS, type SocialPlatform } from "./platform.ts";
+import {
+  type AdapterAccount,
+  type PlatformAdapters,
+  SOCIAL_PLATFORMS,
+  type SocialPlatform,
+} from "./platform.ts";
+import { readyAccount } from "./tokens.ts";
 
 const accountView = {
   id: socialAccounts.id,
@@ -18,6 +25,10 @@ const accountView = {
   permissions: socialAccounts.permissions,
   tier: socialAccounts.tier,
   connectedAt: sql<string>`to_char(${socialAccounts.connectedAt} at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`,
+  status: sql<"connected" | "reconnect_required">`${socialAccounts.status}`,
+  expiresAt: sql<
+    string | null
+  >`to_char(${socialAccounts.tokenExpiresAt} at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`,
 };
 
 // The shape is ConnectAccountBody's; a blank value is the one rule a schema does not say.
@@ -45,12 +56,55 @@ export async function connectSocialAccount(
   const displayName = input.displayName === undefined ? null : requireText(input.displayName, "displayName");
   const permissions = input.permissions ?? [];
   const tier = input.tier ?? (input.platform === "x" ? "free" : null);
-  const values = {
-    orgId: principal.orgId,
+  const refreshToken =
+    input.refreshToken === undefined ? null : requireText(input.refreshToken, "refreshToken");
+  const expiresAt = input.expiresAt === undefined ? null : new Date(input.expiresAt);
+  if (expiresAt && Number.isNaN(expiresAt.getTime())) throw validationError("expiresAt", "an ISO 8601 time");
+  return storeAccount(ctx, principal.orgId, {
     platform: input.platform,
     accountId,
     displayName,
-    tokenCiphertext: encryptSecret(ctx.config.secretKey, accessToken),
+    accessToken,
+    refreshToken,
+    expiresAt,
+    permissions,
+    tier,
+  });
+}
+
+/** What connecting stores: tokens (encrypted here) with their expiry, permissions and tier. */
+export type StoredAccount = {
+  platform: SocialPlatform;
+  accountId: string;
+  displayName: string | null;
+  accessToken: string;
+  refreshToken: string | null;
+  expiresAt: Date | null;
+  permissions: string[];
+  tier: string | null;
+};
+
+/**
+ * Stores a connection (tokens encrypted at rest); the same platform account again is a reconnection:
+ * tokens, expiry, permissions and tier are replaced and the account is `connected` again.
+ */
+export async function storeAccount(
+  ctx: Context,
+  orgId: string,
+  input: StoredAccount,
+): Promise<{ account: SocialAccountView; created: boolean }> {
+  const { accountId, displayName, tier, permissions } = input;
+  const values = {
+    orgId,
+    platform: input.platform,
+    accountId,
+    displayName,
+    tokenCiphertext: encryptSecret(ctx.config.secretKey, input.accessToken),
+    refreshTokenCiphertext: input.refreshToken
+      ? encryptSecret(ctx.config.secretKey, input.refreshToken)
+      : null,
+    tokenExpiresAt: input.expiresAt,
+    status: "connected" as const,
     permissions: [...new Set(permissions)],
     tier,
   };
@@ -62,8 +116,11 @@ export async function connectSocialAccount(
       set: {
         displayName: values.displayName,
         tokenCiphertext: values.tokenCiphertext,
+        refreshTokenCiphertext: values.refreshTokenCiphertext,
+        tokenExpiresAt: values.tokenExpiresAt,
+        status: "connected",
         permissions: values.permissions,
-        tier: values.tier,
+        tier: sql`coalesce(excluded.tier, ${socialAccounts.tier})`,
         connectedAt: sql`now()`,
       },
     })
@@ -72,33 +129,62 @@ export async function connectSocialAccount(
   return { account, created };
 }
 
-/** The organization's connected accounts, newest first. */
+/** The organization's connected accounts (disconnected ones left out), newest first. */
 export async function listSocialAccounts(ctx: Context, principal: Principal): Promise<SocialAccountView[]> {
   return ctx.db
     .select(accountView)
     .from(socialAccounts)
-    .where(eq(socialAccounts.orgId, principal.orgId))
+    .where(and(eq(socialAccounts.orgId, principal.orgId), ne(socialAccounts.status, "disconnected")))
     .orderBy(desc(socialAccounts.connectedAt), desc(socialAccounts.id));
 }
 
-/** Loads accounts of the organization by id with their tokens decrypted (for publishing). */
+/**
+ * Disconnects an account: its tokens are erased and it is no longer listed or published to; its posts'
+ * history stays (connecting the same platform account again revives it). 404 if not the organization's.
+ */
+export async function disconnectSocialAccount(ctx: Context, principal: Principal, id: string): Promise<void> {
+  if (!isUuid(id)) throw notFound("social account");
+  const done = await ctx.db
+    .update(socialAccounts)
+    .set({ status: "disconnected", tokenCiphertext: "", refreshTokenCiphertext: null, tokenExpiresAt: null })
+    .where(
+      and(
+        eq(socialAccounts.id, id),
+        eq(socialAccounts.orgId, principal.orgId),
+        ne(socialAccounts.status, "disconnected"),
+      ),
+    )
+    .returning({ id: socialAccounts.id });
+  if (done.length === 0) throw notFound("social account");
+}
+
+/**
+ * Loads accounts of the organization by id, ready to publish at `now`: tokens renewed when about to
+ * expire (readyAccount). An account that cannot be used (reconnect required) comes back as its error.
+ */
 export async function loadAdapterAccounts(
   ctx: Context,
   orgId: string,
   ids: string[],
-): Promise<(AdapterAccount & { id: string })[]> {
+  adapters: PlatformAdapters,
+  now: Date,
+): Promise<
+  { id: string; platform: SocialPlatform; ready: () => Promise<AdapterAccount & { id: string }> }[]
+> {
   if (ids.length === 0) return [];
   const rows = await ctx.db
-    .select()
+    .select({ id: socialAccounts.id, platform: socialAccounts.platform })
     .from(socialAccounts)
-    .where(and(eq(socialAccounts.orgId, orgId), inArray(socialAccounts.id, ids)));
+    .where(
+      and(
+        eq(socialAccounts.orgId, orgId),
+        inArray(socialAccounts.id, ids),
+        ne(socialAccounts.status, "disconnected"),
+      ),
+    );
   return rows.map((r) => ({
     id: r.id,
     platform: r.platform as SocialPlatform,
-    accountId: r.accountId,
-    displayName: r.displayName,
-    accessToken: decryptSecret(ctx.config.secretKey, r.tokenCiphertext),
-    permissions: r.permissions,
-    tier: r.tier,
+    ready: () => readyAccount(ctx, r.id, adapters, now),
   }));
 }

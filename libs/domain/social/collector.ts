@@ -1,6 +1,7 @@
 import { sql } from "drizzle-orm";
 import { type Context, decryptSecret } from "@site/domain/core";
 import { PlatformLane } from "./lanes.ts";
+import { needsRenewal, readyAccount } from "./tokens.ts";
 import {
   type AdapterAccount,
   type MetricsReading,
@@ -40,6 +41,9 @@ type DueRow = {
   published_at: string;
   next_stage: number;
   account_id: string;
+  account_row: string;
+  account_status: string;
+  token_expires_at: string | null;
   display_name: string | null;
   token_ciphertext: string;
   permissions: string[];
@@ -87,12 +91,15 @@ export async function captureDueSnapshots(
     return lane;
   };
   const report: CollectReport = { claimed: 0, captured: 0, deferred: 0, abandoned: 0 };
+  // One renewal per account per pass, whatever the number of its targets (readyAccount locks the row).
+  const renewals = new Map<string, Promise<AdapterAccount>>();
   const skip: string[] = [];
   for (;;) {
     const claimed = await ctx.db.transaction(async (tx) => {
       const rows = (await tx.execute(sql`
         select t.id, t.platform, t.platform_post_id, t.url, t.published_at::text as published_at, t.next_stage,
-               a.account_id, a.display_name, a.token_ciphertext, a.permissions, a.tier
+               a.account_id, a.id as account_row, a.status as account_status,
+               a.token_expires_at::text as token_expires_at, a.display_name, a.token_ciphertext, a.permissions, a.tier
         from social_targets t join social_accounts a on a.id = t.account_id
         where t.status = 'published' and t.platform_post_id is not null and t.next_stage <= 4
           and ${dueCondition(now)} and not (t.id = any(${`{${skip.join(",")}}`}::uuid[]))
@@ -147,20 +154,34 @@ export async function captureDueSnapshots(
     const stage = Math.max(row.next_stage, stageDueAt(publishedAt, now));
     const adapter = adapters[row.platform];
     const giveUp = now.getTime() - publishedAt.getTime() >= GIVE_UP_MS;
+    if (!adapter) return { id: row.id, stage, reading: null, abandon: giveUp };
+    // An account whose refresh the platform refused (or that was disconnected) cannot read: say why.
+    if (row.account_status !== "connected")
+      return { id: row.id, stage, reading: unavailableReading("token_invalid"), abandon: false };
     let account: AdapterAccount;
     try {
-      account = {
-        platform: row.platform,
-        accountId: row.account_id,
-        displayName: row.display_name,
-        accessToken: decryptSecret(ctx.config.secretKey, row.token_ciphertext),
-        permissions: row.permissions,
-        tier: row.tier,
-      };
-    } catch {
+      const expiresAt = row.token_expires_at ? new Date(row.token_expires_at) : null;
+      if (adapter.renew && needsRenewal({ tokenExpiresAt: expiresAt }, now)) {
+        let renewal = renewals.get(row.account_row);
+        if (!renewal) {
+          renewal = readyAccount(ctx, row.account_row, adapters, now);
+          renewals.set(row.account_row, renewal);
+        }
+        account = await renewal;
+      } else
+        account = {
+          platform: row.platform,
+          accountId: row.account_id,
+          displayName: row.display_name,
+          accessToken: decryptSecret(ctx.config.secretKey, row.token_ciphertext),
+          permissions: row.permissions,
+          tier: row.tier,
+        };
+    } catch (err) {
+      if (err instanceof PlatformError && err.kind !== "auth")
+        return { id: row.id, stage, reading: null, abandon: giveUp };
       return { id: row.id, stage, reading: unavailableReading("token_invalid"), abandon: false };
     }
-    if (!adapter) return { id: row.id, stage, reading: null, abandon: giveUp };
     const target = { platformPostId: row.platform_post_id, url: row.url, publishedAt };
     const attempts = opts.maxAttempts ?? 3;
     const maxWait = opts.maxRetryWaitMs ?? 120_000;

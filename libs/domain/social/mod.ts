@@ -1,8 +1,13 @@
 /** Social: platform kinds and metric mapping, connected accounts, posts, the performance report and the collector. */
 export * from "./accounts.ts";
 export * from "./collector.ts";
+export * from "./connect.ts";
+export * from "./generate.ts";
 export * from "./lanes.ts";
+export * from "./media.ts";
+export * from "./media_rules.ts";
 export * from "./platform.ts";
 export * from "./posts.ts";
 export * from "./report.ts";
+export * from "./tokens.ts";
 export * from "./models.ts";

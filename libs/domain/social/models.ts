@@ -33,6 +33,16 @@ export const ConnectAccountBody = Type.Object({
       description: "API tier (x); free reads no metrics. Default free for x.",
     }),
   ),
+  refreshToken: Type.Optional(
+    Type.String({ minLength: 1, maxLength: 8192, description: "stored encrypted, never returned" }),
+  ),
+  expiresAt: Type.Optional(
+    Type.String({
+      format: "date-time",
+      description:
+        "when the access token expires (ISO 8601); it is renewed before then with the refresh token",
+    }),
+  ),
 });
 /** An account connection that passed its model. */
 export type ConnectAccountBody = Static<typeof ConnectAccountBody>;
@@ -46,6 +56,10 @@ export const SocialAccountView = Type.Object({
   permissions: Type.Array(Type.String()),
   tier: Type.Union([Type.String(), Type.Null()]),
   connectedAt: Type.String(),
+  status: Type.Union([Type.Literal("connected"), Type.Literal("reconnect_required")], {
+    description: "reconnect_required: the platform refused to renew the token; connect the account again",
+  }),
+  expiresAt: Type.Union([Type.String({ description: "when the access token expires" }), Type.Null()]),
 });
 /** A connected account as the API answers it. */
 export type SocialAccountView = Static<typeof SocialAccountView>;
@@ -61,6 +75,13 @@ export const CreatePostBody = Type.Object({
     maxItems: 50,
     description: "ids of connected accounts",
   }),
+  media: Type.Optional(
+    Type.Array(Type.String(), {
+      maxItems: 50,
+      description:
+        "ids of social media library files, in order; each target's platform must accept the combination (else 400, nothing published)",
+    }),
+  ),
 });
 /** A post creation that passed its model. */
 export type CreatePostBody = Static<typeof CreatePostBody>;
@@ -104,6 +125,7 @@ export const SocialPostView = Type.Object({
   postId: Type.String({ format: "uuid" }),
   content: Type.String(),
   platformOverrides: Type.Record(Type.String(), Type.String()),
+  media: Type.Array(Type.String(), { description: "ids of the post's social media files, in order" }),
   publishedAt: Type.Union([Type.String(), Type.Null()]),
   targets: Type.Array(SocialTargetView),
 });
@@ -173,3 +195,79 @@ function bounds(field: keyof typeof PERFORMANCE_LIMITS) {
   const b = PERFORMANCE_LIMITS[field];
   return { minimum: b.min, maximum: b.max, default: b.default };
 }
+
+/** A file of the social media library as the API answers it. */
+export const SocialMediaView = Type.Object({
+  id: Type.String({ format: "uuid" }),
+  kind: Type.Union([Type.Literal("image"), Type.Literal("video")]),
+  contentType: Type.String(),
+  size: Type.Integer(),
+  width: Type.Union([Type.Integer(), Type.Null()]),
+  height: Type.Union([Type.Integer(), Type.Null()]),
+  url: Type.String({ description: "the bare /api/media/<key> path" }),
+  thumbnailUrl: Type.String({
+    description: "the same path with a short-lived member grant (k), signed at read",
+  }),
+  createdAt: Type.String(),
+});
+/** A file of the social media library as the API answers it. */
+export type SocialMediaView = Static<typeof SocialMediaView>;
+
+/** The body of POST /api/v1/social/media/upload. */
+export const SocialUploadBody = Type.Object({
+  contentType: Type.String({
+    maxLength: 100,
+    description:
+      "image/jpeg, image/png, image/webp, image/gif (up to 10485760 bytes) or video/mp4 (up to SOCIAL_VIDEO_MAX_BYTES)",
+  }),
+  size: Type.Integer({ minimum: 1, description: "bytes of the file" }),
+  name: Type.Optional(Type.String({ maxLength: 200, description: "a name to lead the stored file's name" })),
+});
+/** A social upload preparation that passed its model. */
+export type SocialUploadBody = Static<typeof SocialUploadBody>;
+
+/** The body of POST /api/v1/social/media. */
+export const RegisterSocialMediaBody = Type.Object({
+  url: Type.String({
+    minLength: 1,
+    maxLength: 2048,
+    description: "a /api/media/<key> path of a site library file of the organization",
+  }),
+});
+/** A registration that passed its model. */
+export type RegisterSocialMediaBody = Static<typeof RegisterSocialMediaBody>;
+
+/** The body of POST /api/v1/social/accounts/connect. */
+export const ConnectStartBody = Type.Object({
+  platform: Platform,
+  redirectUri: Type.Optional(
+    Type.String({
+      maxLength: 2048,
+      description:
+        "where the callback sends the user afterwards (http or https), with ?account=<id> or ?error=<code>; without it the callback answers JSON",
+    }),
+  ),
+});
+/** A connect start that passed its model. */
+export type ConnectStartBody = Static<typeof ConnectStartBody>;
+
+/** Image sizes the OpenAI images API accepts (gpt-image-1: 1024x1024, 1536x1024, 1024x1536, auto; DALL·E: the others). */
+export const IMAGE_SIZES = [
+  "1024x1024",
+  "1536x1024",
+  "1024x1536",
+  "auto",
+  "256x256",
+  "512x512",
+  "1792x1024",
+  "1024x1792",
+] as const;
+
+/** The body of POST /api/v1/social/media/generate. */
+export const GenerateImageBody = Type.Object({
+  prompt: Type.String({ minLength: 1, maxLength: 4000, description: "what to draw" }),
+  size: Type.Optional(Type.Union(literals(IMAGE_SIZES), { default: "1024x1024" })),
+  n: Type.Optional(Type.Integer({ minimum: 1, maximum: 4, default: 1, description: "images to make, 1..4" })),
+});
+/** A generation request that passed its model. */
+export type GenerateImageBody = Static<typeof GenerateImageBody>;

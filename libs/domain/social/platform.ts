@@ -40,11 +40,44 @@ export type AdapterTarget = { platformPostId: string; url: string | null; publis
 /** What publishing on a platform returned. */
 export type PublishResult = { platformPostId: string; url: string; publishedAt: Date };
 
-/** A platform's HTTP API behind one interface: publish a text, read a post's metrics. */
+/**
+ * One file of a post as an adapter needs it: its kind and type, a URL the platform can fetch without a
+ * session (a share-token `t` URL on PUBLIC_BASE_URL, bounded expiry), and its bytes for the platforms
+ * that take an upload instead of a URL (X, LinkedIn, Reddit).
+ */
+export type PublishMedia = {
+  kind: "image" | "video";
+  contentType: string;
+  size: number;
+  url: string;
+  read(): Promise<Uint8Array<ArrayBuffer>>;
+};
+
+/** What to publish on one target: its text (the platform's override or the content) and its media. */
+export type PublishInput = { text: string; media: PublishMedia[] };
+
+/** A platform's HTTP API behind one interface: publish a text with media, read a post's metrics. */
 export type PlatformAdapter = {
   platform: SocialPlatform;
-  publish(account: AdapterAccount, text: string): Promise<PublishResult>;
+  publish(account: AdapterAccount, post: PublishInput): Promise<PublishResult>;
   readMetrics(account: AdapterAccount, target: AdapterTarget): Promise<MetricsReading>;
+  /**
+   * Renews the account's token (present when the platform's OAuth client is configured). A refusal is a
+   * PlatformError of kind `auth`.
+   */
+  renew?(current: { accessToken: string; refreshToken: string | null }, now: Date): Promise<TokenSet>;
+};
+
+/** Tokens a platform issued: from an authorization code or a refresh. */
+export type TokenSet = {
+  accessToken: string;
+  /** The refresh token to keep (the new one where the platform rotates them); null: none. */
+  refreshToken: string | null;
+  expiresAt: Date | null;
+  /** The platform's id of the user, when the token answer says it. */
+  accountId: string | null;
+  /** The scopes granted, when the token answer says them. */
+  scopes: string[] | null;
 };
 
 /** The adapters by platform. */
@@ -117,3 +150,26 @@ export function parseRetryAfter(value: string | null, now = Date.now()): number 
   const at = Date.parse(value);
   return Number.isNaN(at) ? null : Math.max(0, at - now);
 }
+
+/** The OAuth side of the platforms, as the connect flow needs it (implemented in libs/social). */
+export type OAuthPort = {
+  /** True when SOCIAL_<PLATFORM>_CLIENT_ID is set. */
+  configured(platform: SocialPlatform): boolean;
+  /** True when the platform takes PKCE (X, TikTok). */
+  usesPkce(platform: SocialPlatform): boolean;
+  authorizeUrl(
+    platform: SocialPlatform,
+    input: { state: string; redirectUri: string; codeChallenge: string | null },
+  ): string;
+  exchange(
+    platform: SocialPlatform,
+    input: { code: string; redirectUri: string; codeVerifier: string | null; now: Date },
+  ): Promise<TokenSet>;
+  /** The user the token belongs to, for platforms whose token answer does not say it. */
+  identify(
+    platform: SocialPlatform,
+    accessToken: string,
+  ): Promise<{ accountId: string; displayName: string | null } | null>;
+  /** The scopes the authorization asks for. */
+  scopes(platform: SocialPlatform): string[];
+};

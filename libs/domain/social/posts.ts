@@ -1,6 +1,8 @@
 import { and, asc, eq, inArray, sql } from "drizzle-orm";
 import { socialPosts, socialSnapshots, socialTargets } from "@site/db";
+import type { MediaContext } from "@site/domain/media";
 import {
+  AppError,
   type Principal,
   type Context,
   notFound,
@@ -14,6 +16,8 @@ import {
 } from "@site/domain/core";
 import { isSocialPlatform, loadAdapterAccounts } from "./accounts.ts";
 import type { CreatePostBody, SocialPostView, SocialPostWithMetrics, SocialTargetView } from "./models.ts";
+import { loadPublishMedia } from "./media.ts";
+import { platformMediaViolation } from "./media_rules.ts";
 import { PlatformError, type PlatformAdapters, type SocialPlatform } from "./platform.ts";
 
 // The shape is CreatePostBody's; these are the rules a schema does not say.
@@ -25,7 +29,9 @@ function checkPostInput(input: CreatePostBody) {
     if (v.trim() === "") throw validationError(`platformOverrides.${k}`, "must be a non-empty string");
   }
   for (const a of input.accounts) if (!isUuid(a)) throw validationError("accounts", "must be account ids");
-  return { content: input.content, overrides, accountIds: [...new Set(input.accounts)] };
+  const media = input.media ?? [];
+  if (new Set(media).size !== media.length) throw validationError("media", "lists a file twice");
+  return { content: input.content, overrides, accountIds: [...new Set(input.accounts)], media };
 }
 
 function publishError(err: unknown): string {
@@ -40,18 +46,30 @@ const iso = (d: Date | null) => (d ? d.toISOString() : null);
  * says why and does not block the others; the post's `publishedAt` is its first successful publication.
  */
 export async function createSocialPost(
-  ctx: Context,
+  ctx: MediaContext,
   principal: Principal,
   input: CreatePostBody,
   adapters: PlatformAdapters,
 ): Promise<SocialPostView> {
-  const { content, overrides, accountIds } = checkPostInput(input);
-  const accounts = await loadAdapterAccounts(ctx, principal.orgId, accountIds);
+  const { content, overrides, accountIds, media: mediaIds } = checkPostInput(input);
+  const accounts = await loadAdapterAccounts(ctx, principal.orgId, accountIds, adapters, ctx.clock.now());
   const missing = accountIds.filter((id) => !accounts.some((a) => a.id === id));
   if (missing.length > 0) throw validationError("accounts", `not connected accounts: ${missing.join(", ")}`);
+  const media = await loadPublishMedia(ctx, principal.orgId, mediaIds);
+  // Every target's platform must accept the post before anything is published anywhere.
+  const broken = [...new Set(accounts.map((a) => a.platform))].flatMap((platform) => {
+    const why = platformMediaViolation(platform, media);
+    return why ? [{ field: `media (${platform})`, message: why }] : [];
+  });
+  if (broken.length > 0)
+    throw new AppError(
+      "VALIDATION_ERROR",
+      `media: ${broken.map((b) => b.message).join("; ")}; nothing was published`,
+      broken,
+    );
   const [post] = await ctx.db
     .insert(socialPosts)
-    .values({ orgId: principal.orgId, content, platformOverrides: overrides })
+    .values({ orgId: principal.orgId, content, platformOverrides: overrides, media: mediaIds })
     .returning({ id: socialPosts.id });
   const results = await Promise.all(
     accountIds.map(async (id) => {
@@ -59,7 +77,10 @@ export async function createSocialPost(
       const adapter = adapters[account.platform];
       try {
         if (!adapter) throw new PlatformError("rejected", `no adapter for ${account.platform}`);
-        const published = await adapter.publish(account, overrides[account.platform] ?? content);
+        const published = await adapter.publish(await account.ready(), {
+          text: overrides[account.platform] ?? content,
+          media,
+        });
         return { account, published, error: null };
       } catch (err) {
         ctx.log.warn("social publish failed", { platform: account.platform, cause: err });
@@ -89,6 +110,7 @@ export async function createSocialPost(
     postId: post!.id,
     content,
     platformOverrides: overrides,
+    media: mediaIds,
     publishedAt: iso(publishedAt),
     targets: targets.map((t) => ({
       platform: t.platform as SocialPlatform,
@@ -147,6 +169,7 @@ export async function listSocialPosts(
       postId: post.id,
       content: post.content,
       platformOverrides: post.platformOverrides as Record<string, string>,
+      media: post.media,
       publishedAt: iso(post.publishedAt),
       targets: targets.filter((t) => t.postId === post.id).map(targetView),
     })),
@@ -184,6 +207,7 @@ export async function getSocialPost(
     postId: post.id,
     content: post.content,
     platformOverrides: post.platformOverrides as Record<string, string>,
+    media: post.media,
     publishedAt: iso(post.publishedAt),
     targets: targets.map((t) => ({
       ...targetView(t),

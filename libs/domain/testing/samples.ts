@@ -78,3 +78,12 @@ export function sampleImage(
   out.set(head);
   return out;
 }
+
+/** A sample MP4: an `ftyp` box (isom brand) then zero padding to `size`. */
+export function sampleVideo(size = 64): Uint8Array<ArrayBuffer> {
+  const head = [0, 0, 0, 0x18, ...new TextEncoder().encode("ftypisom"), 0, 0, 2, 0];
+  head.push(...new TextEncoder().encode("isommp41"));
+  const out = new Uint8Array(Math.max(size, head.length));
+  out.set(head);
+  return out;
+}

@@ -1,9 +1,9 @@
 import type { Clock } from "@site/config";
-import type { PublishResult } from "@site/domain/social";
+import { PlatformError, type PublishResult } from "@site/domain/social";
 import { callPlatform, endpoint, graphError, num, ok } from "./_http.ts";
 
 // Shared by the Meta Graph platforms (Instagram, Threads): insights lists, timestamps and the
-// container → publish → permalink flow.
+// container → wait until FINISHED → publish → permalink flow.
 
 type Insights = {
   data?: { name?: string; values?: { value?: unknown }[]; total_value?: { value?: unknown } }[];
@@ -25,20 +25,92 @@ export function graphTime(value: unknown): Date | null {
   return d && !Number.isNaN(d.getTime()) ? d : null;
 }
 
-/** Publishes through a Graph media container: create it, publish it, then read its permalink and time. */
-export async function publishGraphContainer(opts: {
+/** How long to wait for a container (or any platform-side processing) to be ready. */
+export type PollOptions = { intervalMs: number; maxAttempts: number };
+
+/** The default wait: a check every 3 s, 60 checks (3 minutes), as Meta's docs suggest for video. */
+export const DEFAULT_POLL: PollOptions = { intervalMs: 3000, maxAttempts: 60 };
+
+/**
+ * Polls `check` until it says done (returns a value) or failed (throws); the first check runs at once,
+ * then one every `intervalMs`, at most `maxAttempts` in all, after which `what` failed as not ready.
+ */
+export async function pollUntil<T>(
+  poll: PollOptions,
+  what: string,
+  check: () => Promise<T | null>,
+): Promise<T> {
+  for (let attempt = 1; attempt <= poll.maxAttempts; attempt++) {
+    const done = await check();
+    if (done !== null) return done;
+    if (attempt < poll.maxAttempts) await Bun.sleep(poll.intervalMs);
+  }
+  throw new PlatformError(
+    "rejected",
+    `${what} was still not ready after ${poll.maxAttempts} checks ${Math.round(poll.intervalMs / 1000)} s apart`,
+  );
+}
+
+/** Creates one Graph container (POST with the parameters in the query, as the references show). */
+export async function createContainer(
+  url: string,
+  headers: Record<string, string>,
+  params: Record<string, string>,
+): Promise<string> {
+  const u = new URL(url);
+  for (const [k, v] of Object.entries(params)) u.searchParams.set(k, v);
+  const a = await callPlatform(u.toString(), { method: "POST", headers });
+  const id = (a.body as { id?: string } | null)?.id;
+  if (!ok(a) || !id) throw graphError(a);
+  return id;
+}
+
+/**
+ * Waits until a container is FINISHED. Instagram reports `status_code` (EXPIRED, ERROR, FINISHED,
+ * IN_PROGRESS, PUBLISHED: https://developers.facebook.com/docs/instagram-platform/instagram-graph-api/reference/ig-container),
+ * Threads `status` with `error_message` (https://developers.facebook.com/docs/threads/troubleshooting#publishing-does-not-return-a-media-id).
+ */
+export async function waitForContainer(opts: {
   base: string;
-  /** The time of publication when the platform does not say it. */
+  headers: Record<string, string>;
+  id: string;
+  field: "status_code" | "status";
+  poll: PollOptions;
+  platform: string;
+}): Promise<void> {
+  const fields = opts.field === "status_code" ? "status_code,status" : "status,error_message";
+  await pollUntil(opts.poll, `${opts.platform} container ${opts.id}`, async () => {
+    const a = await callPlatform(endpoint(opts.base, `/${encodeURIComponent(opts.id)}`, { fields }), {
+      headers: opts.headers,
+    });
+    if (!ok(a)) throw graphError(a);
+    const b = (a.body ?? {}) as { status_code?: string; status?: string; error_message?: string };
+    const state = opts.field === "status_code" ? b.status_code : b.status;
+    if (state === "FINISHED" || state === "PUBLISHED") return true;
+    if (state === "ERROR" || state === "EXPIRED") {
+      const why = opts.field === "status_code" ? b.status : b.error_message;
+      throw new PlatformError(
+        "rejected",
+        `${opts.platform} could not process the media (container ${state}${why ? `: ${why}` : ""})`,
+      );
+    }
+    return null;
+  });
+}
+
+/** Publishes a FINISHED container, then reads the media's permalink and time. */
+export async function publishContainer(opts: {
+  base: string;
   clock: Clock;
   headers: Record<string, string>;
-  container: string;
-  publish: (creationId: string) => string;
+  publishUrl: string;
+  creationId: string;
   fallbackUrl: (mediaId: string) => string;
 }): Promise<PublishResult> {
-  const container = await callPlatform(opts.container, { method: "POST", headers: opts.headers });
-  const creationId = (container.body as { id?: string } | null)?.id;
-  if (!ok(container) || !creationId) throw graphError(container);
-  const published = await callPlatform(opts.publish(creationId), { method: "POST", headers: opts.headers });
+  const published = await callPlatform(endpoint(opts.publishUrl, "", { creation_id: opts.creationId }), {
+    method: "POST",
+    headers: opts.headers,
+  });
   const mediaId = (published.body as { id?: string } | null)?.id;
   if (!ok(published) || !mediaId) throw graphError(published);
   const media = await callPlatform(

@@ -1,7 +1,7 @@
 import { PlatformError, parseRetryAfter } from "@site/domain/social";
 
 /** A platform's answer: status, headers and the parsed JSON body (null when not JSON). */
-export type ApiAnswer = { status: number; headers: Headers; body: unknown };
+export type ApiAnswer = { status: number; headers: Headers; body: unknown; raw?: string };
 
 /** How long one platform call may take. */
 const CALL_TIMEOUT_MS = 15_000;
@@ -35,7 +35,7 @@ export async function callPlatform(url: string, init: RequestInit = {}): Promise
   } catch {
     body = null;
   }
-  return { status: res.status, headers: res.headers, body };
+  return { status: res.status, headers: res.headers, body, raw: text };
 }
 
 /** The generic meaning of an HTTP failure status, for platforms without a richer error body. */

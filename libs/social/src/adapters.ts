@@ -1,28 +1,65 @@
 import type { Clock, Config } from "@site/config";
-import type { PlatformAdapters } from "@site/domain/social";
+import {
+  type PlatformAdapter,
+  type PlatformAdapters,
+  SOCIAL_PLATFORMS,
+  type SocialPlatform,
+} from "@site/domain/social";
+import { type OAuthClient, renewToken } from "./oauth.ts";
+import { DEFAULT_POLL } from "./_graph.ts";
 import { INSTAGRAM_API_BASE, instagramAdapter } from "./instagram.ts";
-import { LINKEDIN_API_BASE, linkedinAdapter } from "./linkedin.ts";
+import { LINKEDIN_API_BASE, LINKEDIN_DEFAULT_VERSION, linkedinAdapter } from "./linkedin.ts";
+import type { AdapterOptions } from "./options.ts";
 import { REDDIT_API_BASE, redditAdapter } from "./reddit.ts";
 import { THREADS_API_BASE, threadsAdapter } from "./threads.ts";
 import { TIKTOK_API_BASE, tiktokAdapter } from "./tiktok.ts";
 import { X_API_BASE, xAdapter } from "./x.ts";
 
+export type { AdapterOptions } from "./options.ts";
+export { DEFAULT_POLL, type PollOptions } from "./_graph.ts";
+export { LINKEDIN_DEFAULT_VERSION } from "./linkedin.ts";
+export { authorizeUrl, exchangeCode, OAUTH, type OAuthClient, pkcePair, renewToken } from "./oauth.ts";
+export { createOAuthPort } from "./connect.ts";
+
 /**
  * One adapter per platform, at the base URLs of `SOCIAL_API_BASE_<PLATFORM>` or the real addresses; a
- * publication the platform does not date is dated by the context's clock.
+ * publication the platform does not date is dated by the context's clock. `social` (LINKEDIN_API_VERSION,
+ * SOCIAL_POLL_INTERVAL_MS, SOCIAL_POLL_MAX_ATTEMPTS) defaults when absent.
  */
 export function createPlatformAdapters(ctx: {
-  config: Pick<Config, "socialApiBase">;
+  config: Pick<Config, "socialApiBase"> & {
+    social?: Pick<Config["social"], "linkedinVersion" | "poll"> &
+      Partial<Pick<Config["social"], "clients" | "authBase">>;
+  };
   clock: Clock;
 }): PlatformAdapters {
   const base = ctx.config.socialApiBase;
-  const { clock } = ctx;
-  return {
-    instagram: instagramAdapter(clock, base.instagram ?? INSTAGRAM_API_BASE),
-    threads: threadsAdapter(clock, base.threads ?? THREADS_API_BASE),
-    x: xAdapter(clock, base.x ?? X_API_BASE),
-    linkedin: linkedinAdapter(clock, base.linkedin ?? LINKEDIN_API_BASE),
-    reddit: redditAdapter(clock, base.reddit ?? REDDIT_API_BASE),
-    tiktok: tiktokAdapter(clock, base.tiktok ?? TIKTOK_API_BASE),
+  const opts: AdapterOptions = {
+    clock: ctx.clock,
+    poll: ctx.config.social?.poll ?? DEFAULT_POLL,
+    linkedinVersion: ctx.config.social?.linkedinVersion ?? LINKEDIN_DEFAULT_VERSION,
   };
+  const adapters: Record<SocialPlatform, PlatformAdapter> = {
+    instagram: instagramAdapter(opts, base.instagram ?? INSTAGRAM_API_BASE),
+    threads: threadsAdapter(opts, base.threads ?? THREADS_API_BASE),
+    x: xAdapter(opts, base.x ?? X_API_BASE),
+    linkedin: linkedinAdapter(opts, base.linkedin ?? LINKEDIN_API_BASE),
+    reddit: redditAdapter(opts, base.reddit ?? REDDIT_API_BASE),
+    tiktok: tiktokAdapter(opts, base.tiktok ?? TIKTOK_API_BASE),
+  };
+  // With the platform's OAuth client configured, tokens are renewed before they expire.
+  for (const platform of SOCIAL_PLATFORMS) {
+    const client = oauthClient(ctx.config, platform);
+    if (client) adapters[platform].renew = (current, now) => renewToken(platform, client, current, now);
+  }
+  return adapters;
+}
+
+/** The OAuth client of `platform` (SOCIAL_<PLATFORM>_CLIENT_ID/SECRET, SOCIAL_AUTH_BASE_<PLATFORM>), or null. */
+export function oauthClient(
+  config: { social?: Partial<Pick<Config["social"], "clients" | "authBase">> },
+  platform: SocialPlatform,
+): OAuthClient | null {
+  const c = config.social?.clients?.[platform];
+  return c ? { id: c.id, secret: c.secret, authBase: config.social?.authBase?.[platform] ?? null } : null;
 }

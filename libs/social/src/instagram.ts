@@ -1,6 +1,8 @@
-import type { Clock } from "@site/config";
 import {
   type AdapterAccount,
+  platformMediaViolation,
+  PlatformError,
+  type PublishMedia,
   type AdapterTarget,
   buildReading,
   type MetricsReading,
@@ -8,26 +10,61 @@ import {
   type UnavailableReason,
 } from "@site/domain/social";
 import { callPlatform, endpoint, graphError, num, ok } from "./_http.ts";
-import { insightValues, publishGraphContainer } from "./_graph.ts";
+import { createContainer, insightValues, publishContainer, waitForContainer } from "./_graph.ts";
+import type { AdapterOptions } from "./options.ts";
 
 /** The Instagram Graph API's real address. */
 export const INSTAGRAM_API_BASE = "https://graph.facebook.com/v21.0";
 /** The permission that opens views, reach, saves and shares. */
 export const INSTAGRAM_INSIGHTS_PERMISSION = "instagram_manage_insights";
 
-/** Instagram (photo-sharing): Graph API media containers, `media_publish`, fields and `/insights`. */
-export function instagramAdapter(clock: Clock, base = INSTAGRAM_API_BASE): PlatformAdapter {
+/**
+ * Instagram (photo-sharing): Graph API media containers with `image_url` / `video_url` (a REELS
+ * container for a video), a CAROUSEL container over item containers for 2–10 files, each waited on until
+ * its `status_code` is FINISHED, then `media_publish`; metrics from fields and `/insights`.
+ * https://developers.facebook.com/docs/instagram-platform/content-publishing/
+ */
+export function instagramAdapter(opts: AdapterOptions, base = INSTAGRAM_API_BASE): PlatformAdapter {
   const auth = (a: AdapterAccount) => ({ authorization: `Bearer ${a.accessToken}` });
   return {
     platform: "instagram",
-    async publish(account, text) {
+    async publish(account, post) {
+      const violation = platformMediaViolation("instagram", post.media);
+      if (violation) throw new PlatformError("rejected", violation);
       const user = encodeURIComponent(account.accountId);
-      return publishGraphContainer({
+      const headers = auth(account);
+      const create = (params: Record<string, string>) =>
+        createContainer(endpoint(base, `/${user}/media`), headers, params);
+      const wait = (id: string) =>
+        waitForContainer({ base, headers, id, field: "status_code", poll: opts.poll, platform: "instagram" });
+      const itemParams = (m: PublishMedia): Record<string, string> =>
+        m.kind === "video" ? { media_type: "REELS", video_url: m.url } : { image_url: m.url };
+      let creationId: string;
+      if (post.media.length === 1) {
+        creationId = await create({ ...itemParams(post.media[0]!), caption: post.text });
+      } else {
+        const children: string[] = [];
+        for (const m of post.media) {
+          const child = await create({
+            is_carousel_item: "true",
+            ...(m.kind === "video" ? { media_type: "VIDEO", video_url: m.url } : { image_url: m.url }),
+          });
+          await wait(child);
+          children.push(child);
+        }
+        creationId = await create({
+          media_type: "CAROUSEL",
+          children: children.join(","),
+          caption: post.text,
+        });
+      }
+      await wait(creationId);
+      return publishContainer({
         base,
-        clock,
-        headers: auth(account),
-        container: endpoint(base, `/${user}/media`, { caption: text }),
-        publish: (creationId) => endpoint(base, `/${user}/media_publish`, { creation_id: creationId }),
+        clock: opts.clock,
+        headers,
+        publishUrl: endpoint(base, `/${user}/media_publish`),
+        creationId,
         fallbackUrl: (mediaId) => `https://www.instagram.com/p/${mediaId}/`,
       });
     },

@@ -1,18 +1,31 @@
-import type { Clock } from "@site/config";
 import {
   type AdapterAccount,
   buildReading,
   type PlatformAdapter,
-  type PlatformError,
+  PlatformError,
+  platformMediaViolation,
+  type PublishMedia,
 } from "@site/domain/social";
+import type { AdapterOptions } from "./options.ts";
 import { type ApiAnswer, callPlatform, endpoint, num, ok, statusError } from "./_http.ts";
 
 /** LinkedIn's REST API's real address. */
 export const LINKEDIN_API_BASE = "https://api.linkedin.com";
-const LINKEDIN_VERSION = "202411";
+/**
+ * The default `LinkedIn-Version`: 202607 (July 2026). Each monthly version is supported for at least a
+ * year (https://learn.microsoft.com/en-us/linkedin/marketing/versioning); LINKEDIN_API_VERSION moves it.
+ */
+export const LINKEDIN_DEFAULT_VERSION = "202607";
 
-function linkedinError(a: ApiAnswer): PlatformError {
+function linkedinError(a: ApiAnswer, version: string): PlatformError {
   const b = (a.body ?? {}) as { message?: string; code?: string; serviceErrorCode?: number };
+  // 426 is LinkedIn's answer to a sunset (or unknown) version: name it, it is a setting to change.
+  if (a.status === 426)
+    return new PlatformError(
+      "rejected",
+      `linkedin: API version sunset: LinkedIn-Version ${version} is no longer served (426 ${b.code ?? ""}); set LINKEDIN_API_VERSION to a supported version`,
+      { status: 426 },
+    );
   return statusError(a, `${b.code ?? `HTTP ${a.status}`}: ${b.message ?? ""}`.trim());
 }
 
@@ -22,40 +35,71 @@ function authorUrn(accountId: string): string {
 }
 
 /**
- * LinkedIn (professional network): `POST /rest/posts`, then likes and comments from
- * `GET /rest/socialActions/{urn}`. LinkedIn exposes no view, share or save counts: those stay null.
+ * LinkedIn (professional network): images through the Images API (`initializeUpload`, a PUT of the
+ * bytes, then the post with the image URN, or a `multiImage` of 2–20), `POST /rest/posts`, then likes and
+ * comments from `GET /rest/socialActions/{urn}`. LinkedIn exposes no view, share or save counts.
+ * https://learn.microsoft.com/en-us/linkedin/marketing/community-management/shares/images-api
+ * https://learn.microsoft.com/en-us/linkedin/marketing/community-management/shares/posts-api
  */
-export function linkedinAdapter(clock: Clock, base = LINKEDIN_API_BASE): PlatformAdapter {
+export function linkedinAdapter(opts: AdapterOptions, base = LINKEDIN_API_BASE): PlatformAdapter {
+  const version = opts.linkedinVersion;
   const headers = (a: AdapterAccount) => ({
     authorization: `Bearer ${a.accessToken}`,
-    "linkedin-version": LINKEDIN_VERSION,
+    "linkedin-version": version,
     "x-restli-protocol-version": "2.0.0",
   });
+  async function uploadImage(account: AdapterAccount, m: PublishMedia): Promise<string> {
+    const init = await callPlatform(endpoint(base, "/rest/images", { action: "initializeUpload" }), {
+      method: "POST",
+      headers: { ...headers(account), "content-type": "application/json" },
+      body: JSON.stringify({ initializeUploadRequest: { owner: authorUrn(account.accountId) } }),
+    });
+    const value = (init.body as { value?: { uploadUrl?: string; image?: string } } | null)?.value;
+    if (!ok(init) || !value?.uploadUrl || !value.image) throw linkedinError(init, version);
+    const put = await callPlatform(value.uploadUrl, {
+      method: "PUT",
+      headers: { authorization: `Bearer ${account.accessToken}`, "content-type": m.contentType },
+      body: await m.read(),
+    });
+    if (!ok(put)) throw linkedinError(put, version);
+    return value.image;
+  }
   return {
     platform: "linkedin",
-    async publish(account, text) {
+    async publish(account, post) {
+      const violation = platformMediaViolation("linkedin", post.media);
+      if (violation) throw new PlatformError("rejected", violation);
+      const images: string[] = [];
+      for (const m of post.media) images.push(await uploadImage(account, m));
+      const content =
+        images.length === 1
+          ? { content: { media: { id: images[0] } } }
+          : images.length > 1
+            ? { content: { multiImage: { images: images.map((id) => ({ id })) } } }
+            : {};
       const a = await callPlatform(endpoint(base, "/rest/posts"), {
         method: "POST",
         headers: { ...headers(account), "content-type": "application/json" },
         body: JSON.stringify({
           author: authorUrn(account.accountId),
-          commentary: text,
+          commentary: post.text,
           visibility: "PUBLIC",
           distribution: {
             feedDistribution: "MAIN_FEED",
             targetEntities: [],
             thirdPartyDistributionChannels: [],
           },
+          ...content,
           lifecycleState: "PUBLISHED",
           isReshareDisabledByAuthor: false,
         }),
       });
       const urn = a.headers.get("x-restli-id");
-      if (!ok(a) || !urn) throw linkedinError(a);
+      if (!ok(a) || !urn) throw linkedinError(a, version);
       return {
         platformPostId: urn,
         url: `https://www.linkedin.com/feed/update/${urn}/`,
-        publishedAt: clock.now(),
+        publishedAt: opts.clock.now(),
       };
     },
     async readMetrics(account, target) {
@@ -63,7 +107,7 @@ export function linkedinAdapter(clock: Clock, base = LINKEDIN_API_BASE): Platfor
         endpoint(base, `/rest/socialActions/${encodeURIComponent(target.platformPostId)}`),
         { headers: headers(account) },
       );
-      if (!ok(a)) throw linkedinError(a);
+      if (!ok(a)) throw linkedinError(a, version);
       const b = a.body as {
         likesSummary?: { totalLikes?: unknown; aggregatedTotalLikes?: unknown };
         commentsSummary?: { totalFirstLevelComments?: unknown; aggregatedTotalComments?: unknown };

@@ -1,5 +1,11 @@
 import { afterAll, describe, expect, test } from "bun:test";
-import { type AdapterAccount, PlatformError, type SocialPlatform } from "@site/domain/social";
+import {
+  type AdapterAccount,
+  PlatformError,
+  type PublishInput,
+  type SocialPlatform,
+} from "@site/domain/social";
+import { sampleImage } from "@site/domain/testing";
 import { startFakePlatforms } from "../testing/fake_platforms.ts";
 import { createPlatformAdapters } from "./adapters.ts";
 import { fixedClock } from "@site/config";
@@ -9,6 +15,17 @@ const fake = startFakePlatforms();
 const clock = fixedClock(new Date("2031-05-06T07:08:09.000Z"));
 const adapters = createPlatformAdapters({ config: { socialApiBase: fake.bases }, clock });
 afterAll(() => fake.close());
+
+/** A post each platform accepts: a JPEG where media is required (Instagram, TikTok), else text. */
+function post(platform: SocialPlatform, text: string): PublishInput {
+  if (platform !== "instagram" && platform !== "tiktok") return { text, media: [] };
+  const bytes = sampleImage("jpeg", { size: 256 });
+  const url = fake.host(bytes, "image/jpeg");
+  return {
+    text,
+    media: [{ kind: "image", contentType: "image/jpeg", size: 256, url, read: async () => bytes }],
+  };
+}
 
 function account(platform: SocialPlatform, o: Partial<AdapterAccount> = {}): AdapterAccount {
   return {
@@ -24,7 +41,7 @@ function account(platform: SocialPlatform, o: Partial<AdapterAccount> = {}): Ada
 
 async function publishAndRead(platform: SocialPlatform, a: AdapterAccount, metrics = {}) {
   const adapter = adapters[platform]!;
-  const published = await adapter.publish(a, "Hello from the test");
+  const published = await adapter.publish(a, post(platform, "Hello from the test"));
   fake.setMetrics(published.platformPostId, metrics);
   const reading = await adapter.readMetrics(a, { ...published });
   return { published, reading };
@@ -87,7 +104,7 @@ describe("instagram (photo-sharing)", () => {
 
   test("an expired token (Graph error #190) is an auth failure", async () => {
     const a = account("instagram");
-    const published = await adapters.instagram!.publish(a, "x");
+    const published = await adapters.instagram!.publish(a, post("instagram", "x"));
     fake.expire(a.accessToken);
     const err = await adapters.instagram!.readMetrics(a, published).catch((e) => e);
     expect(err).toBeInstanceOf(PlatformError);
@@ -139,7 +156,7 @@ describe("threads (text-thread)", () => {
   test("the platform's permission error (403, code 10) is a permission failure", async () => {
     const a = account("threads", { permissions: ["threads_manage_insights"] });
     fake.deny(a.accessToken, "threads_manage_insights");
-    const published = await adapters.threads!.publish(a, "x");
+    const published = await adapters.threads!.publish(a, post("threads", "x"));
     const err = await adapters.threads!.readMetrics(a, published).catch((e) => e);
     expect(err.kind).toBe("permission");
   });
@@ -196,7 +213,7 @@ describe("x (microblogging)", () => {
 
   test("429 carries the wait from x-rate-limit-reset", async () => {
     const a = account("x", { tier: "pro" });
-    const published = await adapters.x!.publish(a, "x");
+    const published = await adapters.x!.publish(a, post("x", "x"));
     fake.failNext("x", 1, 429, 3);
     const err = await adapters.x!.readMetrics(a, published).catch((e) => e);
     expect(err.kind).toBe("rate_limited");
@@ -224,7 +241,7 @@ describe("linkedin (professional network)", () => {
   test("ACCESS_DENIED (403) is a permission failure", async () => {
     const a = account("linkedin");
     fake.deny(a.accessToken, "r_member_social");
-    const published = await adapters.linkedin!.publish(a, "x");
+    const published = await adapters.linkedin!.publish(a, post("linkedin", "x"));
     expect((await adapters.linkedin!.readMetrics(a, published).catch((e) => e)).kind).toBe("permission");
   });
 });
@@ -256,7 +273,7 @@ describe("reddit (forum)", () => {
 
   test("an expired token (401) is an auth failure", async () => {
     const a = account("reddit");
-    const published = await adapters.reddit!.publish(a, "x");
+    const published = await adapters.reddit!.publish(a, post("reddit", "x"));
     fake.expire(a.accessToken);
     expect((await adapters.reddit!.readMetrics(a, published).catch((e) => e)).kind).toBe("auth");
   });
@@ -266,7 +283,8 @@ describe("tiktok (no readable metrics)", () => {
   test("publishes through the Content Posting API; every metric is null (not_exposed) without a call", async () => {
     const a = account("tiktok");
     const { published, reading } = await publishAndRead("tiktok", a);
-    expect(published.platformPostId).toStartWith("p_pub_url~v2.");
+    expect(published.platformPostId).toMatch(/^7\d{14}$/);
+    expect(published.url).toEndWith(`/photo/${published.platformPostId}`);
     expect(Object.values(reading).slice(0, 5)).toEqual([null, null, null, null, null]);
     expect(reading.extra.unavailable).toEqual({
       views: "not_exposed",
@@ -275,13 +293,19 @@ describe("tiktok (no readable metrics)", () => {
       shares: "not_exposed",
       saves: "not_exposed",
     });
-    expect(fake.requests.filter((r) => r.token === a.accessToken).map((r) => r.method)).toEqual(["POST"]);
+    // Publishing called the platform; reading did not.
+    const calls = fake.requests.filter((r) => r.token === a.accessToken).map((r) => r.path);
+    expect(calls).toEqual([
+      "/post/publish/creator_info/query/",
+      "/post/publish/content/init/",
+      "/post/publish/status/fetch/",
+    ]);
   });
 
   test("an invalid token fails publishing with an auth error", async () => {
     const a = account("tiktok");
     fake.expire(a.accessToken);
-    expect((await adapters.tiktok!.publish(a, "x").catch((e) => e)).kind).toBe("auth");
+    expect((await adapters.tiktok!.publish(a, post("tiktok", "x")).catch((e) => e)).kind).toBe("auth");
   });
 });
 
@@ -294,11 +318,13 @@ describe("a platform that cannot be reached", () => {
       config: { socialApiBase: { reddit: base, x: "http://no-such-host.invalid" } },
       clock,
     });
-    const refused = await offline.reddit!.publish(account("reddit"), "hi").catch((e) => e);
+    const refused = await offline.reddit!.publish(account("reddit"), post("reddit", "hi")).catch((e) => e);
     expect(refused).toBeInstanceOf(PlatformError);
     expect(refused.message).toContain("platform unreachable: ECONNREFUSED");
     expect(refused.message).not.toContain("TypeError");
-    const unresolved = await offline.x!.publish(account("x", { tier: "basic" }), "hi").catch((e) => e);
+    const unresolved = await offline
+      .x!.publish(account("x", { tier: "basic" }), post("x", "hi"))
+      .catch((e) => e);
     expect(unresolved.message).toContain("ENOTFOUND");
   });
 });
@@ -308,7 +334,7 @@ describe("publication time", () => {
     "%s: a platform that does not date the post gets the injected clock's time",
     async (platform) => {
       const a = account(platform, { tier: platform === "x" ? "basic" : null });
-      const published = await adapters[platform]!.publish(a, "dated by the clock");
+      const published = await adapters[platform]!.publish(a, post(platform, "dated by the clock"));
       expect(published.publishedAt.toISOString()).toBe("2031-05-06T07:08:09.000Z");
     },
   );
@@ -316,7 +342,10 @@ describe("publication time", () => {
   test.each(["instagram", "threads"] as const)(
     "%s: the time the platform reports wins over the clock",
     async (platform) => {
-      const published = await adapters[platform]!.publish(account(platform), "dated by the platform");
+      const published = await adapters[platform]!.publish(
+        account(platform),
+        post(platform, "dated by the platform"),
+      );
       expect(Math.abs(published.publishedAt.getTime() - Date.now())).toBeLessThan(60_000);
     },
   );

@@ -1,12 +1,15 @@
-import type { Clock } from "@site/config";
 import {
   type AdapterAccount,
   buildReading,
+  platformMediaViolation,
+  type PublishMedia,
   type PlatformAdapter,
   PlatformError,
   parseRetryAfter,
 } from "@site/domain/social";
 import { type ApiAnswer, callPlatform, endpoint, num, ok, statusError } from "./_http.ts";
+import { pollUntil } from "./_graph.ts";
+import type { AdapterOptions } from "./options.ts";
 
 /** Reddit's OAuth API's real address. */
 export const REDDIT_API_BASE = "https://oauth.reddit.com";
@@ -22,30 +25,67 @@ function redditError(a: ApiAnswer): PlatformError {
   return statusError(a, `reddit: ${b.message ?? `HTTP ${a.status}`}`, retry);
 }
 
+type Lease = {
+  args?: { action?: string; fields?: { name?: string; value?: string }[] };
+  asset?: { asset_id?: string };
+};
+type Listing = { data?: { children?: { data?: Record<string, unknown> }[] } };
+
 /**
- * Reddit (forum): a self post through `POST /api/submit` on the account's profile, metrics from
- * `GET /api/info?id=t3_…`: score is reported as likes, `num_comments` as comments, the upvote ratio
- * in `extra`. Reddit exposes no view, share or save counts.
+ * Reddit (forum): a self post through `POST /api/submit` on the account's profile, or an image post: an
+ * upload lease from `POST /api/media/asset.json`, the file posted to the lease's storage with its
+ * fields, then `kind=image` with the uploaded file's address (the flow of Reddit's own clients, see
+ * PRAW's `Subreddit._upload_media`, https://github.com/praw-dev/praw/blob/main/praw/models/reddit/subreddit.py);
+ * the new post is then found on the account's `submitted` listing. Metrics from
+ * `GET /api/info?id=t3_…`: score is reported as likes, `num_comments` as comments, the upvote ratio in
+ * `extra`. Reddit exposes no view, share or save counts.
  */
-export function redditAdapter(clock: Clock, base = REDDIT_API_BASE): PlatformAdapter {
+export function redditAdapter(opts: AdapterOptions, base = REDDIT_API_BASE): PlatformAdapter {
   const headers = (a: AdapterAccount) => ({
     authorization: `bearer ${a.accessToken}`,
     "user-agent": USER_AGENT,
   });
+  const form = (account: AdapterAccount, path: string, fields: Record<string, string>) =>
+    callPlatform(endpoint(base, path), {
+      method: "POST",
+      headers: { ...headers(account), "content-type": "application/x-www-form-urlencoded" },
+      body: new URLSearchParams(fields),
+    });
+  async function uploadImage(account: AdapterAccount, m: PublishMedia): Promise<string> {
+    const ext = m.contentType.split("/")[1] ?? "jpg";
+    const lease = await form(account, "/api/media/asset.json", {
+      filepath: `image.${ext === "jpeg" ? "jpg" : ext}`,
+      mimetype: m.contentType,
+    });
+    const args = (lease.body as Lease | null)?.args;
+    if (!ok(lease) || !args?.action || !args.fields) throw redditError(lease);
+    const action = args.action.startsWith("//") ? `https:${args.action}` : args.action;
+    const body = new FormData();
+    let key = "";
+    for (const f of args.fields) {
+      if (!f.name || f.value === undefined) continue;
+      body.append(f.name, f.value);
+      if (f.name === "key") key = f.value;
+    }
+    body.append("file", new Blob([await m.read()], { type: m.contentType }), `image.${ext}`);
+    const put = await callPlatform(action, { method: "POST", body });
+    if (!ok(put))
+      throw new PlatformError("rejected", `reddit: the media upload was refused (HTTP ${put.status})`);
+    return `${action.replace(/\/$/, "")}/${key}`;
+  }
   return {
     platform: "reddit",
-    async publish(account, text) {
-      const title = (text.split("\n")[0] ?? text).slice(0, 300);
-      const a = await callPlatform(endpoint(base, "/api/submit"), {
-        method: "POST",
-        headers: { ...headers(account), "content-type": "application/x-www-form-urlencoded" },
-        body: new URLSearchParams({
-          api_type: "json",
-          kind: "self",
-          sr: `u_${account.accountId}`,
-          title,
-          text,
-        }),
+    async publish(account, post) {
+      const violation = platformMediaViolation("reddit", post.media);
+      if (violation) throw new PlatformError("rejected", violation);
+      const title = (post.text.split("\n")[0] ?? post.text).slice(0, 300);
+      const image = post.media[0];
+      const mediaUrl = image ? await uploadImage(account, image) : null;
+      const a = await form(account, "/api/submit", {
+        api_type: "json",
+        sr: `u_${account.accountId}`,
+        title,
+        ...(mediaUrl ? { kind: "image", url: mediaUrl } : { kind: "self", text: post.text }),
       });
       if (!ok(a)) throw redditError(a);
       const json = (
@@ -53,9 +93,32 @@ export function redditAdapter(clock: Clock, base = REDDIT_API_BASE): PlatformAda
       )?.json;
       if (json?.errors?.length)
         throw new PlatformError("rejected", `reddit: ${json.errors.map((e) => e.join(" ")).join("; ")}`);
-      if (!json?.data?.name || !json.data.url)
-        throw new PlatformError("rejected", "reddit: no post in the answer");
-      return { platformPostId: json.data.name, url: json.data.url, publishedAt: clock.now() };
+      if (json?.data?.name && json.data.url)
+        return { platformPostId: json.data.name, url: json.data.url, publishedAt: opts.clock.now() };
+      if (!mediaUrl) throw new PlatformError("rejected", "reddit: no post in the answer");
+      // An image post is created once Reddit processed the file; its id is not in the answer.
+      const found = await pollUntil(opts.poll, "reddit image post", async () => {
+        const l = await callPlatform(
+          endpoint(base, `/user/${encodeURIComponent(account.accountId)}/submitted`, {
+            sort: "new",
+            limit: "10",
+            raw_json: "1",
+          }),
+          { headers: headers(account) },
+        );
+        if (!ok(l)) throw redditError(l);
+        const match = ((l.body as Listing | null)?.data?.children ?? [])
+          .map((c) => c.data ?? {})
+          .find((d) => d.title === title && d.is_self === false);
+        return match ? { name: String(match.name), permalink: String(match.permalink ?? "") } : null;
+      });
+      return {
+        platformPostId: found.name,
+        url: found.permalink.startsWith("http")
+          ? found.permalink
+          : `https://www.reddit.com${found.permalink}`,
+        publishedAt: opts.clock.now(),
+      };
     },
     async readMetrics(account, target) {
       const a = await callPlatform(

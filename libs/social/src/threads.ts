@@ -1,7 +1,14 @@
-import type { Clock } from "@site/config";
-import { type AdapterAccount, buildReading, type PlatformAdapter } from "@site/domain/social";
+import {
+  type AdapterAccount,
+  buildReading,
+  type PlatformAdapter,
+  PlatformError,
+  platformMediaViolation,
+  type PublishMedia,
+} from "@site/domain/social";
 import { callPlatform, endpoint, graphError, ok } from "./_http.ts";
-import { insightValues, publishGraphContainer } from "./_graph.ts";
+import { createContainer, insightValues, publishContainer, waitForContainer } from "./_graph.ts";
+import type { AdapterOptions } from "./options.ts";
 
 /** The Threads API's real address. */
 export const THREADS_API_BASE = "https://graph.threads.net/v1.0";
@@ -9,22 +16,49 @@ export const THREADS_API_BASE = "https://graph.threads.net/v1.0";
 export const THREADS_INSIGHTS_PERMISSION = "threads_manage_insights";
 
 /**
- * Threads (text-thread): a TEXT container then `threads_publish`; metrics from `/insights`. Replies map
- * to comments and reposts to shares; quotes and Threads' own `shares` (sends of the link) stay
- * in `extra` as `quotes` and `platformShares`.
+ * Threads (text-thread): a TEXT, IMAGE or VIDEO container (`image_url` / `video_url`), or a CAROUSEL over
+ * 2–20 item containers, each waited on until its `status` is FINISHED, then `threads_publish`
+ * (https://developers.facebook.com/docs/threads/posts); metrics from `/insights`. Replies map to
+ * comments and reposts to shares; quotes and Threads' own `shares` (sends of the link) stay in `extra`
+ * as `quotes` and `platformShares`.
  */
-export function threadsAdapter(clock: Clock, base = THREADS_API_BASE): PlatformAdapter {
+export function threadsAdapter(opts: AdapterOptions, base = THREADS_API_BASE): PlatformAdapter {
   const auth = (a: AdapterAccount) => ({ authorization: `Bearer ${a.accessToken}` });
   return {
     platform: "threads",
-    async publish(account, text) {
+    async publish(account, post) {
+      const violation = platformMediaViolation("threads", post.media);
+      if (violation) throw new PlatformError("rejected", violation);
       const user = encodeURIComponent(account.accountId);
-      return publishGraphContainer({
+      const headers = auth(account);
+      const create = (params: Record<string, string>) =>
+        createContainer(endpoint(base, `/${user}/threads`), headers, params);
+      const wait = (id: string) =>
+        waitForContainer({ base, headers, id, field: "status", poll: opts.poll, platform: "threads" });
+      const item = (m: PublishMedia): Record<string, string> =>
+        m.kind === "video"
+          ? { media_type: "VIDEO", video_url: m.url }
+          : { media_type: "IMAGE", image_url: m.url };
+      const text: Record<string, string> = post.text ? { text: post.text } : {};
+      let creationId: string;
+      if (post.media.length === 0) creationId = await create({ media_type: "TEXT", text: post.text });
+      else if (post.media.length === 1) creationId = await create({ ...item(post.media[0]!), ...text });
+      else {
+        const children: string[] = [];
+        for (const m of post.media) {
+          const child = await create({ is_carousel_item: "true", ...item(m) });
+          await wait(child);
+          children.push(child);
+        }
+        creationId = await create({ media_type: "CAROUSEL", children: children.join(","), ...text });
+      }
+      await wait(creationId);
+      return publishContainer({
         base,
-        clock,
-        headers: auth(account),
-        container: endpoint(base, `/${user}/threads`, { media_type: "TEXT", text }),
-        publish: (creationId) => endpoint(base, `/${user}/threads_publish`, { creation_id: creationId }),
+        clock: opts.clock,
+        headers,
+        publishUrl: endpoint(base, `/${user}/threads_publish`),
+        creationId,
         fallbackUrl: (mediaId) => `https://www.threads.net/post/${mediaId}`,
       });
     },

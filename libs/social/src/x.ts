@@ -1,12 +1,18 @@
-import type { Clock } from "@site/config";
 import {
   type AdapterAccount,
   buildReading,
+  platformMediaViolation,
+  type PublishMedia,
   type PlatformAdapter,
   PlatformError,
   unavailableReading,
 } from "@site/domain/social";
 import { type ApiAnswer, callPlatform, endpoint, num, ok, statusError } from "./_http.ts";
+import { pollUntil } from "./_graph.ts";
+import type { AdapterOptions } from "./options.ts";
+
+/** The size of one appended segment of a chunked video upload (X accepts up to 5 MB a segment). */
+const X_CHUNK_BYTES = 4 * 1024 * 1024;
 
 /** The X API v2's real address. */
 export const X_API_BASE = "https://api.x.com/2";
@@ -41,8 +47,64 @@ function isTierProblem(a: ApiAnswer): boolean {
  * Impressions map to views, replies to comments, retweets to shares, bookmarks to saves; quotes stay in
  * `extra`. On the free tier reading fails for every metric, so all are null with `paid_tier_required`.
  */
-export function xAdapter(clock: Clock, base = X_API_BASE): PlatformAdapter {
+export function xAdapter(opts: AdapterOptions, base = X_API_BASE): PlatformAdapter {
   const auth = (a: AdapterAccount) => ({ authorization: `Bearer ${a.accessToken}` });
+  const postJson = (account: AdapterAccount, path: string, body?: unknown) =>
+    callPlatform(endpoint(base, path), {
+      method: "POST",
+      headers: { ...auth(account), "content-type": "application/json" },
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
+  type Media = { data?: { id?: string; processing_info?: { state?: string; error?: { message?: string } } } };
+  /** Uploads one file, returning its media id: an image in one call, a video in chunks then processed. */
+  async function upload(account: AdapterAccount, m: PublishMedia): Promise<string> {
+    const bytes = await m.read();
+    if (m.kind === "image") {
+      // https://docs.x.com/x-api/media/upload-media : base64 `media` in a JSON body, `media_category`.
+      const a = await postJson(account, "/media/upload", {
+        media: Buffer.from(bytes).toString("base64"),
+        media_category: "tweet_image",
+        media_type: m.contentType,
+      });
+      const id = (a.body as Media | null)?.data?.id;
+      if (!ok(a) || !id) throw xError(a);
+      return id;
+    }
+    // https://docs.x.com/x-api/media/initialize-media-upload , …/append-media-upload , …/finalize-media-upload
+    const init = await postJson(account, "/media/upload/initialize", {
+      media_type: m.contentType,
+      total_bytes: bytes.byteLength,
+      media_category: "tweet_video",
+    });
+    const id = (init.body as Media | null)?.data?.id;
+    if (!ok(init) || !id) throw xError(init);
+    for (let at = 0, segment = 0; at < bytes.byteLength; at += X_CHUNK_BYTES, segment++) {
+      const a = await postJson(account, `/media/upload/${id}/append`, {
+        media: Buffer.from(bytes.subarray(at, at + X_CHUNK_BYTES)).toString("base64"),
+        segment_index: segment,
+      });
+      if (!ok(a)) throw xError(a);
+    }
+    const fin = await postJson(account, `/media/upload/${id}/finalize`);
+    if (!ok(fin)) throw xError(fin);
+    let info = (fin.body as Media | null)?.data?.processing_info;
+    // https://docs.x.com/x-api/media/get-media-upload-status : poll until `succeeded` or `failed`.
+    await pollUntil(opts.poll, `x video ${id}`, async () => {
+      if (!info || info.state === "succeeded") return true;
+      if (info.state === "failed")
+        throw new PlatformError(
+          "rejected",
+          `x could not process the video: ${info.error?.message ?? "failed"}`,
+        );
+      const a = await callPlatform(endpoint(base, "/media/upload", { command: "STATUS", media_id: id }), {
+        headers: auth(account),
+      });
+      if (!ok(a)) throw xError(a);
+      info = (a.body as Media | null)?.data?.processing_info;
+      return info && info.state !== "succeeded" ? null : true;
+    });
+    return id;
+  }
   const noTier = () => {
     const r = unavailableReading("paid_tier_required", { quotes: null });
     r.extra.unavailable = { ...(r.extra.unavailable as object), quotes: "paid_tier_required" };
@@ -50,15 +112,22 @@ export function xAdapter(clock: Clock, base = X_API_BASE): PlatformAdapter {
   };
   return {
     platform: "x",
-    async publish(account, text) {
+    async publish(account, post) {
+      const violation = platformMediaViolation("x", post.media);
+      if (violation) throw new PlatformError("rejected", violation);
+      const mediaIds: string[] = [];
+      for (const m of post.media) mediaIds.push(await upload(account, m));
+      const body: Record<string, unknown> = {};
+      if (post.text) body.text = post.text;
+      if (mediaIds.length > 0) body.media = { media_ids: mediaIds };
       const a = await callPlatform(endpoint(base, "/tweets"), {
         method: "POST",
         headers: { ...auth(account), "content-type": "application/json" },
-        body: JSON.stringify({ text }),
+        body: JSON.stringify(body),
       });
       const id = (a.body as { data?: { id?: string } } | null)?.data?.id;
       if (!ok(a) || !id) throw xError(a);
-      return { platformPostId: id, url: `https://x.com/i/web/status/${id}`, publishedAt: clock.now() };
+      return { platformPostId: id, url: `https://x.com/i/web/status/${id}`, publishedAt: opts.clock.now() };
     },
     async readMetrics(account, target) {
       if ((account.tier ?? "free") === "free") return noTier();

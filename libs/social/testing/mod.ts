@@ -1,2 +1,3 @@
 /** Test support for libs/social: fake platform servers on loopback. */
 export * from "./fake_platforms.ts";
+export * from "./fake_images.ts";

@@ -14,7 +14,7 @@ export function openObjectStore(config: Config, opts: { now?: () => Date } = {})
     root: join(config.dataDir, "objects"),
     publicBaseUrl: config.publicBaseUrl,
     secretKey: config.secretKey,
-    maxPutBytes: MAX_MEDIA_BYTES,
+    maxPutBytes: Math.max(MAX_MEDIA_BYTES, config.social.videoMaxBytes),
     now: opts.now,
   });
 }

@@ -1,6 +1,7 @@
 import { Elysia } from "elysia";
 import { AppError, SESSION_COOKIE } from "@site/domain/core";
-import { authorizeMediaRead, receiveSignedUpload } from "@site/domain/media";
+import { authorizeMediaRead, orgOfSocialKey, receiveSignedUpload } from "@site/domain/media";
+import { receiveSocialUpload } from "@site/domain/social";
 import type { ByteRange } from "@site/storage";
 import type { AppDeps } from "../deps.ts";
 import { errorResponses } from "../schemas.ts";
@@ -144,11 +145,16 @@ export function deliveryRoutes(deps: AppDeps) {
       "/api/media/*",
       async ({ request }) => {
         const url = new URL(request.url);
-        const out = await receiveSignedUpload(deps, decodeURIComponent(rawKeyPath(request)), {
+        const key = decodeURIComponent(rawKeyPath(request));
+        const req = {
           searchParams: url.searchParams,
           contentType: request.headers.get("content-type"),
           body: request.body,
-        });
+        };
+        // The social media library's uploads land in its own records (same signed-PUT mechanics).
+        const out = orgOfSocialKey(key)
+          ? await receiveSocialUpload(deps, key, req)
+          : await receiveSignedUpload(deps, key, req);
         return Response.json(out, { status: 200 });
       },
       {

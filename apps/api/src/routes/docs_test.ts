@@ -67,7 +67,9 @@ describe("OpenAPI document", () => {
         statuses.some((s) => s.startsWith("2")),
         `${r.method} ${r.path} has a success response`,
       ).toBe(true);
-      if (path.startsWith("/api/v1/") && !path.startsWith("/api/v1/public/")) {
+      // Public: the published-site reads, and the platforms' OAuth callback (its single-use state is the credential).
+      const isPublic = path.startsWith("/api/v1/public/") || path.startsWith("/api/v1/social/oauth/");
+      if (path.startsWith("/api/v1/") && !isPublic) {
         expect(statuses, `${r.method} ${r.path} documents 401`).toContain("401");
         expect(op!.security, `${r.method} ${r.path} names its security`).toBeDefined();
       }
@@ -83,6 +85,34 @@ describe("OpenAPI document", () => {
     const put = doc.paths["/api/media/{key}"]!.put!;
     expect(Object.keys(put.requestBody!.content)).toContain("image/png");
     expect(put.parameters!.map((p) => p.name)).toContain("X-Signature");
+  });
+
+  test("the social publishing routes document their errors", async () => {
+    const doc = await liveDocument();
+    const statuses = (path: string, method: string) =>
+      Object.keys(doc.paths[path]?.[method]?.responses ?? {}).sort();
+    expect(statuses("/api/v1/social/media", "get")).toEqual(["200", "400", "401", "403"]);
+    expect(statuses("/api/v1/social/media", "post")).toEqual(["201", "400", "401", "403"]);
+    expect(statuses("/api/v1/social/media/upload", "post")).toEqual(["201", "400", "401", "403"]);
+    expect(statuses("/api/v1/social/media/generate", "post")).toEqual([
+      "201",
+      "400",
+      "401",
+      "402",
+      "403",
+      "501",
+      "502",
+    ]);
+    expect(statuses("/api/v1/social/accounts/connect", "post")).toEqual(["201", "400", "401", "403", "501"]);
+    expect(statuses("/api/v1/social/accounts/{accountId}", "delete")).toEqual(["204", "401", "403", "404"]);
+    expect(statuses("/api/v1/social/oauth/{platform}/callback", "get")).toEqual([
+      "200",
+      "302",
+      "400",
+      "404",
+      "503",
+    ]);
+    expect(doc.paths["/api/v1/social/oauth/{platform}/callback"]?.get?.security).toBeUndefined();
   });
 
   test("one response content type, a description on every response, numbers as numbers", async () => {

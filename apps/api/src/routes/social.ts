@@ -1,11 +1,24 @@
 import { Elysia, t } from "elysia";
-import { ListQuery } from "@site/domain/core";
+import { AppError, ListQuery } from "@site/domain/core";
 import {
   ConnectAccountBody,
+  ConnectStartBody,
+  finishConnect,
+  startConnect,
   CreatePostBody,
   connectSocialAccount,
   createSocialPost,
+  disconnectSocialAccount,
+  GenerateImageBody,
+  generateImages,
   getSocialPost,
+  isSocialPlatform,
+  listSocialMedia,
+  prepareSocialUpload,
+  RegisterSocialMediaBody,
+  registerSocialMedia,
+  SocialMediaView,
+  SocialUploadBody,
   listSocialAccounts,
   listSocialPosts,
   PerformancePost,
@@ -16,7 +29,7 @@ import {
   socialPerformance,
 } from "@site/domain/social";
 // The adapters live with the collector (apps/metrics, see DESIGN.md); publishing from the API uses the same ones.
-import { createPlatformAdapters } from "@site/social";
+import { createOAuthPort, createPlatformAdapters } from "@site/social";
 import type { AppDeps } from "../deps.ts";
 import type { AuthMacros } from "../auth.ts";
 import { errors, queryOf } from "../schemas.ts";
@@ -24,6 +37,7 @@ import { errors, queryOf } from "../schemas.ts";
 /** Social accounts and posts (contract) and the performance report (spec); scope social:write. */
 export function socialRoutes(deps: AppDeps, auth: AuthMacros) {
   const adapters = createPlatformAdapters(deps);
+  const oauth = createOAuthPort(deps.config);
   const detail = (summary: string, description?: string) => ({
     summary,
     description,
@@ -61,6 +75,45 @@ export function socialRoutes(deps: AppDeps, auth: AuthMacros) {
         detail: detail(
           "Connect a social account",
           "201 for a new account; connecting the same platform account again reconnects it (200): token, permissions and tier are replaced.",
+        ),
+      },
+    )
+    .post(
+      "/api/v1/social/accounts/connect",
+      async ({ principal, body, set }) => {
+        const out = await startConnect(deps, principal, body, oauth);
+        set.status = 201;
+        return out;
+      },
+      {
+        scope: "social:write",
+        body: ConnectStartBody,
+        response: {
+          201: t.Object({
+            authorizeUrl: t.String({ description: "send the user here to authorize" }),
+            state: t.String({ description: "single use, valid 10 minutes, bound to this organization" }),
+          }),
+          ...errors(400, 401, 403, 501),
+        },
+        detail: detail(
+          "Start connecting an account with OAuth",
+          "Authorization code with state (and PKCE on X and TikTok), asking for what yields a refresh token (X offline.access, Reddit duration=permanent). The platform sends the user back to GET /api/v1/social/oauth/{platform}/callback. 501 NOT_CONFIGURED without SOCIAL_<PLATFORM>_CLIENT_ID.",
+        ),
+      },
+    )
+    .delete(
+      "/api/v1/social/accounts/:accountId",
+      async ({ principal, params, set }) => {
+        await disconnectSocialAccount(deps, principal, params.accountId);
+        set.status = 204;
+        return null;
+      },
+      {
+        scope: "social:write",
+        response: { 204: t.Null(), ...errors(401, 403, 404) },
+        detail: detail(
+          "Disconnect a social account",
+          "Erases its tokens; it is no longer listed or published to. Its posts' history stays; connecting the same platform account again revives it.",
         ),
       },
     )
@@ -107,6 +160,83 @@ export function socialRoutes(deps: AppDeps, auth: AuthMacros) {
         detail: detail("A post with each target's full snapshot series as `metrics`"),
       },
     )
+    .get("/api/v1/social/media", async ({ principal, query }) => listSocialMedia(deps, principal, query), {
+      scope: "social:write",
+      query: queryOf(ListQuery),
+      response: {
+        200: t.Object({ media: t.Array(SocialMediaView), nextCursor: t.Nullable(t.String()) }),
+        ...errors(400, 401, 403),
+      },
+      detail: detail(
+        "List the social media library (newest first)",
+        "Files that landed and passed the type check; `url` is the bare /api/media path, `thumbnailUrl` the same with a short-lived member grant.",
+      ),
+    })
+    .post(
+      "/api/v1/social/media",
+      async ({ principal, body, set }) => {
+        const media = await registerSocialMedia(deps, principal, body);
+        set.status = 201;
+        return { media };
+      },
+      {
+        scope: "social:write",
+        body: RegisterSocialMediaBody,
+        response: { 201: t.Object({ media: SocialMediaView }), ...errors(400, 401, 403) },
+        detail: detail(
+          "Register a site library file in the social media library",
+          "`url` is a /api/media/<key> path of a site of the organization; the file is not copied. Registering it again answers the same entry.",
+        ),
+      },
+    )
+    .post(
+      "/api/v1/social/media/upload",
+      async ({ principal, body, set }) => {
+        const out = await prepareSocialUpload(deps, principal, body);
+        set.status = 201;
+        return out;
+      },
+      {
+        scope: "social:write",
+        body: SocialUploadBody,
+        response: {
+          201: t.Object({
+            media: SocialMediaView,
+            upload: t.Object({
+              url: t.String(),
+              method: t.Literal("PUT"),
+              headers: t.Record(t.String(), t.String()),
+              expiresInSeconds: t.Integer(),
+            }),
+          }),
+          ...errors(400, 401, 403),
+        },
+        detail: detail(
+          "Prepare a signed upload into the social media library",
+          "PUT the bytes to `upload.url` with exactly `upload.headers`. Images (JPEG, PNG, WebP, GIF) up to 10485760 bytes, MP4 up to SOCIAL_VIDEO_MAX_BYTES; the type is checked from the bytes when they land, and the file is listed only then. Counted against the organization's storage quota (403 when it would be exceeded).",
+        ),
+      },
+    )
+    .post(
+      "/api/v1/social/media/generate",
+      async ({ principal, body, set }) => {
+        const out = await generateImages(deps, principal, body);
+        set.status = 201;
+        return out;
+      },
+      {
+        scope: "social:write",
+        body: GenerateImageBody,
+        response: {
+          201: t.Object({ media: t.Array(SocialMediaView), creditsCharged: t.Integer() }),
+          ...errors(400, 401, 402, 403, 501, 502),
+        },
+        detail: detail(
+          "Generate images into the social media library",
+          "An OpenAI-compatible images endpoint (IMAGE_API_BASE, IMAGE_API_KEY, IMAGE_MODEL). Costs IMAGE_CREDITS_PER_IMAGE (default 10) AI credits per image, debited when the request is recorded: 402 QUOTA_EXCEEDED without enough; 501 NOT_CONFIGURED without IMAGE_API_BASE (nothing charged); 502 RENDERER_ERROR when the provider fails (credits refunded, once); 403 when the storage quota is full (refunded).",
+        ),
+      },
+    )
     .get(
       "/api/v1/social/performance",
       async ({ principal, query }) => {
@@ -122,4 +252,51 @@ export function socialRoutes(deps: AppDeps, auth: AuthMacros) {
         ),
       },
     );
+}
+
+/**
+ * The OAuth callback the platforms send the user back to (no bearer: the single-use state carries the
+ * organization). With the connect call's redirectUri: 302 there with ?account=<id> or ?error=<code>;
+ * without: 200 {account} or the error body.
+ */
+export function socialOAuthCallbackRoutes(deps: AppDeps) {
+  const oauth = createOAuthPort(deps.config);
+  return new Elysia().get(
+    "/api/v1/social/oauth/:platform/callback",
+    async ({ params, query, set }) => {
+      if (!isSocialPlatform(params.platform)) throw new AppError("NOT_FOUND", "no such platform");
+      const out = await finishConnect(deps, params.platform, query, oauth);
+      if (out.redirectUri) {
+        const u = new URL(out.redirectUri);
+        if (out.ok) u.searchParams.set("account", out.account.id);
+        else u.searchParams.set("error", out.code);
+        set.status = 302;
+        set.headers.location = u.toString();
+        return null;
+      }
+      if (!out.ok) throw out.error;
+      return { account: out.account };
+    },
+    {
+      query: t.Object({
+        code: t.Optional(t.String({ maxLength: 4096 })),
+        state: t.Optional(t.String({ maxLength: 200 })),
+        error: t.Optional(t.String({ maxLength: 200 })),
+        error_description: t.Optional(t.String({ maxLength: 2000 })),
+      }),
+      response: {
+        200: t.Object({ account: SocialAccountView }),
+        302: t.Null({
+          description: "to the connect call's redirectUri, with ?account=<id> or ?error=<code>",
+        }),
+        ...errors(400, 404, 503),
+      },
+      detail: {
+        summary: "OAuth callback of a platform (no bearer)",
+        description:
+          "Exchanges the code for access and refresh tokens (stored encrypted with their expiry). An unknown, expired or used state, or a code the platform refuses (replayed), is 400 VALIDATION_ERROR (or ?error= on the redirect).",
+        tags: ["social"],
+      },
+    },
+  );
 }

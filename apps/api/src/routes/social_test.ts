@@ -43,6 +43,7 @@ describe("auth rules", () => {
       path: "/api/v1/social/accounts",
       body: { platform: "x", accountId: "1", accessToken: "t" },
     },
+    { method: "DELETE", path: "/api/v1/social/accounts/00000000-0000-4000-8000-000000000000" },
     { method: "GET", path: "/api/v1/social/posts" },
     { method: "POST", path: "/api/v1/social/posts", body: { content: "hi", accounts: [] } },
     { method: "GET", path: "/api/v1/social/posts/00000000-0000-4000-8000-000000000000" },
@@ -120,6 +121,8 @@ describe("social accounts", () => {
       { platform: "x", accountId: "", accessToken: "t" },
       { platform: "x", accountId: "1", accessToken: "t", tier: "gold" },
       { platform: "x", accountId: "1", accessToken: "t", permissions: "all" },
+      { platform: "x", accountId: "1", accessToken: "t", expiresAt: "tomorrow" },
+      { platform: "x", accountId: "1", accessToken: "t", refreshToken: "" },
     ]) {
       const res = await h.call("POST", "/api/v1/social/accounts", { key, body: b });
       expect(res.status).toBe(400);
@@ -128,19 +131,68 @@ describe("social accounts", () => {
   });
 });
 
+describe("refresh tokens, status and disconnecting", () => {
+  test("a refresh token and expiry are stored encrypted; accounts show status and expiresAt", async () => {
+    const { key } = await h.seedOrg();
+    const expiresAt = "2031-01-02T03:04:05.000Z";
+    const account = await connect(key, "x", { refreshToken: "rt-secret-refresh", expiresAt });
+    expect(account).toMatchObject({ status: "connected", expiresAt });
+    const [row] = await h.sql`select refresh_token_ciphertext from social_accounts where id = ${account.id}`;
+    expect(row!.refresh_token_ciphertext).not.toContain("rt-secret");
+    expect(decryptSecret(h.ctx.config.secretKey, row!.refresh_token_ciphertext)).toBe("rt-secret-refresh");
+    const list = await h.call("GET", "/api/v1/social/accounts", { key });
+    expect(await list.text()).not.toContain("rt-secret-refresh");
+  });
+
+  test("an account whose refresh was refused lists as reconnect_required; reconnecting makes it connected", async () => {
+    const { key } = await h.seedOrg();
+    const account = await connect(key, "reddit");
+    await h.sql`update social_accounts set status = 'reconnect_required' where id = ${account.id}`;
+    const list = await body(await h.call("GET", "/api/v1/social/accounts", { key }));
+    expect(list.accounts[0]).toMatchObject({ id: account.id, status: "reconnect_required" });
+    const again = await h.call("POST", "/api/v1/social/accounts", {
+      key,
+      body: { platform: "reddit", accountId: account.accountId, accessToken: "fresh" },
+    });
+    expect((await body(again)).account).toMatchObject({ id: account.id, status: "connected" });
+  });
+
+  test("DELETE disconnects: 204, tokens erased, no longer listed or published to; another org's is 404", async () => {
+    const { key } = await h.seedOrg();
+    const other = await h.seedOrg();
+    const account = await connect(key, "reddit", { refreshToken: "rt-x" });
+    expect((await h.call("DELETE", `/api/v1/social/accounts/${account.id}`, { key: other.key })).status).toBe(
+      404,
+    );
+    const res = await h.call("DELETE", `/api/v1/social/accounts/${account.id}`, { key });
+    expect(res.status).toBe(204);
+    const [row] =
+      await h.sql`select token_ciphertext, refresh_token_ciphertext from social_accounts where id = ${account.id}`;
+    expect(row).toEqual({ token_ciphertext: "", refresh_token_ciphertext: null });
+    expect((await body(await h.call("GET", "/api/v1/social/accounts", { key }))).accounts).toEqual([]);
+    const post = await h.call("POST", "/api/v1/social/posts", {
+      key,
+      body: { content: "hi", accounts: [account.id] },
+    });
+    expect(post.status).toBe(400);
+    expect((await h.call("DELETE", `/api/v1/social/accounts/${account.id}`, { key })).status).toBe(404);
+    expect((await h.call("DELETE", "/api/v1/social/accounts/not-a-uuid", { key })).status).toBe(404);
+  });
+});
+
 describe("social posts", () => {
   test("publishing: each target through its adapter; a failing target says why and does not block the others", async () => {
     const { key } = await h.seedOrg();
     const reddit = await connect(key, "reddit");
-    const tiktok = await connect(key, "tiktok", { accessToken: "tok-revoked-tiktok" });
-    fake.expire("tok-revoked-tiktok");
+    const linkedin = await connect(key, "linkedin", { accessToken: "tok-revoked-linkedin" });
+    fake.expire("tok-revoked-linkedin");
     const x = await connect(key, "x", { tier: "basic" });
     const res = await h.call("POST", "/api/v1/social/posts", {
       key,
       body: {
         content: "Launch day",
         platformOverrides: { x: "Launch day, short" },
-        accounts: [reddit.id, tiktok.id, x.id],
+        accounts: [reddit.id, linkedin.id, x.id],
       },
     });
     expect(res.status).toBe(201);
@@ -152,8 +204,8 @@ describe("social posts", () => {
     expect(byPlatform.reddit).toMatchObject({ accountId: reddit.id, status: "published", error: null });
     expect(byPlatform.reddit.url).toStartWith("https://www.reddit.com/r/u_");
     expect(byPlatform.x).toMatchObject({ status: "published", error: null });
-    expect(byPlatform.tiktok).toMatchObject({ status: "failed", url: null });
-    expect(byPlatform.tiktok.error).toContain("access_token_invalid");
+    expect(byPlatform.linkedin).toMatchObject({ status: "failed", url: null });
+    expect(byPlatform.linkedin.error).toContain("REVOKED_ACCESS_TOKEN");
     const [xRow] = await h.sql`select platform_post_id from social_targets where account_id = ${x.id}`;
     const [redditRow] =
       await h.sql`select platform_post_id from social_targets where account_id = ${reddit.id}`;

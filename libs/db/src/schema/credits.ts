@@ -2,7 +2,7 @@ import { bigserial, index, integer, pgTable, text, unique, uuid } from "drizzle-
 import { createdAt } from "./_columns.ts";
 import { organizations } from "./organizations.ts";
 
-/** Every change of an organization's AI credits; a refund is unique per render. */
+/** Every change of an organization's AI credits; a refund is unique per render (or image generation, by `render_id`). */
 export const creditLedger = pgTable(
   "credit_ledger",
   {
@@ -11,7 +11,9 @@ export const creditLedger = pgTable(
       .notNull()
       .references(() => organizations.id, { onDelete: "cascade" }),
     delta: integer("delta").notNull(),
-    reason: text("reason", { enum: ["grant", "screenshot_debit", "screenshot_refund"] }).notNull(),
+    reason: text("reason", {
+      enum: ["grant", "screenshot_debit", "screenshot_refund", "image_debit", "image_refund"],
+    }).notNull(),
     renderId: uuid("render_id"),
     createdAt: createdAt(),
   },

@@ -1,5 +1,5 @@
 import { sql } from "drizzle-orm";
-import { index, integer, jsonb, pgTable, smallint, text, unique, uuid } from "drizzle-orm/pg-core";
+import { bigint, index, integer, jsonb, pgTable, smallint, text, unique, uuid } from "drizzle-orm/pg-core";
 import { createdAt, ts, uuidPk } from "./_columns.ts";
 import { organizations } from "./organizations.ts";
 
@@ -15,6 +15,17 @@ export const socialAccounts = pgTable(
     accountId: text("account_id").notNull(),
     displayName: text("display_name"),
     tokenCiphertext: text("token_ciphertext").notNull(),
+    /** The refresh token, encrypted like the access token; null when the platform gave none. */
+    refreshTokenCiphertext: text("refresh_token_ciphertext"),
+    /** When the access token expires; null when unknown (a token given directly without expiry). */
+    tokenExpiresAt: ts("token_expires_at"),
+    /**
+     * `reconnect_required` once the platform refused a refresh: the account must be connected again;
+     * `disconnected` after DELETE (tokens erased, history kept, no longer listed).
+     */
+    status: text("status", { enum: ["connected", "reconnect_required", "disconnected"] })
+      .notNull()
+      .default("connected"),
     permissions: text("permissions").array().notNull().default(sql`'{}'::text[]`),
     tier: text("tier"),
     connectedAt: createdAt(),
@@ -32,6 +43,8 @@ export const socialPosts = pgTable(
       .references(() => organizations.id, { onDelete: "cascade" }),
     content: text("content").notNull(),
     platformOverrides: jsonb("platform_overrides").notNull().default(sql`'{}'::jsonb`),
+    /** The social media library files of the post, in order. */
+    media: uuid("media").array().notNull().default(sql`'{}'::uuid[]`),
     publishedAt: ts("published_at"),
     createdAt: createdAt(),
   },
@@ -82,4 +95,69 @@ export const socialSnapshots = pgTable(
     capturedAt: ts("captured_at").notNull(),
   },
   (t) => [unique("social_snapshots_target_stage").on(t.targetId, t.stage)],
+);
+
+/**
+ * A file of an organization's social media library: its own upload or generated image under
+ * `social-media/<org_id>/`, or a site library file registered by its path (`key` then under
+ * `site-media/`, counted once, by the site). Listed once `status` is `ready`.
+ */
+export const socialMedia = pgTable(
+  "social_media",
+  {
+    id: uuidPk(),
+    orgId: uuid("org_id")
+      .notNull()
+      .references(() => organizations.id, { onDelete: "cascade" }),
+    key: text("key").notNull(),
+    kind: text("kind", { enum: ["image", "video"] }).notNull(),
+    contentType: text("content_type").notNull(),
+    size: bigint("size", { mode: "number" }).notNull(),
+    width: integer("width"),
+    height: integer("height"),
+    source: text("source", { enum: ["upload", "site", "generated"] }).notNull(),
+    status: text("status", { enum: ["prepared", "ready", "rejected"] }).notNull(),
+    /** A prepared upload not landed by then is never listed. */
+    expiresAt: ts("expires_at"),
+    createdAt: createdAt(),
+  },
+  (t) => [
+    unique("social_media_org_key").on(t.orgId, t.key),
+    index("social_media_org_created_idx").on(t.orgId, t.createdAt, t.id),
+  ],
+);
+
+/** An OAuth authorization in flight: its `state`, the PKCE verifier, and where to send the user after. */
+export const socialOauthStates = pgTable("social_oauth_states", {
+  state: text("state").primaryKey(),
+  orgId: uuid("org_id")
+    .notNull()
+    .references(() => organizations.id, { onDelete: "cascade" }),
+  platform: text("platform").notNull(),
+  codeVerifier: text("code_verifier"),
+  redirectUri: text("redirect_uri"),
+  expiresAt: ts("expires_at").notNull(),
+  usedAt: ts("used_at"),
+  createdAt: createdAt(),
+});
+
+/** An AI image generation request: charged when recorded, refunded once if it fails. */
+export const imageGenerations = pgTable(
+  "image_generations",
+  {
+    id: uuidPk(),
+    orgId: uuid("org_id")
+      .notNull()
+      .references(() => organizations.id, { onDelete: "cascade" }),
+    prompt: text("prompt").notNull(),
+    n: smallint("n").notNull(),
+    size: text("size").notNull(),
+    credits: integer("credits").notNull(),
+    status: text("status", { enum: ["pending", "succeeded", "failed"] })
+      .notNull()
+      .default("pending"),
+    error: text("error"),
+    createdAt: createdAt(),
+  },
+  (t) => [index("image_generations_org_idx").on(t.orgId)],
 );

@@ -1,0 +1,203 @@
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { decryptSecret } from "@site/domain/core";
+import { readyAccount, startConnect } from "@site/domain/social";
+import { createOAuthPort, createPlatformAdapters } from "@site/social";
+import { type FakePlatforms, startFakePlatforms } from "@site/social/testing";
+import { buildTestApp, expectAuthRules, type TestApp } from "../../testing/mod.ts";
+
+// Connecting accounts with OAuth, end to end against the fake platforms' authorization servers:
+// connect → the user's consent (the fake redirects at once) → callback → stored tokens → refresh.
+
+let h: TestApp;
+let fake: FakePlatforms;
+beforeAll(async () => {
+  fake = startFakePlatforms();
+  h = await buildTestApp({ env: { ...fake.env, ...fake.oauthEnv } });
+});
+afterAll(async () => {
+  fake.close();
+  await h.close();
+});
+
+type Json = Record<string, any>;
+const body = async (res: Response) => (await res.json()) as Json;
+const PLATFORMS = ["instagram", "threads", "x", "linkedin", "reddit", "tiktok"] as const;
+
+async function connect(key: string, platform: string, redirectUri?: string) {
+  const res = await h.call("POST", "/api/v1/social/accounts/connect", {
+    key,
+    body: { platform, redirectUri },
+  });
+  expect(res.status).toBe(201);
+  return (await body(res)) as { authorizeUrl: string; state: string };
+}
+/** The user consents at the platform: its authorization server redirects to our callback. */
+async function consent(authorizeUrl: string): Promise<string> {
+  const res = await fetch(authorizeUrl, { redirect: "manual" });
+  expect(res.status).toBe(302);
+  return res.headers.get("location")!;
+}
+const callback = (url: string) => {
+  const u = new URL(url);
+  return h.app.handle(new Request(`http://localhost${u.pathname}${u.search}`));
+};
+
+describe("auth rules", () => {
+  test("POST /api/v1/social/accounts/connect: 401 without or with a bad key, 403 without social:write", async () => {
+    await expectAuthRules(h, {
+      method: "POST",
+      path: "/api/v1/social/accounts/connect",
+      body: { platform: "x" },
+      scope: "social:write",
+    });
+  });
+});
+
+describe("connect → callback → stored tokens", () => {
+  test.each(PLATFORMS)(
+    "%s: the code is exchanged, the tokens stored encrypted with their expiry",
+    async (platform) => {
+      const { key, org } = await h.seedOrg();
+      const { authorizeUrl, state } = await connect(key, platform);
+      const a = new URL(authorizeUrl);
+      expect(a.searchParams.get("state")).toBe(state);
+      expect(a.searchParams.get("redirect_uri")).toBe(
+        `${h.ctx.config.publicBaseUrl}/api/v1/social/oauth/${platform}/callback`,
+      );
+      if (platform === "x" || platform === "tiktok")
+        expect(a.searchParams.get("code_challenge_method")).toBe("S256");
+      if (platform === "x") expect(a.searchParams.get("scope")).toContain("offline.access");
+      if (platform === "reddit") expect(a.searchParams.get("duration")).toBe("permanent");
+      const res = await callback(await consent(authorizeUrl));
+      expect(res.status).toBe(200);
+      const { account } = await body(res);
+      expect(account).toMatchObject({ platform, status: "connected" });
+      expect(Date.parse(account.expiresAt)).toBeGreaterThan(Date.now());
+      const [row] =
+        await h.sql`select org_id, token_ciphertext, refresh_token_ciphertext from social_accounts where id = ${account.id}`;
+      expect(row!.org_id).toBe(org.id);
+      expect(decryptSecret(h.ctx.config.secretKey, row!.token_ciphertext)).toStartWith(`at-${platform}-`);
+      // Meta's long-lived tokens refresh themselves; the others come with a refresh token.
+      if (platform === "instagram" || platform === "threads")
+        expect(row!.refresh_token_ciphertext).toBeNull();
+      else
+        expect(decryptSecret(h.ctx.config.secretKey, row!.refresh_token_ciphertext)).toStartWith(
+          `rt-${platform}-`,
+        );
+      const list = await body(await h.call("GET", "/api/v1/social/accounts", { key }));
+      expect(list.accounts.map((x: Json) => x.id)).toEqual([account.id]);
+    },
+  );
+
+  test("then refresh: an expired X token is renewed (the refresh token rotates: the old one is refused after)", async () => {
+    const { key } = await h.seedOrg();
+    const { account } = await body(await callback(await consent((await connect(key, "x")).authorizeUrl)));
+    const [before] =
+      await h.sql`select token_ciphertext, refresh_token_ciphertext from social_accounts where id = ${account.id}`;
+    const oldRefresh = decryptSecret(h.ctx.config.secretKey, before!.refresh_token_ciphertext);
+    const later = new Date(Date.now() + 3 * 3_600_000);
+    fake.setNow(later);
+    try {
+      const ready = await readyAccount(h.ctx, account.id, createPlatformAdapters(h.ctx), later);
+      expect(ready.accessToken).not.toBe(decryptSecret(h.ctx.config.secretKey, before!.token_ciphertext));
+      const reused = await fetch(`${fake.oauthEnv.SOCIAL_AUTH_BASE_X}/2/oauth2/token`, {
+        method: "POST",
+        headers: {
+          authorization: `Basic ${Buffer.from("client-x:secret-x").toString("base64")}`,
+          "content-type": "application/x-www-form-urlencoded",
+        },
+        body: new URLSearchParams({ grant_type: "refresh_token", refresh_token: oldRefresh }),
+      });
+      expect(reused.status).toBe(400);
+      expect(((await reused.json()) as Json).error).toBe("invalid_grant");
+    } finally {
+      fake.setNow(new Date());
+    }
+  });
+
+  test("with a redirectUri: 302 there with ?account=<id>; a refused code: ?error=invalid_grant", async () => {
+    const { key } = await h.seedOrg();
+    const first = await connect(key, "reddit", "https://app.example/after?tab=social");
+    const firstLocation = await consent(first.authorizeUrl);
+    const back = await callback(firstLocation);
+    expect(back.status).toBe(302);
+    const to = new URL(back.headers.get("location")!);
+    expect(`${to.origin}${to.pathname}`).toBe("https://app.example/after");
+    expect(to.searchParams.get("tab")).toBe("social");
+    const id = to.searchParams.get("account");
+    expect((await body(await h.call("GET", "/api/v1/social/accounts", { key }))).accounts[0].id).toBe(id);
+    // The code, already exchanged once, replayed under a fresh state of ours: the platform refuses it.
+    const code = new URL(firstLocation).searchParams.get("code");
+    const second = await connect(key, "reddit", "https://app.example/after");
+    const replayed = await callback(
+      `http://localhost/api/v1/social/oauth/reddit/callback?code=${code}&state=${second.state}`,
+    );
+    expect(replayed.status).toBe(302);
+    expect(new URL(replayed.headers.get("location")!).searchParams.get("error")).toBe("invalid_grant");
+  });
+});
+
+describe("refused callbacks", () => {
+  test("a state never issued, for another platform, expired or used twice: 400 VALIDATION_ERROR, nothing stored", async () => {
+    const { key } = await h.seedOrg();
+    const { authorizeUrl, state } = await connect(key, "linkedin");
+    const location = await consent(authorizeUrl);
+    const code = new URL(location).searchParams.get("code");
+    const cases = [
+      `/api/v1/social/oauth/linkedin/callback?code=${code}&state=forged`,
+      `/api/v1/social/oauth/linkedin/callback?code=${code}`,
+      `/api/v1/social/oauth/x/callback?code=${code}&state=${state}`,
+    ];
+    for (const path of cases) {
+      const res = await h.app.handle(new Request(`http://localhost${path}`));
+      expect(res.status).toBe(400);
+      expect((await body(res)).error.code).toBe("VALIDATION_ERROR");
+    }
+    expect((await body(await h.call("GET", "/api/v1/social/accounts", { key }))).accounts).toEqual([]);
+    expect((await callback(location)).status).toBe(200);
+    // The same callback again: its state is spent.
+    const again = await callback(location);
+    expect(again.status).toBe(400);
+    // Expired states are refused too.
+    const late = await connect(key, "linkedin");
+    await h.sql`update social_oauth_states set expires_at = now() - interval '1 second' where state = ${late.state}`;
+    expect((await callback(await consent(late.authorizeUrl))).status).toBe(400);
+    expect(
+      (await h.app.handle(new Request("http://localhost/api/v1/social/oauth/myspace/callback?state=x")))
+        .status,
+    ).toBe(404);
+  });
+
+  test("the platform's denial (?error=access_denied) and a bad redirectUri", async () => {
+    const { key } = await h.seedOrg();
+    const { state } = await connect(key, "tiktok", "https://app.example/done");
+    const denied = await callback(
+      `http://localhost/api/v1/social/oauth/tiktok/callback?error=access_denied&state=${state}`,
+    );
+    expect(denied.status).toBe(302);
+    expect(new URL(denied.headers.get("location")!).searchParams.get("error")).toBe("access_denied");
+    for (const redirectUri of ["javascript:alert(1)", "not a url"]) {
+      const res = await h.call("POST", "/api/v1/social/accounts/connect", {
+        key,
+        body: { platform: "x", redirectUri },
+      });
+      expect(res.status).toBe(400);
+    }
+    expect(
+      (await h.call("POST", "/api/v1/social/accounts/connect", { key, body: { platform: "myspace" } }))
+        .status,
+    ).toBe(400);
+  });
+
+  test("a platform without a configured client: 501 NOT_CONFIGURED", async () => {
+    const { org } = await h.seedOrg();
+    const config = { ...h.ctx.config, social: { ...h.ctx.config.social, clients: {} } };
+    const err = await startConnect(
+      h.ctx,
+      { keyId: "k", orgId: org.id, userId: "u", scopes: ["social:write"], role: "owner" },
+      { platform: "x" },
+      createOAuthPort(config),
+    ).catch((e) => e);
+    expect(err.code).toBe("NOT_CONFIGURED");
+  });
+});

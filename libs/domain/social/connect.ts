@@ -1,0 +1,159 @@
+import { randomBytes } from "node:crypto";
+import { and, eq, gt, isNull, lt } from "drizzle-orm";
+import { socialOauthStates } from "@site/db";
+import { AppError, type Context, type Principal, validationError } from "@site/domain/core";
+import { storeAccount } from "./accounts.ts";
+import type { ConnectStartBody, SocialAccountView } from "./models.ts";
+import { type OAuthPort, PlatformError, type SocialPlatform } from "./platform.ts";
+
+/** How long an authorization may take between connect and callback. */
+export const OAUTH_STATE_SECONDS = 600;
+
+/** The address the platforms send the user back to: this service's callback for the platform. */
+export function callbackUrl(ctx: Context, platform: SocialPlatform): string {
+  return `${ctx.config.publicBaseUrl}/api/v1/social/oauth/${platform}/callback`;
+}
+
+function pkce(): { verifier: string; challenge: string } {
+  const verifier = randomBytes(32).toString("base64url");
+  const challenge = new Bun.CryptoHasher("sha256").update(verifier).digest("base64url");
+  return { verifier, challenge };
+}
+
+/**
+ * Starts connecting an account with OAuth (authorization code): a single-use `state` bound to the
+ * organization, a PKCE verifier where the platform takes one, both kept for OAUTH_STATE_SECONDS; the
+ * authorize URL asks for the scopes that yield a refresh token. 501 NOT_CONFIGURED without the
+ * platform's client id.
+ */
+export async function startConnect(
+  ctx: Context,
+  principal: Principal,
+  input: ConnectStartBody,
+  oauth: OAuthPort,
+): Promise<{ authorizeUrl: string; state: string }> {
+  if (!oauth.configured(input.platform))
+    throw new AppError(
+      "NOT_CONFIGURED",
+      `connecting ${input.platform} needs SOCIAL_${input.platform.toUpperCase()}_CLIENT_ID and _CLIENT_SECRET`,
+    );
+  let redirectUri: string | null = null;
+  if (input.redirectUri !== undefined) {
+    let u: URL | null = null;
+    try {
+      u = new URL(input.redirectUri);
+    } catch {}
+    if (!u || (u.protocol !== "https:" && u.protocol !== "http:"))
+      throw validationError("redirectUri", "an http or https URL");
+    redirectUri = u.toString();
+  }
+  const state = randomBytes(24).toString("base64url");
+  const pair = oauth.usesPkce(input.platform) ? pkce() : null;
+  await ctx.db.insert(socialOauthStates).values({
+    state,
+    orgId: principal.orgId,
+    platform: input.platform,
+    codeVerifier: pair?.verifier ?? null,
+    redirectUri,
+    expiresAt: new Date(ctx.clock.now().getTime() + OAUTH_STATE_SECONDS * 1000),
+  });
+  const authorizeUrl = oauth.authorizeUrl(input.platform, {
+    state,
+    redirectUri: callbackUrl(ctx, input.platform),
+    codeChallenge: pair?.challenge ?? null,
+  });
+  return { authorizeUrl, state };
+}
+
+/** What the callback ends with: the account, or an error code; and where to send the user. */
+export type ConnectOutcome =
+  | { ok: true; account: SocialAccountView; redirectUri: string | null }
+  | { ok: false; error: AppError; code: string; redirectUri: string | null };
+
+/**
+ * The platform's callback: the `state` must be one this service issued for this platform, unexpired and
+ * unused (it is spent here, atomically, so a replayed callback is refused); the code is exchanged for
+ * tokens, the user identified, and the account stored with its refresh token and expiry (a reconnection
+ * when it already exists). A refused code (replayed or expired at the platform) is an error too.
+ */
+export async function finishConnect(
+  ctx: Context,
+  platform: SocialPlatform,
+  query: { code?: string; state?: string; error?: string },
+  oauth: OAuthPort,
+): Promise<ConnectOutcome> {
+  const now = ctx.clock.now();
+  const [spent] = query.state
+    ? await ctx.db
+        .update(socialOauthStates)
+        .set({ usedAt: now })
+        .where(
+          and(
+            eq(socialOauthStates.state, query.state),
+            eq(socialOauthStates.platform, platform),
+            isNull(socialOauthStates.usedAt),
+            gt(socialOauthStates.expiresAt, now),
+          ),
+        )
+        .returning()
+    : [];
+  if (!spent)
+    return {
+      ok: false,
+      code: "state_mismatch",
+      error: validationError("state", "unknown, expired or already used authorization state"),
+      redirectUri: null,
+    };
+  const fail = (code: string, message: string): ConnectOutcome => ({
+    ok: false,
+    code,
+    error: new AppError("VALIDATION_ERROR", message, [{ field: "code", message }]),
+    redirectUri: spent.redirectUri,
+  });
+  if (query.error) return fail(query.error.slice(0, 100), `the platform answered ${query.error}`);
+  if (!query.code) return fail("invalid_request", "code: required");
+  let tokens: Awaited<ReturnType<OAuthPort["exchange"]>>;
+  try {
+    tokens = await oauth.exchange(platform, {
+      code: query.code,
+      redirectUri: callbackUrl(ctx, platform),
+      codeVerifier: spent.codeVerifier,
+      now,
+    });
+  } catch (err) {
+    const e = err instanceof PlatformError ? err : new PlatformError("transient", String(err));
+    if (e.kind === "transient")
+      return {
+        ok: false,
+        code: "platform_unavailable",
+        error: new AppError("SERVICE_UNAVAILABLE", e.message),
+        redirectUri: spent.redirectUri,
+      };
+    return fail("invalid_grant", e.message);
+  }
+  const who = tokens.accountId
+    ? { accountId: tokens.accountId, displayName: null }
+    : await oauth.identify(platform, tokens.accessToken).catch(() => null);
+  if (!who) return fail("identity_unknown", `${platform}: could not tell which account the token belongs to`);
+  const scopes = tokens.scopes ?? oauth.scopes(platform);
+  // Instagram Login names its insights scope instagram_business_manage_insights: it opens the same reads.
+  const permissions = scopes.includes("instagram_business_manage_insights")
+    ? [...scopes, "instagram_manage_insights"]
+    : scopes;
+  const { account } = await storeAccount(ctx, spent.orgId, {
+    platform,
+    accountId: who.accountId,
+    displayName: who.displayName,
+    accessToken: tokens.accessToken,
+    refreshToken: tokens.refreshToken,
+    expiresAt: tokens.expiresAt,
+    permissions,
+    // The tier is not in the token: a reconnection keeps the stored one, a new X account reads as free.
+    tier: null,
+  });
+  // States older than a day are of no use to anyone.
+  await ctx.db
+    .delete(socialOauthStates)
+    .where(lt(socialOauthStates.expiresAt, new Date(now.getTime() - 86_400_000)));
+  return { ok: true, account, redirectUri: spent.redirectUri };
+}

@@ -1,0 +1,390 @@
+import { randomBytes } from "node:crypto";
+import { and, eq, gt, inArray, sql } from "drizzle-orm";
+import { mediaFiles, sites, socialMedia, type Tx } from "@site/db";
+import {
+  AppError,
+  andOlderThan,
+  type Context,
+  isUuid,
+  keysetPage,
+  type ListQuery,
+  notFound,
+  PAGE_LIMIT,
+  type Principal,
+  validationError,
+} from "@site/domain/core";
+import {
+  chargeOrgStorage,
+  grantMemberUrl,
+  grantOrgMemberUrl,
+  IMAGE_TYPES,
+  isImageType,
+  isoMillis,
+  lockOrg,
+  type MediaContext,
+  mediaPath,
+  mintShareToken,
+  parseMediaRef,
+  pendingOrgUploadBytes,
+  receiveSignedBytes,
+  SNIFF_BYTES,
+  siteOfKey,
+  sniffMedia,
+  UPLOAD_URL_SECONDS,
+} from "@site/domain/media";
+import { isStoreDown, MAX_MEDIA_BYTES } from "@site/storage";
+import type { RegisterSocialMediaBody, SocialMediaView, SocialUploadBody } from "./models.ts";
+import type { PublishMedia } from "./platform.ts";
+
+// The social media library: an organization's images and videos for posts. It reuses the site library's
+// mechanics (signed uploads, magic-byte checks, the organization's storage quota, grants and share
+// tokens); its files live under `social-media/<org_id>/` and are never world-readable.
+
+type Row = typeof socialMedia.$inferSelect;
+
+/** The storage key of an organization's own social file. */
+export function socialKey(orgId: string, name: string): string {
+  return `social-media/${orgId}/${name}`;
+}
+
+function fileName(contentType: string, baseName?: string): string {
+  const ext = contentType === "video/mp4" ? "mp4" : IMAGE_TYPES[contentType as keyof typeof IMAGE_TYPES];
+  const stem = (baseName ?? "")
+    .replace(/\.[A-Za-z0-9]{1,5}$/, "")
+    .toLowerCase()
+    .replace(/[^a-z0-9]+/g, "-")
+    .replace(/^-+|-+$/g, "")
+    .slice(0, 40);
+  return `${stem ? `${stem}-` : ""}${Date.now().toString(36)}${randomBytes(6).toString("hex")}.${ext}`;
+}
+
+/** The largest file of `contentType` the social library takes, or null for a type it refuses. */
+export function maxSocialBytes(ctx: Context, contentType: string): number | null {
+  if (isImageType(contentType)) return MAX_MEDIA_BYTES;
+  if (contentType === "video/mp4") return ctx.config.social.videoMaxBytes;
+  return null;
+}
+
+/** A file as the API answers it: `thumbnailUrl` signed now for the caller (a member of its organization). */
+export function socialMediaView(ctx: Context, r: Row, createdUtc?: string): SocialMediaView {
+  const site = siteOfKey(r.key);
+  return {
+    id: r.id,
+    kind: r.kind,
+    contentType: r.contentType,
+    size: r.size,
+    width: r.width,
+    height: r.height,
+    url: mediaPath(r.key),
+    thumbnailUrl: site ? grantMemberUrl(ctx, site, r.key) : grantOrgMemberUrl(ctx, r.orgId, r.key),
+    createdAt: createdUtc ? isoMillis(createdUtc) : r.createdAt.toISOString(),
+  };
+}
+
+/** Bytes of the organization's prepared social uploads that may still land. */
+async function pendingSocialBytes(ctx: Context, tx: Tx, orgId: string): Promise<number> {
+  const [row] = await tx
+    .select({ bytes: sql<number>`coalesce(sum(${socialMedia.size}), 0)::bigint` })
+    .from(socialMedia)
+    .where(
+      and(
+        eq(socialMedia.orgId, orgId),
+        eq(socialMedia.status, "prepared"),
+        gt(socialMedia.expiresAt, ctx.clock.now()),
+      ),
+    );
+  return Number(row?.bytes ?? 0);
+}
+
+/**
+ * Prepares a signed upload into the social library: the type (JPEG, PNG, WebP, GIF up to 10485760
+ * bytes, MP4 up to SOCIAL_VIDEO_MAX_BYTES) and the storage quota (with the uploads still pending)
+ * checked now; the file is listed once its bytes land and their magic bytes are the declared type.
+ */
+export async function prepareSocialUpload(ctx: MediaContext, principal: Principal, input: SocialUploadBody) {
+  const contentType = input.contentType.trim().toLowerCase();
+  const max = maxSocialBytes(ctx, contentType);
+  if (max === null)
+    throw new AppError(
+      "VALIDATION_ERROR",
+      "contentType: one of image/jpeg, image/png, image/webp, image/gif, video/mp4 (SVG is refused)",
+      [{ field: "contentType", message: "unsupported type" }],
+    );
+  if (!Number.isSafeInteger(input.size) || input.size < 1 || input.size > max)
+    throw new AppError("VALIDATION_ERROR", `size: an integer from 1 to ${max} for ${contentType}`, [
+      { field: "size", message: `at most ${max} bytes` },
+    ]);
+  const key = socialKey(principal.orgId, fileName(contentType, input.name));
+  const expiresAt = new Date(ctx.clock.now().getTime() + UPLOAD_URL_SECONDS * 1000);
+  const row = await ctx.db.transaction(async (tx) => {
+    const org = await lockOrg(tx, principal.orgId);
+    const pending =
+      (await pendingOrgUploadBytes(ctx, tx, principal.orgId)) +
+      (await pendingSocialBytes(ctx, tx, principal.orgId));
+    if (org.used + pending + input.size > org.quota)
+      throw new AppError(
+        "FORBIDDEN",
+        `the organization's storage quota of ${org.quota} bytes would be exceeded`,
+      );
+    const [r] = await tx
+      .insert(socialMedia)
+      .values({
+        orgId: principal.orgId,
+        key,
+        kind: contentType === "video/mp4" ? "video" : "image",
+        contentType,
+        size: input.size,
+        source: "upload",
+        status: "prepared",
+        expiresAt,
+        createdAt: ctx.clock.now(),
+      })
+      .returning();
+    return r!;
+  });
+  const signed = await ctx.store.presignPut(key, {
+    contentType,
+    size: input.size,
+    expiresInSeconds: UPLOAD_URL_SECONDS,
+  });
+  return { media: socialMediaView(ctx, row), upload: { ...signed, expiresInSeconds: UPLOAD_URL_SECONDS } };
+}
+
+async function rejectUpload(ctx: MediaContext, row: Row, why: AppError): Promise<AppError> {
+  await ctx.store.delete(row.key).catch(() => {});
+  await ctx.db
+    .update(socialMedia)
+    .set({ status: "rejected" })
+    .where(and(eq(socialMedia.id, row.id), eq(socialMedia.status, "prepared")));
+  ctx.log.info("social upload rejected", { key: row.key, reason: why.message });
+  return why;
+}
+
+/**
+ * Lands a prepared social upload whose bytes arrived: the signed size, the declared type by magic bytes,
+ * and the storage quota in the same transaction as the row turning `ready`; anything else deletes the
+ * bytes and never lists them. Returns the error when it refused; null when landed or not arrived yet.
+ */
+export async function finalizeSocialUpload(ctx: MediaContext, row: Row): Promise<AppError | null> {
+  const head = await ctx.store.head(row.key);
+  if (!head) return null;
+  if (head.size !== row.size)
+    return rejectUpload(
+      ctx,
+      row,
+      new AppError("VALIDATION_ERROR", `file: ${head.size} bytes sent, ${row.size} signed`),
+    );
+  const got = await ctx.store.get(row.key, {
+    range: { start: 0, end: Math.min(head.size, SNIFF_BYTES) - 1 },
+  });
+  const prefix = got ? new Uint8Array(await new Response(got.body).arrayBuffer()) : new Uint8Array(0);
+  const sniffed = sniffMedia(prefix);
+  if (!sniffed || sniffed.contentType !== row.contentType)
+    return rejectUpload(
+      ctx,
+      row,
+      new AppError("VALIDATION_ERROR", `file: the bytes are not ${row.contentType}`, [
+        { field: "file", message: "the bytes are not the declared type" },
+      ]),
+    );
+  try {
+    await ctx.db.transaction(async (tx) => {
+      const [still] = await tx
+        .select({ status: socialMedia.status })
+        .from(socialMedia)
+        .where(eq(socialMedia.id, row.id))
+        .for("update");
+      if (still?.status !== "prepared") return;
+      await chargeOrgStorage(tx, await lockOrg(tx, row.orgId), head.size);
+      await tx
+        .update(socialMedia)
+        .set({ status: "ready", width: sniffed.width, height: sniffed.height, expiresAt: null })
+        .where(eq(socialMedia.id, row.id));
+    });
+  } catch (err) {
+    if (err instanceof AppError) return rejectUpload(ctx, row, err);
+    throw err;
+  }
+  return null;
+}
+
+/** The signed PUT of a social upload served by the API itself (local-disk storage), then landing it. */
+export async function receiveSocialUpload(
+  ctx: MediaContext,
+  key: string,
+  request: {
+    searchParams: URLSearchParams;
+    contentType: string | null;
+    body: ReadableStream<Uint8Array> | null;
+  },
+) {
+  const [row] = await ctx.db.select().from(socialMedia).where(eq(socialMedia.key, key)).limit(1);
+  if (row?.status !== "prepared")
+    throw new AppError("FORBIDDEN", "this upload URL is not valid (unknown, used or expired)");
+  await receiveSignedBytes(ctx, key, request);
+  const failed = await finalizeSocialUpload(ctx, row);
+  if (failed) throw failed;
+  return { url: mediaPath(key), id: row.id };
+}
+
+/** Lands the organization's prepared uploads whose bytes arrived straight in object storage (S3). */
+async function settleSocialUploads(ctx: MediaContext, orgId: string): Promise<void> {
+  const rows = await ctx.db
+    .select()
+    .from(socialMedia)
+    .where(
+      and(
+        eq(socialMedia.orgId, orgId),
+        eq(socialMedia.status, "prepared"),
+        gt(socialMedia.expiresAt, ctx.clock.now()),
+      ),
+    )
+    .limit(50);
+  for (const r of rows)
+    await finalizeSocialUpload(ctx, r).catch((err) => {
+      if (!isStoreDown(err)) throw err;
+    });
+}
+
+/** The organization's social library, newest first, by keyset cursor; each `thumbnailUrl` signed now. */
+export async function listSocialMedia(ctx: MediaContext, principal: Principal, query: ListQuery) {
+  await settleSocialUploads(ctx, principal.orgId);
+  const limit = query.limit ?? PAGE_LIMIT.default;
+  const rows = [
+    ...(await ctx.db.execute<Row & { utc: string }>(sql`select m.id, m.org_id as "orgId", m.key, m.kind,
+        m.content_type as "contentType", m.size::int as size, m.width, m.height,
+        (m.created_at at time zone 'UTC')::text as utc
+      from social_media m where m.org_id = ${principal.orgId}::uuid and m.status = 'ready'
+      ${andOlderThan(sql`m.created_at`, sql`m.id`, query.cursor)}
+      order by m.created_at desc, m.id desc limit ${limit + 1}`)),
+  ];
+  const { page, nextCursor } = keysetPage(rows, limit, (r) => ({ at: `${r.utc}+00`, id: r.id }));
+  return { media: page.map((r) => socialMediaView(ctx, r, r.utc)), nextCursor };
+}
+
+/**
+ * Registers a site library file of the organization (by its `/api/media/<key>` path) in the social
+ * library, without copying it (its bytes stay counted once, by the site). Registering it again answers
+ * the same entry. 400 for a path that is not a library file of one of the organization's sites.
+ */
+export async function registerSocialMedia(
+  ctx: MediaContext,
+  principal: Principal,
+  input: RegisterSocialMediaBody,
+): Promise<SocialMediaView> {
+  const ref = parseMediaRef(ctx.config, input.url.trim());
+  const site = ref.kind === "outside" ? null : siteOfKey(ref.key);
+  const notOurs = validationError("url", "not a media file of a site of this organization");
+  if (ref.kind === "outside" || !site) throw notOurs;
+  const [file] = await ctx.db
+    .select({ file: mediaFiles })
+    .from(mediaFiles)
+    .innerJoin(sites, eq(sites.id, mediaFiles.siteId))
+    .where(and(eq(mediaFiles.key, ref.key), eq(sites.orgId, principal.orgId)))
+    .limit(1);
+  if (!file) throw notOurs;
+  const f = file.file;
+  const [row] = await ctx.db
+    .insert(socialMedia)
+    .values({
+      orgId: principal.orgId,
+      key: f.key,
+      kind: "image",
+      contentType: f.contentType,
+      size: f.size,
+      width: f.width,
+      height: f.height,
+      source: "site",
+      status: "ready",
+      createdAt: ctx.clock.now(),
+    })
+    .onConflictDoUpdate({ target: [socialMedia.orgId, socialMedia.key], set: { status: "ready" } })
+    .returning();
+  return socialMediaView(ctx, row!);
+}
+
+/**
+ * Adds bytes the service produced (a generated image) to the organization's social library: the type by
+ * magic bytes (an accepted image), the storage quota counted in the transaction that lists it.
+ */
+export async function addSocialFile(
+  ctx: MediaContext,
+  orgId: string,
+  bytes: Uint8Array,
+  source: "generated",
+): Promise<SocialMediaView> {
+  const sniffed = sniffMedia(bytes);
+  if (sniffed?.kind !== "image" || bytes.byteLength > MAX_MEDIA_BYTES)
+    throw new AppError(
+      "RENDERER_ERROR",
+      "the image provider answered something that is not an accepted image",
+    );
+  const key = socialKey(orgId, fileName(sniffed.contentType, source));
+  await ctx.store.put(key, bytes, { contentType: sniffed.contentType });
+  try {
+    const row = await ctx.db.transaction(async (tx) => {
+      await chargeOrgStorage(tx, await lockOrg(tx, orgId), bytes.byteLength);
+      const [r] = await tx
+        .insert(socialMedia)
+        .values({
+          orgId,
+          key,
+          kind: "image",
+          contentType: sniffed.contentType,
+          size: bytes.byteLength,
+          width: sniffed.width,
+          height: sniffed.height,
+          source,
+          status: "ready",
+          createdAt: ctx.clock.now(),
+        })
+        .returning();
+      return r!;
+    });
+    return socialMediaView(ctx, row);
+  } catch (err) {
+    await ctx.store.delete(key).catch(() => {});
+    throw err;
+  }
+}
+
+/**
+ * The post's media as the adapters need them, in the order given: each a share-token URL on
+ * PUBLIC_BASE_URL valid SOCIAL_SHARE_TOKEN_SECONDS (long enough for the platform to fetch it, never for
+ * good), and its bytes on demand. 400 VALIDATION_ERROR naming the ids that are not ready files of the
+ * organization.
+ */
+export async function loadPublishMedia(
+  ctx: MediaContext,
+  orgId: string,
+  ids: string[],
+): Promise<(PublishMedia & { id: string })[]> {
+  if (ids.length === 0) return [];
+  const bad = ids.filter((id) => !isUuid(id));
+  if (bad.length > 0) throw validationError("media", `not media ids: ${bad.join(", ")}`);
+  await settleSocialUploads(ctx, orgId);
+  const rows = await ctx.db
+    .select()
+    .from(socialMedia)
+    .where(and(eq(socialMedia.orgId, orgId), inArray(socialMedia.id, ids), eq(socialMedia.status, "ready")));
+  const missing = ids.filter((id) => !rows.some((r) => r.id === id));
+  if (missing.length > 0)
+    throw validationError("media", `not files of this organization's social library: ${missing.join(", ")}`);
+  const ttl = ctx.config.social.shareTokenSeconds;
+  return ids.map((id) => {
+    const r = rows.find((x) => x.id === id)!;
+    const t = mintShareToken(ctx, { siteId: siteOfKey(r.key) ?? r.orgId, key: r.key, ttlSeconds: ttl });
+    return {
+      id,
+      kind: r.kind,
+      contentType: r.contentType,
+      size: r.size,
+      url: `${ctx.config.publicBaseUrl}${mediaPath(r.key)}?t=${t}`,
+      read: async () => {
+        const got = await ctx.store.get(r.key);
+        if (!got) throw notFound("media file");
+        return new Uint8Array(await new Response(got.body).arrayBuffer());
+      },
+    };
+  });
+}

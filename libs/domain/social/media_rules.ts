@@ -1,0 +1,103 @@
+import type { SocialPlatform } from "./platform.ts";
+
+/** What the per-platform rules look at in a post's media. */
+export type MediaShape = { kind: "image" | "video"; contentType: string };
+
+/** Each platform's media rules as its publishing reference states them (the adapters obey the same). */
+export const PLATFORM_MEDIA_RULES = {
+  // https://developers.facebook.com/docs/instagram-platform/content-publishing/ : a single image or
+  // video (published as a reel), or a carousel of up to 10 images and videos; images JPEG only
+  // (https://developers.facebook.com/docs/instagram-platform/instagram-graph-api/reference/ig-user/media#image-specifications).
+  instagram: {
+    textOnly: false,
+    maxImages: 10,
+    carousel: { min: 2, max: 10 },
+    imageTypes: ["image/jpeg"],
+    video: true,
+    mixed: true,
+  },
+  // https://developers.facebook.com/docs/threads/posts : TEXT, one IMAGE or VIDEO, or a CAROUSEL of 2–20;
+  // images JPEG or PNG (Media Specifications on the same page).
+  threads: {
+    textOnly: true,
+    maxImages: 20,
+    carousel: { min: 2, max: 20 },
+    imageTypes: ["image/jpeg", "image/png"],
+    video: true,
+    mixed: true,
+  },
+  // https://docs.x.com/x-api/media/quickstart/best-practices : up to 4 photos, or one GIF or video.
+  x: {
+    textOnly: true,
+    maxImages: 4,
+    carousel: null,
+    imageTypes: ["image/jpeg", "image/png", "image/webp", "image/gif"],
+    video: true,
+    mixed: false,
+  },
+  // https://learn.microsoft.com/en-us/linkedin/marketing/community-management/shares/images-api :
+  // JPG, PNG, GIF images; a post carries one image or a multiImage of 2–20.
+  linkedin: {
+    textOnly: true,
+    maxImages: 20,
+    carousel: null,
+    imageTypes: ["image/jpeg", "image/png", "image/gif"],
+    video: false,
+    mixed: false,
+  },
+  // https://www.reddit.com/dev/api/#POST_api_submit : kind self (text) or image (one uploaded image).
+  reddit: {
+    textOnly: true,
+    maxImages: 1,
+    carousel: null,
+    imageTypes: ["image/jpeg", "image/png", "image/gif"],
+    video: false,
+    mixed: false,
+  },
+  // https://developers.tiktok.com/doc/content-posting-api-reference-photo-post : 1–35 photos, JPEG or
+  // WebP; or one video (https://developers.tiktok.com/doc/content-posting-api-reference-direct-post).
+  tiktok: {
+    textOnly: false,
+    maxImages: 35,
+    carousel: null,
+    imageTypes: ["image/jpeg", "image/webp"],
+    video: true,
+    mixed: false,
+  },
+} as const satisfies Record<
+  SocialPlatform,
+  {
+    textOnly: boolean;
+    maxImages: number;
+    carousel: { min: number; max: number } | null;
+    imageTypes: readonly string[];
+    video: boolean;
+    mixed: boolean;
+  }
+>;
+
+/**
+ * The rule of `platform` a post with `media` breaks, in words naming the platform; null when it may be
+ * published there. Checked for every target before anything is published.
+ */
+export function platformMediaViolation(platform: SocialPlatform, media: MediaShape[]): string | null {
+  const r = PLATFORM_MEDIA_RULES[platform];
+  const images = media.filter((m) => m.kind === "image");
+  const videos = media.filter((m) => m.kind === "video");
+  if (media.length === 0) return r.textOnly ? null : `${platform} needs at least one image or video`;
+  if (videos.length > 0 && !r.video) return `${platform} accepts no video`;
+  const bad = images.find((m) => !(r.imageTypes as readonly string[]).includes(m.contentType));
+  if (bad)
+    return `${platform} accepts images of type ${r.imageTypes.join(", ")} only, not ${bad.contentType}`;
+  if (videos.length > 0 && videos.length + images.length > 1 && !r.mixed)
+    return `${platform} takes one video alone, not with other media`;
+  if (media.length === 1) return null;
+  if (r.carousel) {
+    if (media.length > r.carousel.max)
+      return `${platform} takes at most ${r.carousel.max} items in a carousel, not ${media.length}`;
+    return null;
+  }
+  if (images.length > r.maxImages)
+    return `${platform} takes at most ${r.maxImages} image${r.maxImages === 1 ? "" : "s"}, not ${images.length}`;
+  return null;
+}

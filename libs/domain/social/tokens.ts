@@ -1,0 +1,105 @@
+import { eq } from "drizzle-orm";
+import { socialAccounts } from "@site/db";
+import { type Context, decryptSecret, encryptSecret } from "@site/domain/core";
+import {
+  type AdapterAccount,
+  PlatformError,
+  type PlatformAdapters,
+  type SocialPlatform,
+} from "./platform.ts";
+
+/** A token is renewed when it expires within this margin (a publish or a read takes less). */
+export const REFRESH_MARGIN_MS = 5 * 60_000;
+
+type AccountRow = typeof socialAccounts.$inferSelect;
+
+/** An account row as an adapter sees it, with its token decrypted. */
+export function adapterAccountOf(ctx: Context, r: AccountRow): AdapterAccount & { id: string } {
+  return {
+    id: r.id,
+    platform: r.platform as SocialPlatform,
+    accountId: r.accountId,
+    displayName: r.displayName,
+    accessToken: decryptSecret(ctx.config.secretKey, r.tokenCiphertext),
+    permissions: r.permissions,
+    tier: r.tier,
+  };
+}
+
+/** True when the row's token must be renewed before use at `now`. */
+export function needsRenewal(r: { tokenExpiresAt: Date | null }, now: Date): boolean {
+  return r.tokenExpiresAt !== null && r.tokenExpiresAt.getTime() - now.getTime() <= REFRESH_MARGIN_MS;
+}
+
+/**
+ * The account ready for a platform call at `now`: its token renewed first when it expires within the
+ * margin. The renewal runs under the account row's lock (SELECT … FOR UPDATE) and re-checks the expiry
+ * once it holds it, so two processes never renew one token twice (a rotating refresh token used twice
+ * would be refused). A refusal marks the account `reconnect_required` and throws a PlatformError `auth`;
+ * an account already marked throws it at once. A transient failure keeps a token that is still valid.
+ */
+export async function readyAccount(
+  ctx: Context,
+  accountRowId: string,
+  adapters: PlatformAdapters,
+  now: Date,
+): Promise<AdapterAccount & { id: string }> {
+  const [row] = await ctx.db.select().from(socialAccounts).where(eq(socialAccounts.id, accountRowId));
+  if (!row) throw new PlatformError("auth", "the account is no longer connected");
+  if (row.status !== "connected")
+    throw new PlatformError(
+      "auth",
+      `${row.platform}: the account must be reconnected (its token was refused)`,
+    );
+  const renew = adapters[row.platform as SocialPlatform]?.renew;
+  if (!needsRenewal(row, now) || !renew) return adapterAccountOf(ctx, row);
+  const outcome = await ctx.db.transaction(async (tx) => {
+    const [locked] = await tx
+      .select()
+      .from(socialAccounts)
+      .where(eq(socialAccounts.id, accountRowId))
+      .for("update");
+    if (locked?.status !== "connected") return { refused: true as const, row: locked ?? row };
+    if (!needsRenewal(locked, now)) return { refused: false as const, row: locked };
+    const current = adapterAccountOf(ctx, locked);
+    const refresh = locked.refreshTokenCiphertext
+      ? decryptSecret(ctx.config.secretKey, locked.refreshTokenCiphertext)
+      : null;
+    try {
+      const tokens = await renew({ accessToken: current.accessToken, refreshToken: refresh }, now);
+      const [updated] = await tx
+        .update(socialAccounts)
+        .set({
+          tokenCiphertext: encryptSecret(ctx.config.secretKey, tokens.accessToken),
+          refreshTokenCiphertext: tokens.refreshToken
+            ? encryptSecret(ctx.config.secretKey, tokens.refreshToken)
+            : null,
+          tokenExpiresAt: tokens.expiresAt,
+        })
+        .where(eq(socialAccounts.id, accountRowId))
+        .returning();
+      ctx.log.info("social token renewed", { platform: locked.platform, accountId: accountRowId });
+      return { refused: false as const, row: updated! };
+    } catch (err) {
+      const e = err instanceof PlatformError ? err : new PlatformError("transient", String(err));
+      if (e.kind !== "auth") {
+        // The platform could not answer now: a token that has not expired yet is still usable.
+        if (locked.tokenExpiresAt && locked.tokenExpiresAt > now)
+          return { refused: false as const, row: locked };
+        throw e;
+      }
+      await tx
+        .update(socialAccounts)
+        .set({ status: "reconnect_required" })
+        .where(eq(socialAccounts.id, accountRowId));
+      ctx.log.warn("social token refresh refused", { platform: locked.platform, accountId: accountRowId });
+      return { refused: true as const, row: locked, why: e.message };
+    }
+  });
+  if (outcome.refused)
+    throw new PlatformError(
+      "auth",
+      `${outcome.row.platform}: the platform refused to renew the token; reconnect the account${"why" in outcome && outcome.why ? ` (${outcome.why})` : ""}`,
+    );
+  return adapterAccountOf(ctx, outcome.row);
+}
