@@ -365,7 +365,7 @@ export function startFakePlatforms(opts: { latencyMs?: number } = {}) {
       if (fields.includes("permalink"))
         out.permalink = ig ? `https://www.instagram.com/p/${id}/` : `https://www.threads.net/@me/post/${id}`;
       if (fields.includes("timestamp"))
-        out.timestamp = new Date().toISOString().replace(/\.\d{3}Z$/, "+0000");
+        out.timestamp = new Date(now()).toISOString().replace(/\.\d{3}Z$/, "+0000");
       if (fields.includes("like_count")) out.like_count = m.likes;
       if (fields.includes("comments_count")) out.comments_count = m.comments;
       return json(200, out);
