@@ -130,6 +130,7 @@ try {
 
   // Publishing with media to six platforms.
   const base = h.ctx.config.publicBaseUrl;
+  fake.verifyTikTokUrlPrefix(`${base}/api/media/`);
   fake.setMediaFetcher(async (url) =>
     url.startsWith(base)
       ? h.app.handle(new Request(`http://localhost${url.slice(base.length)}`))

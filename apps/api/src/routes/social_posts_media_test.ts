@@ -14,6 +14,7 @@ beforeAll(async () => {
   fake = startFakePlatforms();
   h = await buildTestApp({ env: { ...fake.env, SOCIAL_POLL_INTERVAL_MS: "5" } });
   const base = h.ctx.config.publicBaseUrl;
+  fake.verifyTikTokUrlPrefix(`${base}/api/media/`);
   fake.setMediaFetcher(async (url) =>
     url.startsWith(base)
       ? h.app.handle(new Request(`http://localhost${url.slice(base.length)}`))
