@@ -2,7 +2,9 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import type { DbHandle } from "@site/db";
 import { createOrganization, type Principal } from "@site/domain/core";
 import type { MediaContext } from "@site/domain/media";
+import { sampleImage } from "@site/domain/testing";
 import {
+  addSocialFile,
   captureDueSnapshots,
   connectSocialAccount,
   createSocialPost,
@@ -51,13 +53,13 @@ async function connectIssued(
   return { ...account, token: t.accessToken };
 }
 
-async function publishAt(p: Principal, t0: Date, accountIds: string[]) {
+async function publishAt(p: Principal, t0: Date, accountIds: string[], media: string[] = []) {
   fake.setNow(t0);
   const adapters = createPlatformAdapters({ ...ctx, clock: { now: () => t0 } });
   const post = await createSocialPost(
     { ...ctx, clock: { now: () => t0 } },
     p,
-    { content: "tokens that expire", accounts: accountIds },
+    { content: "tokens that expire", accounts: accountIds, media },
     adapters,
   );
   const targets = await handle.sql<
@@ -83,7 +85,8 @@ describe("tokens that expire", () => {
     fake.setNow(t0);
     const x = await connectIssued(p, "x");
     const reddit = await connectIssued(p, "reddit");
-    const targets = await publishAt(p, t0, [x.id, reddit.id]);
+    const photo = await addSocialFile(ctx, p.orgId, sampleImage("jpeg", { size: 400 }), "generated");
+    const targets = await publishAt(p, t0, [x.id, reddit.id], [photo.id]);
     expect(targets.map((t) => t.status)).toEqual(["published", "published"]);
     const before = { x: fake.refreshCount("x"), reddit: fake.refreshCount("reddit") };
     for (const offset of [HOUR + 60_000, DAY, 3 * DAY, 7 * DAY])
@@ -101,6 +104,28 @@ describe("tokens that expire", () => {
     expect(accounts.map((a) => a.status)).toEqual(["connected", "connected"]);
     const [row] = await handle.sql`select token_expires_at from social_accounts where id = ${x.id}`;
     expect(new Date(row!.token_expires_at).getTime()).toBe(t0.getTime() + 7 * DAY + 2 * HOUR);
+  });
+
+  test("Threads: the long-lived token refreshes itself (th_refresh_token) before it expires", async () => {
+    const p = await seedOrg();
+    const t0 = new Date(Date.now() - 10 * DAY);
+    fake.setNow(t0);
+    const t = fake.issueTokens("threads");
+    const { account } = await connectSocialAccount(ctx, p, {
+      platform: "threads",
+      accountId: `threads-${Math.random().toString(36).slice(2, 8)}`,
+      accessToken: t.accessToken,
+      // Stored as expiring after two days: the 72 h read must renew it first.
+      expiresAt: new Date(t0.getTime() + 2 * DAY).toISOString(),
+      permissions: ["threads_basic", "threads_manage_insights"],
+    });
+    const [target] = await publishAt(p, t0, [account.id]);
+    const before = fake.refreshCount("threads");
+    await passAt(new Date(t0.getTime() + 3 * DAY));
+    expect(fake.refreshCount("threads") - before).toBe(1);
+    expect((await snapshots(target!.id))[0]?.likes).not.toBeNull();
+    const [row] = await handle.sql`select token_expires_at from social_accounts where id = ${account.id}`;
+    expect(new Date(row!.token_expires_at).getTime()).toBe(t0.getTime() + 3 * DAY + 60 * DAY);
   });
 
   test("two collectors at once renew one token once (a rotating refresh token used twice would be refused)", async () => {

@@ -28,6 +28,35 @@ describe("configuration is read once, with the contract's defaults", () => {
     expect(c.mcpAllowedOrigins).toEqual([]);
   });
 
+  test("social publishing and image generation settings: defaults, clients per platform, bad values fail at boot", () => {
+    const c = loadConfig(base);
+    expect(c.social).toEqual({
+      linkedinVersion: "202607",
+      poll: { intervalMs: 3000, maxAttempts: 60 },
+      shareTokenSeconds: 86400,
+      videoMaxBytes: 104857600,
+      authBase: { instagram: null, threads: null, x: null, linkedin: null, reddit: null, tiktok: null },
+      clients: { instagram: null, threads: null, x: null, linkedin: null, reddit: null, tiktok: null },
+    });
+    expect(c.image).toEqual({ apiBase: null, apiKey: null, model: "gpt-image-1", creditsPerImage: 10 });
+    const set = loadConfig({
+      ...base,
+      SOCIAL_X_CLIENT_ID: "cid",
+      SOCIAL_X_CLIENT_SECRET: "sec",
+      SOCIAL_AUTH_BASE_X: "http://127.0.0.1:9/auth/x",
+      LINKEDIN_API_VERSION: "202611",
+      IMAGE_API_BASE: "https://api.openai.com/v1",
+      IMAGE_CREDITS_PER_IMAGE: "4",
+    });
+    expect(set.social.clients.x).toEqual({ id: "cid", secret: "sec" });
+    expect(set.social.authBase.x).toBe("http://127.0.0.1:9/auth/x");
+    expect(set.social.linkedinVersion).toBe("202611");
+    expect(set.image).toMatchObject({ apiBase: "https://api.openai.com/v1", creditsPerImage: 4 });
+    expect(() => loadConfig({ ...base, LINKEDIN_API_VERSION: "2024-11" })).toThrow(/LINKEDIN_API_VERSION/);
+    expect(() => loadConfig({ ...base, IMAGE_API_BASE: "ftp://x" })).toThrow(/IMAGE_API_BASE/);
+    expect(() => loadConfig({ ...base, SOCIAL_POLL_MAX_ATTEMPTS: "0" })).toThrow(/SOCIAL_POLL_MAX_ATTEMPTS/);
+  });
+
   test("MCP_ALLOWED_ORIGINS lists origins, normalized; a path or another scheme fails at boot", () => {
     const c = loadConfig({ ...base, MCP_ALLOWED_ORIGINS: "https://App.Example.com, http://127.0.0.1:5173/" });
     expect(c.mcpAllowedOrigins).toEqual(["https://app.example.com", "http://127.0.0.1:5173"]);

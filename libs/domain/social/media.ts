@@ -1,5 +1,6 @@
 import { randomBytes } from "node:crypto";
-import { and, eq, gt, inArray, sql } from "drizzle-orm";
+import { createCanvas, loadImage } from "@napi-rs/canvas";
+import { and, eq, gt, inArray, ne, sql } from "drizzle-orm";
 import { mediaFiles, sites, socialMedia, type Tx } from "@site/db";
 import {
   AppError,
@@ -254,7 +255,7 @@ export async function listSocialMedia(ctx: MediaContext, principal: Principal, q
     ...(await ctx.db.execute<Row & { utc: string }>(sql`select m.id, m.org_id as "orgId", m.key, m.kind,
         m.content_type as "contentType", m.size::int as size, m.width, m.height,
         (m.created_at at time zone 'UTC')::text as utc
-      from social_media m where m.org_id = ${principal.orgId}::uuid and m.status = 'ready'
+      from social_media m where m.org_id = ${principal.orgId}::uuid and m.status = 'ready' and m.source <> 'derived'
       ${andOlderThan(sql`m.created_at`, sql`m.id`, query.cursor)}
       order by m.created_at desc, m.id desc limit ${limit + 1}`)),
   ];
@@ -366,25 +367,100 @@ export async function loadPublishMedia(
   const rows = await ctx.db
     .select()
     .from(socialMedia)
-    .where(and(eq(socialMedia.orgId, orgId), inArray(socialMedia.id, ids), eq(socialMedia.status, "ready")));
+    .where(
+      and(
+        eq(socialMedia.orgId, orgId),
+        inArray(socialMedia.id, ids),
+        eq(socialMedia.status, "ready"),
+        ne(socialMedia.source, "derived"),
+      ),
+    );
   const missing = ids.filter((id) => !rows.some((r) => r.id === id));
   if (missing.length > 0)
     throw validationError("media", `not files of this organization's social library: ${missing.join(", ")}`);
+  return ids.map((id) => publishMediaOf(ctx, rows.find((x) => x.id === id)!));
+}
+
+/** A library row as an adapter takes it: a share-token URL valid SOCIAL_SHARE_TOKEN_SECONDS, its bytes on demand. */
+function publishMediaOf(ctx: MediaContext, r: Row): PublishMedia & { id: string } {
   const ttl = ctx.config.social.shareTokenSeconds;
-  return ids.map((id) => {
-    const r = rows.find((x) => x.id === id)!;
-    const t = mintShareToken(ctx, { siteId: siteOfKey(r.key) ?? r.orgId, key: r.key, ttlSeconds: ttl });
-    return {
-      id,
-      kind: r.kind,
-      contentType: r.contentType,
-      size: r.size,
-      url: `${ctx.config.publicBaseUrl}${mediaPath(r.key)}?t=${t}`,
-      read: async () => {
-        const got = await ctx.store.get(r.key);
-        if (!got) throw notFound("media file");
-        return new Uint8Array(await new Response(got.body).arrayBuffer());
-      },
-    };
-  });
+  const t = mintShareToken(ctx, { siteId: siteOfKey(r.key) ?? r.orgId, key: r.key, ttlSeconds: ttl });
+  return {
+    id: r.id,
+    kind: r.kind,
+    contentType: r.contentType,
+    size: r.size,
+    url: `${ctx.config.publicBaseUrl}${mediaPath(r.key)}?t=${t}`,
+    read: async () => {
+      const got = await ctx.store.get(r.key);
+      if (!got) throw notFound("media file");
+      return new Uint8Array(await new Response(got.body).arrayBuffer());
+    },
+  };
+}
+
+/**
+ * The JPEG of a still image (PNG, WebP) for a platform that takes JPEG only: decoded and re-encoded
+ * with @napi-rs/canvas (quality 90, transparency over white), stored once per file as a hidden `derived`
+ * file of the library (counted against the quota) and reused by later posts. 400 VALIDATION_ERROR when
+ * the bytes cannot be decoded.
+ */
+export async function jpegVariant(
+  ctx: MediaContext,
+  orgId: string,
+  media: PublishMedia & { id: string },
+): Promise<PublishMedia & { id: string }> {
+  const key = socialKey(orgId, `jpeg-of-${media.id}.jpg`);
+  const existing = async () =>
+    (
+      await ctx.db
+        .select()
+        .from(socialMedia)
+        .where(and(eq(socialMedia.orgId, orgId), eq(socialMedia.key, key), eq(socialMedia.status, "ready")))
+    )[0];
+  const found = await existing();
+  if (found) return publishMediaOf(ctx, found);
+  let jpeg: Uint8Array;
+  let width: number;
+  let height: number;
+  try {
+    const img = await loadImage(Buffer.from(await media.read()));
+    ({ width, height } = img);
+    const canvas = createCanvas(width, height);
+    const g = canvas.getContext("2d");
+    g.fillStyle = "#ffffff";
+    g.fillRect(0, 0, width, height);
+    g.drawImage(img, 0, 0);
+    jpeg = new Uint8Array(await canvas.encode("jpeg", 90));
+  } catch {
+    throw validationError(
+      "media",
+      `${media.id}: a ${media.contentType} that cannot be decoded to convert it to JPEG`,
+    );
+  }
+  await ctx.store.put(key, jpeg, { contentType: "image/jpeg" });
+  try {
+    await ctx.db.transaction(async (tx) => {
+      await chargeOrgStorage(tx, await lockOrg(tx, orgId), jpeg.byteLength);
+      await tx.insert(socialMedia).values({
+        orgId,
+        key,
+        kind: "image",
+        contentType: "image/jpeg",
+        size: jpeg.byteLength,
+        width,
+        height,
+        source: "derived",
+        status: "ready",
+        createdAt: ctx.clock.now(),
+      });
+    });
+  } catch (err) {
+    // A concurrent post made the same variant: use it (its bytes are the same).
+    const raced = await existing();
+    if (raced) return publishMediaOf(ctx, raced);
+    await ctx.store.delete(key).catch(() => {});
+    throw err;
+  }
+  return publishMediaOf(ctx, (await existing())!);
 }

@@ -76,11 +76,39 @@ export const PLATFORM_MEDIA_RULES = {
   }
 >;
 
+/** Still-image types converted to JPEG for a platform that takes JPEG but not them (decision 1003). */
+const CONVERTIBLE = ["image/png", "image/webp"];
+
+/**
+ * The type a file is published as on `platform`: its own, or JPEG when the platform does not take its
+ * type but takes JPEG and it is a still image (PNG, WebP) the service converts.
+ */
+export function publishedTypeOn(platform: SocialPlatform, contentType: string): string {
+  const accepted = PLATFORM_MEDIA_RULES[platform].imageTypes as readonly string[];
+  if (
+    accepted.includes(contentType) ||
+    !CONVERTIBLE.includes(contentType) ||
+    !accepted.includes("image/jpeg")
+  )
+    return contentType;
+  return "image/jpeg";
+}
+
 /**
  * The rule of `platform` a post with `media` breaks, in words naming the platform; null when it may be
- * published there. Checked for every target before anything is published.
+ * published there. Checked for every target before anything is published. With `convert`, still images
+ * the service converts to JPEG for the platform count as JPEG.
  */
-export function platformMediaViolation(platform: SocialPlatform, media: MediaShape[]): string | null {
+export function platformMediaViolation(
+  platform: SocialPlatform,
+  given: MediaShape[],
+  opts: { convert?: boolean } = {},
+): string | null {
+  const media = opts.convert
+    ? given.map((m) =>
+        m.kind === "image" ? { ...m, contentType: publishedTypeOn(platform, m.contentType) } : m,
+      )
+    : given;
   const r = PLATFORM_MEDIA_RULES[platform];
   const images = media.filter((m) => m.kind === "image");
   const videos = media.filter((m) => m.kind === "video");

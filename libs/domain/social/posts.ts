@@ -16,8 +16,8 @@ import {
 } from "@site/domain/core";
 import { isSocialPlatform, loadAdapterAccounts } from "./accounts.ts";
 import type { CreatePostBody, SocialPostView, SocialPostWithMetrics, SocialTargetView } from "./models.ts";
-import { loadPublishMedia } from "./media.ts";
-import { platformMediaViolation } from "./media_rules.ts";
+import { jpegVariant, loadPublishMedia } from "./media.ts";
+import { platformMediaViolation, publishedTypeOn } from "./media_rules.ts";
 import { PlatformError, type PlatformAdapters, type SocialPlatform } from "./platform.ts";
 
 // The shape is CreatePostBody's; these are the rules a schema does not say.
@@ -57,8 +57,9 @@ export async function createSocialPost(
   if (missing.length > 0) throw validationError("accounts", `not connected accounts: ${missing.join(", ")}`);
   const media = await loadPublishMedia(ctx, principal.orgId, mediaIds);
   // Every target's platform must accept the post before anything is published anywhere.
-  const broken = [...new Set(accounts.map((a) => a.platform))].flatMap((platform) => {
-    const why = platformMediaViolation(platform, media);
+  const platforms = [...new Set(accounts.map((a) => a.platform))];
+  const broken = platforms.flatMap((platform) => {
+    const why = platformMediaViolation(platform, media, { convert: true });
     return why ? [{ field: `media (${platform})`, message: why }] : [];
   });
   if (broken.length > 0)
@@ -66,6 +67,25 @@ export async function createSocialPost(
       "VALIDATION_ERROR",
       `media: ${broken.map((b) => b.message).join("; ")}; nothing was published`,
       broken,
+    );
+  // Each platform's files: a JPEG made once per file where the platform takes JPEG only (decision 1003).
+  const variants = new Map<string, Promise<(typeof media)[number]>>();
+  const mediaFor = new Map<SocialPlatform, typeof media>();
+  for (const platform of platforms)
+    mediaFor.set(
+      platform,
+      await Promise.all(
+        media.map((m) => {
+          if (m.kind !== "image" || publishedTypeOn(platform, m.contentType) === m.contentType)
+            return Promise.resolve(m);
+          let v = variants.get(m.id);
+          if (!v) {
+            v = jpegVariant(ctx, principal.orgId, m);
+            variants.set(m.id, v);
+          }
+          return v;
+        }),
+      ),
     );
   const [post] = await ctx.db
     .insert(socialPosts)
@@ -79,7 +99,7 @@ export async function createSocialPost(
         if (!adapter) throw new PlatformError("rejected", `no adapter for ${account.platform}`);
         const published = await adapter.publish(await account.ready(), {
           text: overrides[account.platform] ?? content,
-          media,
+          media: mediaFor.get(account.platform) ?? media,
         });
         return { account, published, error: null };
       } catch (err) {

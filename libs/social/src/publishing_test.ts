@@ -222,6 +222,12 @@ describe("tiktok: Content Posting API", () => {
     );
   });
 
+  test("a URL whose prefix was not verified with TikTok: url_ownership_unverified, the target fails saying so", async () => {
+    const a = account("tiktok");
+    const elsewhere = { ...file("jpeg"), url: "https://unverified.example/a.jpg" };
+    expect((await fails(a, { text: "x", media: [elsewhere] })).message).toContain("url_ownership_unverified");
+  });
+
   test("the fake refuses a privacy level the creator does not allow and an empty photo list", async () => {
     const a = account("tiktok");
     fake.setTikTokPrivacy(a.accessToken, ["SELF_ONLY"]);

@@ -96,6 +96,8 @@ export function startFakePlatforms(opts: { latencyMs?: number } = {}) {
   const published = new Map<string, FakePublication>();
   const hosted = new Map<string, { bytes: Uint8Array; contentType: string }>();
   const tiktokPrivacy = new Map<string, string[]>();
+  /** URL prefixes verified with TikTok for PULL_FROM_URL (the fake's own media address always is). */
+  const tiktokVerified: string[] = [];
   const state = {
     /** The fake platforms' clock, as an offset from the real one (tokens expire by it). */
     offsetMs: 0,
@@ -365,7 +367,7 @@ export function startFakePlatforms(opts: { latencyMs?: number } = {}) {
       if (fields.includes("permalink"))
         out.permalink = ig ? `https://www.instagram.com/p/${id}/` : `https://www.threads.net/@me/post/${id}`;
       if (fields.includes("timestamp"))
-        out.timestamp = new Date().toISOString().replace(/\.\d{3}Z$/, "+0000");
+        out.timestamp = new Date(now()).toISOString().replace(/\.\d{3}Z$/, "+0000");
       if (fields.includes("like_count")) out.like_count = m.likes;
       if (fields.includes("comments_count")) out.comments_count = m.comments;
       return json(200, out);
@@ -930,6 +932,16 @@ export function startFakePlatforms(opts: { latencyMs?: number } = {}) {
           return err(400, "invalid_params", "description over 4000 characters");
         urls = images as string[];
       }
+      // PULL_FROM_URL only from a domain or URL prefix the developer verified
+      // (https://developers.tiktok.com/doc/content-posting-api-media-transfer-guide#pull_from_url):
+      // anything else is `url_ownership_unverified`.
+      const unverified = urls.find((u) => !tiktokVerified.some((p) => u.startsWith(p)));
+      if (unverified)
+        return err(
+          403,
+          "url_ownership_unverified",
+          `the URL prefix of ${unverified} is not verified for this app`,
+        );
       const publishId = `p_pub_url~v2.${++seq}`;
       tiktokPublishes.set(publishId, {
         token,
@@ -1204,6 +1216,7 @@ export function startFakePlatforms(opts: { latencyMs?: number } = {}) {
     },
   });
   const base = `http://127.0.0.1:${server.port}`;
+  tiktokVerified.push(`${base}/media/`);
   const bases = Object.fromEntries(
     (Object.keys(PREFIX) as SocialPlatform[]).map((p) => [p, `${base}${PREFIX[p]}`]),
   ) as Record<SocialPlatform, string>;
@@ -1254,6 +1267,8 @@ export function startFakePlatforms(opts: { latencyMs?: number } = {}) {
     },
     /** The privacy levels TikTok's creator_info/query lists for this token. */
     setTikTokPrivacy: (token: string, levels: string[]) => tiktokPrivacy.set(token, levels),
+    /** Verifies a URL prefix with TikTok (as a developer does for the service's PUBLIC_BASE_URL). */
+    verifyTikTokUrlPrefix: (prefix: string) => tiktokVerified.push(prefix),
     /** Every privacy level TikTok knows. */
     tiktokPrivacyLevels: ALL_TIKTOK_PRIVACY,
     /** Sets what a post reports (by the platform's post id). */

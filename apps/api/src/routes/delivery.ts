@@ -162,7 +162,7 @@ export function deliveryRoutes(deps: AppDeps) {
         detail: {
           summary: "Receive the bytes of a signed upload (local-disk storage only)",
           description:
-            "The `upload.url` of POST /api/v1/sites/{siteId}/media/upload, with exactly its `upload.headers`; no bearer token (the URL is signed). With S3 storage the URL is a presigned S3 PUT instead.",
+            "The `upload.url` of POST /api/v1/sites/{siteId}/media/upload or POST /api/v1/social/media/upload, with exactly its `upload.headers`; no bearer token (the URL is signed). With S3 storage the URL is a presigned S3 PUT instead.",
           tags: ["delivery"],
           parameters: ["X-Expires", "X-Content-Type", "X-Size", "X-Signature"].map((name) => ({
             name,

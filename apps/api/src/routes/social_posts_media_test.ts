@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { createCanvas } from "@napi-rs/canvas";
 import { sampleImage, sampleVideo } from "@site/domain/testing";
 import { type FakePlatforms, startFakePlatforms } from "@site/social/testing";
 import { buildTestApp, type TestApp } from "../../testing/mod.ts";
@@ -13,6 +14,7 @@ beforeAll(async () => {
   fake = startFakePlatforms();
   h = await buildTestApp({ env: { ...fake.env, SOCIAL_POLL_INTERVAL_MS: "5" } });
   const base = h.ctx.config.publicBaseUrl;
+  fake.verifyTikTokUrlPrefix(`${base}/api/media/`);
   fake.setMediaFetcher(async (url) =>
     url.startsWith(base)
       ? h.app.handle(new Request(`http://localhost${url.slice(base.length)}`))
@@ -128,7 +130,7 @@ describe("a post with media on all six platforms", () => {
 });
 
 describe("combinations a platform does not accept: 400 before anything is published", () => {
-  test("5 images to X, text only to Instagram, 36 photos or a PNG to TikTok, a PNG to Instagram, a video to LinkedIn", async () => {
+  test("5 images to X, text only to Instagram, 36 photos or a GIF to TikTok, a GIF to Instagram, a video to LinkedIn", async () => {
     const { key } = await h.seedOrg();
     const [x, ig, tiktok, li, reddit] = await Promise.all(
       ["x", "instagram", "tiktok", "linkedin", "reddit"].map((p) => connect(key, p)),
@@ -136,7 +138,7 @@ describe("combinations a platform does not accept: 400 before anything is publis
     const jpegs: string[] = [];
     for (let i = 0; i < 36; i++)
       jpegs.push(await upload(key, sampleImage("jpeg", { size: 100 }), "image/jpeg"));
-    const png = await upload(key, sampleImage("png", { size: 100 }), "image/png");
+    const gif = await upload(key, sampleImage("gif", { size: 100 }), "image/gif");
     const mp4 = await upload(key, sampleVideo(200), "video/mp4");
     const before = fake.requests.length;
     const cases: [Json, string, string][] = [
@@ -144,11 +146,11 @@ describe("combinations a platform does not accept: 400 before anything is publis
       [{ content: "words", accounts: [ig.id, reddit.id] }, "instagram", "needs at least one image or video"],
       [{ content: "many", media: jpegs, accounts: [tiktok.id] }, "tiktok", "at most 35"],
       [
-        { content: "png", media: jpegs.slice(0, 3).concat([png]), accounts: [tiktok.id] },
+        { content: "gif", media: jpegs.slice(0, 3).concat([gif]), accounts: [tiktok.id] },
         "tiktok",
-        "image/png",
+        "image/gif",
       ],
-      [{ content: "png", media: [png], accounts: [ig.id] }, "instagram", "image/jpeg only"],
+      [{ content: "gif", media: [gif], accounts: [ig.id] }, "instagram", "image/jpeg only, not image/gif"],
       [{ content: "clip", media: [mp4], accounts: [li.id, x.id] }, "linkedin", "no video"],
     ];
     for (const [b, platform, rule] of cases) {
@@ -173,6 +175,45 @@ describe("combinations a platform does not accept: 400 before anything is publis
       expect((await post(key, { content: "m", media, accounts: [reddit.id] })).status).toBe(400);
     expect(fake.requests.length).toBe(before);
     expect((await body(await h.call("GET", "/api/v1/social/posts", { key }))).posts).toEqual([]);
+  });
+});
+
+describe("formats a platform does not take", () => {
+  test("a PNG to Instagram and TikTok is converted to JPEG once (a hidden file, reused); X gets the PNG itself", async () => {
+    const { key, org } = await h.seedOrg();
+    const [ig, tiktok, x] = await Promise.all(["instagram", "tiktok", "x"].map((p) => connect(key, p)));
+    const canvas = createCanvas(30, 20);
+    canvas.getContext("2d").fillRect(0, 0, 10, 10);
+    const png = new Uint8Array(await canvas.encode("png"));
+    const id = await upload(key, png, "image/png");
+    const res = await post(key, { content: "converted", media: [id], accounts: [ig.id, tiktok.id, x.id] });
+    expect(res.status).toBe(201);
+    expect((await body(res)).post.targets.every((t: Json) => t.status === "published")).toBe(true);
+    const ids = await platformIds(
+      (await body(await h.call("GET", "/api/v1/social/posts", { key }))).posts[0].postId,
+    );
+    expect(fake.publication(ids.instagram!)?.media[0]?.contentType).toBe("image/jpeg");
+    expect(fake.publication(ids.tiktok!)?.media[0]?.contentType).toBe("image/jpeg");
+    expect(fake.publication(ids.x!)?.media[0]).toEqual({ contentType: "image/png", size: png.byteLength });
+    const again = await post(key, { content: "again", media: [id], accounts: [ig.id] });
+    expect(again.status).toBe(201);
+    const derived =
+      await h.sql`select size from social_media where org_id = ${org.id} and source = 'derived'`;
+    expect(derived).toHaveLength(1);
+    expect(
+      (await body(await h.call("GET", "/api/v1/social/media", { key }))).media.map((m: Json) => m.id),
+    ).toEqual([id]);
+  });
+
+  test("a PNG whose bytes cannot be decoded: 400 naming the file before anything is published", async () => {
+    const { key } = await h.seedOrg();
+    const ig = await connect(key, "instagram");
+    const id = await upload(key, sampleImage("png", { size: 100 }), "image/png");
+    const before = fake.requests.length;
+    const res = await post(key, { content: "broken", media: [id], accounts: [ig.id] });
+    expect(res.status).toBe(400);
+    expect((await body(res)).error.message).toContain("cannot be decoded");
+    expect(fake.requests.length).toBe(before);
   });
 });
 

@@ -241,7 +241,9 @@ describe("social posts", () => {
         body: { content: "series", accounts: [reddit.id, li.id] },
       }),
     );
-    const t0 = Date.parse(post.publishedAt);
+    // The targets publish a few ms apart and publishedAt is the earliest: passes run a second later, so
+    // every target is due (a pass exactly an hour after the first would find the second not yet due).
+    const t0 = Date.parse(post.publishedAt) + 1000;
     const adapters = createPlatformAdapters(h.ctx);
     await captureDueSnapshots(h.ctx, adapters, { now: new Date(t0 + HOUR) });
     await captureDueSnapshots(h.ctx, adapters, { now: new Date(t0 + DAY) });

@@ -115,7 +115,8 @@ export const socialMedia = pgTable(
     size: bigint("size", { mode: "number" }).notNull(),
     width: integer("width"),
     height: integer("height"),
-    source: text("source", { enum: ["upload", "site", "generated"] }).notNull(),
+    /** `derived`: a JPEG made from a PNG/WebP for a platform that takes JPEG only; not listed. */
+    source: text("source", { enum: ["upload", "site", "generated", "derived"] }).notNull(),
     status: text("status", { enum: ["prepared", "ready", "rejected"] }).notNull(),
     /** A prepared upload not landed by then is never listed. */
     expiresAt: ts("expires_at"),
