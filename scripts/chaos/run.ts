@@ -27,7 +27,16 @@ import { createTlsFixture } from "@site/net/testing";
 import { type ObjectStore, openObjectStore } from "@site/storage";
 import { type Check, filesAndQuota, ledger, na, orphans, type Scope, tempFiles } from "./checks.ts";
 import { DEFAULT_MIX, firstSuccess, type Mix, play, Recorder, startLoad, type Target } from "./load.ts";
-import { createApp, createPostgres, createRedis, createS3, freePort, type Proc, until } from "./services.ts";
+import {
+  createApp,
+  createPostgres,
+  createRedis,
+  createS3,
+  freePort,
+  pidsMentioning,
+  type Proc,
+  until,
+} from "./services.ts";
 
 // ---- settings -------------------------------------------------------------------------------------
 
@@ -75,13 +84,25 @@ async function cleanup() {
   cleaned = true;
   // Processes first (a lazy unmount then frees the tmpfs at once), then servers, clients and mounts.
   for (const p of procs.reverse()) await p.kill().catch(() => {});
+  // Browsers of the daemons (their own process groups) end with their pipe; any still here are
+  // SIGKILLed by pid (they name this run's folder) before the folder goes.
+  for (let i = 0; i < 50 && pidsMentioning(runDir).length; i++) {
+    if (i === 20)
+      for (const pid of pidsMentioning(runDir))
+        try {
+          process.kill(pid, "SIGKILL");
+        } catch {}
+    await Bun.sleep(100);
+  }
+  // Each bounded: a close that never settles must not end the process before the folder is removed
+  // (the timer keeps the event loop alive).
   for (const c of cleanups.reverse()) {
     try {
-      await c();
+      await Promise.race([Promise.resolve().then(c), Bun.sleep(3000)]);
     } catch {}
   }
   if (KEEP) console.log(`kept ${runDir} (logs in ${logDir})`);
-  else rmSync(runDir, { recursive: true, force: true });
+  else rmSync(runDir, { recursive: true, force: true, maxRetries: 5 });
 }
 for (const sig of ["SIGINT", "SIGTERM"] as const)
   process.on(sig, () => {

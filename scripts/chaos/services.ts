@@ -284,3 +284,15 @@ export function orphanChromium(tmpRoot: string): number {
   }
   return n;
 }
+
+/** Pids of processes whose command line mentions `marker` (this run's folder: browsers of its daemons). */
+export function pidsMentioning(marker: string): number[] {
+  const pids: number[] = [];
+  for (const entry of readdirSync("/proc")) {
+    if (!/^\d+$/.test(entry) || Number(entry) === process.pid) continue;
+    try {
+      if (readFileSync(`/proc/${entry}/cmdline`, "utf8").includes(marker)) pids.push(Number(entry));
+    } catch {}
+  }
+  return pids;
+}
