@@ -5,6 +5,8 @@ import type postgres from "postgres";
 import type { Job } from "@site/queue";
 import { PermanentJobError } from "@site/queue";
 import {
+  type RenderedBody,
+  renderCampaignBody,
   enqueueCampaignJob,
   finishCampaign,
   type QueueContext,
@@ -14,8 +16,31 @@ import {
 import { MailSendError, type Mailer, type OutgoingMail } from "./mailer.ts";
 import { newsletterLink } from "./tokens.ts";
 
-/** What the sender runs on: the context, the queue, the mailer and its pace. */
-export type SenderContext = QueueContext & { mailer: Mailer; pace: () => Promise<void> };
+/** What the sender runs on: the context, the queue, the mailer, its pace and its rendered campaigns. */
+export type SenderContext = QueueContext & {
+  mailer: Mailer;
+  pace: () => Promise<void>;
+  bodies: Map<string, { at: number; body: Promise<RenderedBody> }>;
+};
+
+/**
+ * A sending campaign's body, rendered once and kept a short while (a sending campaign cannot change):
+ * at most a minute, and at most a tenth of the share tokens' lifetime, so mailed tokens stay fresh.
+ */
+function campaignBody(
+  ctx: SenderContext,
+  c: { id: string; siteId: string; html: string },
+): Promise<RenderedBody> {
+  const keepMs = Math.min(60_000, ctx.config.newsletter.mediaTokenTtlSeconds * 100);
+  const now = Date.now();
+  const hit = ctx.bodies.get(c.id);
+  if (hit && now - hit.at < keepMs) return hit.body;
+  for (const [id, b] of ctx.bodies) if (now - b.at >= keepMs) ctx.bodies.delete(id);
+  const body = renderCampaignBody(ctx, c);
+  ctx.bodies.set(c.id, { at: now, body });
+  body.catch(() => ctx.bodies.delete(c.id));
+  return body;
+}
 
 /**
  * A pace of `perMinute` messages a minute in this process (SMTP_RATE_PER_MINUTE): each call waits for
@@ -79,21 +104,23 @@ export async function deliverToRecipient(
   }
   let mail: OutgoingMail;
   try {
+    const campaign = {
+      id: r.campaign_id,
+      siteId: r.site_id,
+      subject: r.subject,
+      preheader: r.preheader,
+      fromName: r.from_name,
+      html: r.html,
+    };
     mail = await renderCampaignMail(
       ctx,
-      {
-        id: r.campaign_id,
-        siteId: r.site_id,
-        subject: r.subject,
-        preheader: r.preheader,
-        fromName: r.from_name,
-        html: r.html,
-      },
+      campaign,
       {
         email: r.email,
         id: `${r.campaign_id}.${r.id}`,
         unsubscribeUrl: newsletterLink(ctx, "unsubscribe", r.subscriber_id),
       },
+      await campaignBody(ctx, campaign),
     );
   } catch (err) {
     await settle(ctx, r, "failed", String(err));
@@ -108,10 +135,13 @@ export async function deliverToRecipient(
       // written to PostgreSQL in the same turn as the end of DATA (decision 1102).
       beforeCommit: async () => {
         reserved = await client.reserve();
-        await reserved`begin`;
-        const done = await reserved`
+        // Sent together (one round trip): postgres.js pipelines queries on one connection.
+        const begun = reserved`begin`;
+        const updating = reserved`
           update newsletter_recipients set status = 'sent', sent_at = now(), lease_until = null, updated_at = now()
           where id = ${r.id}::uuid and status = 'sending' and tries = ${r.tries} returning id`;
+        await begun;
+        const done = await updating;
         if (done.length === 0) {
           await reserved`rollback`;
           throw new Error("the claim was lost (lease expired and taken): message withdrawn");
