@@ -129,30 +129,51 @@ export async function deliverToRecipient(
   const client = (ctx.db as unknown as { $client: postgres.Sql }).$client;
   let reserved: postgres.ReservedSql | null = null;
   let committing: Promise<unknown> | null = null;
+  let preparing: Promise<unknown> | null = null;
+  let released = false;
+  /** Marks the row sent in a transaction left open; returns the COMMIT to write with the end of DATA. */
+  const prepareSent = async (): Promise<() => void> => {
+    reserved = await client.reserve();
+    // Sent together (one round trip): postgres.js pipelines queries on one connection.
+    const begun = reserved`begin`;
+    const updating = reserved`
+      update newsletter_recipients set status = 'sent', sent_at = now(), lease_until = null, updated_at = now()
+      where id = ${r.id}::uuid and status = 'sending' and tries = ${r.tries} returning id`;
+    await begun;
+    const done = await updating;
+    if (done.length === 0) throw new Error("the claim was lost (lease expired and taken): message withdrawn");
+    const tx = reserved;
+    return () => {
+      committing = tx.unsafe(WRITE_NOW_COMMIT).execute();
+    };
+  };
+  /**
+   * Ends the reserved transaction before anything else touches the row (it holds the row's lock):
+   * waits for its COMMIT, or rolls back one prepared for a send that failed first. Idempotent.
+   */
+  const release = async () => {
+    if (released) return;
+    released = true;
+    await preparing?.catch(() => {});
+    await (committing as Promise<unknown> | null)?.catch((err: unknown) =>
+      ctx.log.error("newsletter commit failed", { recipientId: r.id, cause: err }),
+    );
+    const tx = reserved as postgres.ReservedSql | null;
+    if (tx && !committing) await tx`rollback`.catch(() => {});
+    tx?.release();
+  };
   try {
     await ctx.mailer.send(mail, {
       // The row is marked sent in a transaction held open on a reserved connection; its COMMIT is
       // written to PostgreSQL in the same turn as the end of DATA (decision 1102).
-      beforeCommit: async () => {
-        reserved = await client.reserve();
-        // Sent together (one round trip): postgres.js pipelines queries on one connection.
-        const begun = reserved`begin`;
-        const updating = reserved`
-          update newsletter_recipients set status = 'sent', sent_at = now(), lease_until = null, updated_at = now()
-          where id = ${r.id}::uuid and status = 'sending' and tries = ${r.tries} returning id`;
-        await begun;
-        const done = await updating;
-        if (done.length === 0) {
-          await reserved`rollback`;
-          throw new Error("the claim was lost (lease expired and taken): message withdrawn");
-        }
-        const tx = reserved;
-        return () => {
-          committing = tx.unsafe(WRITE_NOW_COMMIT).execute();
-        };
+      beforeCommit: () => {
+        const prepared = prepareSent();
+        preparing = prepared;
+        return prepared;
       },
     });
   } catch (err) {
+    await release();
     const e =
       err instanceof MailSendError ? err : new MailSendError(String(err), false, null, false, { cause: err });
     if (e.permanent) {
@@ -173,13 +194,7 @@ export async function deliverToRecipient(
     await settle(ctx, r, "queued", e.message, { force: e.committed });
     throw e;
   } finally {
-    await (committing as Promise<unknown> | null)?.catch((err: unknown) =>
-      ctx.log.error("newsletter commit failed", { recipientId: r.id, cause: err }),
-    );
-    const tx = reserved as postgres.ReservedSql | null;
-    // A transaction prepared for a send that failed before its commit is rolled back, not left open.
-    if (tx && !committing) await tx`rollback`.catch(() => {});
-    tx?.release();
+    await release();
   }
   await finishCampaign(ctx, r.campaign_id);
 }
