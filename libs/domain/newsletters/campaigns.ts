@@ -250,12 +250,14 @@ export async function renderCampaignMail(
     subject: string;
     preheader: string | null;
     fromName: string | null;
-    html: string;
+    /** The stored body; not needed when `rendered` is given. */
+    html?: string;
   },
   to: { email: string; id: string; unsubscribeUrl?: string; subjectPrefix?: string },
   rendered?: RenderedBody,
 ) {
-  const body = rendered ?? (await renderCampaignBody(ctx, campaign));
+  const body =
+    rendered ?? (await renderCampaignBody(ctx, { siteId: campaign.siteId, html: campaign.html ?? "" }));
   const footer = to.unsubscribeUrl ? unsubscribeFooter(to.unsubscribeUrl) : null;
   const html = wrapDocument(body.html, {
     preheader: campaign.preheader,
