@@ -26,6 +26,34 @@ describe("configuration is read once, with the contract's defaults", () => {
     });
     expect(c.fetchAllowHosts).toEqual([]);
     expect(c.mcpAllowedOrigins).toEqual([]);
+    expect(c.newsletter).toEqual({
+      smtpUrl: null,
+      mailFrom: "newsletter@localhost",
+      ratePerMinute: 600,
+      mediaTokenTtlSeconds: 2_592_000,
+      leaseMs: 120_000,
+      sweepEveryMs: 15_000,
+      concurrency: 8,
+    });
+  });
+
+  test("newsletter settings: SMTP_URL smtp(s) only, MAIL_FROM an address or the public host's", () => {
+    const c = loadConfig({
+      ...base,
+      SMTP_URL: "smtps://u:p@mail.example.com:465",
+      PUBLIC_BASE_URL: "https://api.example.com",
+    });
+    expect(c.newsletter.smtpUrl).toBe("smtps://u:p@mail.example.com:465");
+    expect(c.newsletter.mailFrom).toBe("newsletter@api.example.com");
+    expect(loadConfig({ ...base, MAIL_FROM: "news@example.com" }).newsletter.mailFrom).toBe(
+      "news@example.com",
+    );
+    expect(() => loadConfig({ ...base, SMTP_URL: "http://mail.example.com" })).toThrow("SMTP_URL");
+    expect(() => loadConfig({ ...base, MAIL_FROM: "Newsletter <x>" })).toThrow("MAIL_FROM");
+    expect(() => loadConfig({ ...base, SMTP_RATE_PER_MINUTE: "-1" })).toThrow("SMTP_RATE_PER_MINUTE");
+    expect(() => loadConfig({ ...base, NEWSLETTER_MEDIA_TOKEN_TTL_S: "0" })).toThrow(
+      "NEWSLETTER_MEDIA_TOKEN_TTL_S",
+    );
   });
 
   test("social publishing and image generation settings: defaults, clients per platform, bad values fail at boot", () => {

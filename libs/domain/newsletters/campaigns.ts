@@ -229,7 +229,19 @@ export function unsubscribeFooter(url: string): { html: string; text: string } {
   };
 }
 
-/** The mail of a campaign for one address: share-token images, the text part, the unsubscribe parts. */
+/** A campaign as mailed, before the per-recipient parts: signed HTML body and its text. */
+export type RenderedBody = { html: string; text: string };
+
+/** Signs a campaign's media for mail (share tokens) and derives its plain text: once per campaign, not per recipient. */
+export async function renderCampaignBody(
+  ctx: Context,
+  campaign: { siteId: string; html: string },
+): Promise<RenderedBody> {
+  const html = await signCampaignForMail(ctx, campaign.siteId, campaign.html);
+  return { html, text: htmlToText(html) };
+}
+
+/** The mail of a campaign for one address: the rendered body, the unsubscribe parts, the headers. */
 export async function renderCampaignMail(
   ctx: Context,
   campaign: {
@@ -238,25 +250,27 @@ export async function renderCampaignMail(
     subject: string;
     preheader: string | null;
     fromName: string | null;
-    html: string;
+    /** The stored body; not needed when `rendered` is given. */
+    html?: string;
   },
   to: { email: string; id: string; unsubscribeUrl?: string; subjectPrefix?: string },
+  rendered?: RenderedBody,
 ) {
-  const body = await signCampaignForMail(ctx, campaign.siteId, campaign.html);
+  const body =
+    rendered ?? (await renderCampaignBody(ctx, { siteId: campaign.siteId, html: campaign.html ?? "" }));
   const footer = to.unsubscribeUrl ? unsubscribeFooter(to.unsubscribeUrl) : null;
-  const html = wrapDocument(body, {
+  const html = wrapDocument(body.html, {
     preheader: campaign.preheader,
     footer: footer?.html ?? null,
     title: campaign.subject,
   });
-  const text = htmlToText(body) + (footer?.text ?? "");
   return composeMail({
     id: to.id,
     from: { name: campaign.fromName, address: ctx.config.newsletter.mailFrom },
     to: to.email,
     subject: `${to.subjectPrefix ?? ""}${campaign.subject}`,
     html,
-    text,
+    text: body.text + (footer?.text ?? ""),
     unsubscribeUrl: to.unsubscribeUrl,
   });
 }

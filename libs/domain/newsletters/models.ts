@@ -89,6 +89,39 @@ export const ImportSubscribersBody = Type.Object(
 /** POST …/subscribers with many addresses (JSON import). */
 export type ImportSubscribersBody = Static<typeof ImportSubscribersBody>;
 
+/** POST …/subscribers with a CSV file (also what a `text/csv` body becomes). */
+export const CsvImportBody = Type.Object(
+  {
+    csv: Type.String({
+      maxLength: MAX_CSV_BYTES,
+      description: "CSV whose first row names an email column (and optionally name); at most 2 MB",
+    }),
+    status: AddStatus,
+  },
+  { additionalProperties: false },
+);
+
+/**
+ * POST …/subscribers, in one documented shape: exactly one of `email` (one subscriber, with `name`),
+ * `subscribers` (a JSON import) or `csv` (a CSV import; a `text/csv` body arrives as this).
+ */
+export const SubscribersPostBody = Type.Object(
+  {
+    email: Type.Optional(Email),
+    name: Type.Optional(Name),
+    subscribers: Type.Optional(ImportSubscribersBody.properties.subscribers),
+    csv: Type.Optional(CsvImportBody.properties.csv),
+    status: AddStatus,
+  },
+  {
+    additionalProperties: false,
+    description:
+      "Exactly one of email (one subscriber, optionally with name), subscribers (a JSON import) or csv (a CSV import whose first row names an email column and optionally name; a text/csv body is read as this).",
+  },
+);
+/** POST …/subscribers. */
+export type SubscribersPostBody = Static<typeof SubscribersPostBody>;
+
 /** The answer to one added subscriber. */
 export const SubscriberAnswer = Type.Object({ subscriber: SubscriberView });
 

@@ -48,7 +48,13 @@ async function start(
       outbox: mailer.describe,
     });
   else log.info("newsletter mail goes through SMTP", { server: mailer.describe });
-  const sctx: SenderContext = { ...ctx, log, mailer, pace: createPacer(ctx.config.newsletter.ratePerMinute) };
+  const sctx: SenderContext = {
+    ...ctx,
+    log,
+    mailer,
+    pace: createPacer(ctx.config.newsletter.ratePerMinute),
+    bodies: new Map(),
+  };
   const consumers: Consumer[] = [
     ctx.queue.consume("newsletter-campaign", async (job) => {
       const n = await fanOutCampaign(sctx, job.data.campaignId);

@@ -5,6 +5,8 @@ import type postgres from "postgres";
 import type { Job } from "@site/queue";
 import { PermanentJobError } from "@site/queue";
 import {
+  type RenderedBody,
+  renderCampaignBody,
   enqueueCampaignJob,
   finishCampaign,
   type QueueContext,
@@ -14,8 +16,35 @@ import {
 import { MailSendError, type Mailer, type OutgoingMail } from "./mailer.ts";
 import { newsletterLink } from "./tokens.ts";
 
-/** What the sender runs on: the context, the queue, the mailer and its pace. */
-export type SenderContext = QueueContext & { mailer: Mailer; pace: () => Promise<void> };
+/** What the sender runs on: the context, the queue, the mailer, its pace and its rendered campaigns. */
+export type SenderContext = QueueContext & {
+  mailer: Mailer;
+  pace: () => Promise<void>;
+  bodies: Map<string, { at: number; body: Promise<RenderedBody> }>;
+};
+
+/**
+ * A sending campaign's body, rendered once and kept a short while (a sending campaign cannot change):
+ * at most a minute, and at most a tenth of the share tokens' lifetime, so mailed tokens stay fresh.
+ */
+function campaignBody(ctx: SenderContext, c: { id: string; siteId: string }): Promise<RenderedBody> {
+  const keepMs = Math.min(60_000, ctx.config.newsletter.mediaTokenTtlSeconds * 100);
+  const now = Date.now();
+  const hit = ctx.bodies.get(c.id);
+  if (hit && now - hit.at < keepMs) return hit.body;
+  for (const [id, b] of ctx.bodies) if (now - b.at >= keepMs) ctx.bodies.delete(id);
+  const body = (async () => {
+    const [row] = await ctx.db
+      .select({ html: newsletterCampaigns.html })
+      .from(newsletterCampaigns)
+      .where(eq(newsletterCampaigns.id, c.id));
+    if (!row) throw new Error(`campaign ${c.id} is gone`);
+    return renderCampaignBody(ctx, { siteId: c.siteId, html: row.html });
+  })();
+  ctx.bodies.set(c.id, { at: now, body });
+  body.catch(() => ctx.bodies.delete(c.id));
+  return body;
+}
 
 /**
  * A pace of `perMinute` messages a minute in this process (SMTP_RATE_PER_MINUTE): each call waits for
@@ -44,7 +73,6 @@ type Claimed = {
   subject: string;
   preheader: string | null;
   from_name: string | null;
-  html: string;
 };
 
 /**
@@ -70,7 +98,7 @@ export async function deliverToRecipient(
       and c.status = 'sending'
       and (r.status = 'queued' or (r.status = 'sending' and r.lease_until < now()))
     returning r.id, r.campaign_id, r.email, r.tries, r.subscriber_id, s.status as subscriber_status,
-      c.site_id, c.subject, c.preheader, c.from_name, c.html`);
+      c.site_id, c.subject, c.preheader, c.from_name`);
   if (!r) return; // sent, finished, or claimed by a live process
   if (r.subscriber_status !== "active") {
     // Unsubscribed or bounced since the send started: never mailed.
@@ -79,21 +107,22 @@ export async function deliverToRecipient(
   }
   let mail: OutgoingMail;
   try {
+    const campaign = {
+      id: r.campaign_id,
+      siteId: r.site_id,
+      subject: r.subject,
+      preheader: r.preheader,
+      fromName: r.from_name,
+    };
     mail = await renderCampaignMail(
       ctx,
-      {
-        id: r.campaign_id,
-        siteId: r.site_id,
-        subject: r.subject,
-        preheader: r.preheader,
-        fromName: r.from_name,
-        html: r.html,
-      },
+      campaign,
       {
         email: r.email,
         id: `${r.campaign_id}.${r.id}`,
         unsubscribeUrl: newsletterLink(ctx, "unsubscribe", r.subscriber_id),
       },
+      await campaignBody(ctx, campaign),
     );
   } catch (err) {
     await settle(ctx, r, "failed", String(err));
@@ -102,27 +131,51 @@ export async function deliverToRecipient(
   const client = (ctx.db as unknown as { $client: postgres.Sql }).$client;
   let reserved: postgres.ReservedSql | null = null;
   let committing: Promise<unknown> | null = null;
+  let preparing: Promise<unknown> | null = null;
+  let released = false;
+  /** Marks the row sent in a transaction left open; returns the COMMIT to write with the end of DATA. */
+  const prepareSent = async (): Promise<() => void> => {
+    reserved = await client.reserve();
+    // Sent together (one round trip): postgres.js pipelines queries on one connection.
+    const begun = reserved`begin`;
+    const updating = reserved`
+      update newsletter_recipients set status = 'sent', sent_at = now(), lease_until = null, updated_at = now()
+      where id = ${r.id}::uuid and status = 'sending' and tries = ${r.tries} returning id`;
+    await begun;
+    const done = await updating;
+    if (done.length === 0) throw new Error("the claim was lost (lease expired and taken): message withdrawn");
+    const tx = reserved;
+    return () => {
+      committing = tx.unsafe(WRITE_NOW_COMMIT).execute();
+    };
+  };
+  /**
+   * Ends the reserved transaction before anything else touches the row (it holds the row's lock):
+   * waits for its COMMIT, or rolls back one prepared for a send that failed first. Idempotent.
+   */
+  const release = async () => {
+    if (released) return;
+    released = true;
+    await preparing?.catch(() => {});
+    await (committing as Promise<unknown> | null)?.catch((err: unknown) =>
+      ctx.log.error("newsletter commit failed", { recipientId: r.id, cause: err }),
+    );
+    const tx = reserved as postgres.ReservedSql | null;
+    if (tx && !committing) await tx`rollback`.catch(() => {});
+    tx?.release();
+  };
   try {
     await ctx.mailer.send(mail, {
       // The row is marked sent in a transaction held open on a reserved connection; its COMMIT is
       // written to PostgreSQL in the same turn as the end of DATA (decision 1102).
-      beforeCommit: async () => {
-        reserved = await client.reserve();
-        await reserved`begin`;
-        const done = await reserved`
-          update newsletter_recipients set status = 'sent', sent_at = now(), lease_until = null, updated_at = now()
-          where id = ${r.id}::uuid and status = 'sending' and tries = ${r.tries} returning id`;
-        if (done.length === 0) {
-          await reserved`rollback`;
-          throw new Error("the claim was lost (lease expired and taken): message withdrawn");
-        }
-        const tx = reserved;
-        return () => {
-          committing = tx.unsafe(WRITE_NOW_COMMIT).execute();
-        };
+      beforeCommit: () => {
+        const prepared = prepareSent();
+        preparing = prepared;
+        return prepared;
       },
     });
   } catch (err) {
+    await release();
     const e =
       err instanceof MailSendError ? err : new MailSendError(String(err), false, null, false, { cause: err });
     if (e.permanent) {
@@ -143,13 +196,7 @@ export async function deliverToRecipient(
     await settle(ctx, r, "queued", e.message, { force: e.committed });
     throw e;
   } finally {
-    await (committing as Promise<unknown> | null)?.catch((err: unknown) =>
-      ctx.log.error("newsletter commit failed", { recipientId: r.id, cause: err }),
-    );
-    const tx = reserved as postgres.ReservedSql | null;
-    // A transaction prepared for a send that failed before its commit is rolled back, not left open.
-    if (tx && !committing) await tx`rollback`.catch(() => {});
-    tx?.release();
+    await release();
   }
   await finishCampaign(ctx, r.campaign_id);
 }

@@ -1,4 +1,4 @@
-import { and, eq, getTableColumns, inArray, sql } from "drizzle-orm";
+import { and, eq, getTableColumns, sql } from "drizzle-orm";
 import { newsletterSubscribers, sites } from "@site/db";
 import {
   AppError,
@@ -368,14 +368,4 @@ export async function unsubscribe(ctx: Context, token: string): Promise<{ email:
     .returning({ email: newsletterSubscribers.email });
   if (!row) throw badLink();
   return { email: row.email };
-}
-
-/** The subscribers of `ids` that may still be mailed (active). */
-export async function activeOf(ctx: Context, ids: string[]): Promise<Set<string>> {
-  if (ids.length === 0) return new Set();
-  const rows = await ctx.db
-    .select({ id: newsletterSubscribers.id })
-    .from(newsletterSubscribers)
-    .where(and(inArray(newsletterSubscribers.id, ids), eq(newsletterSubscribers.status, "active")));
-  return new Set(rows.map((r) => r.id));
 }

@@ -105,6 +105,8 @@ export async function startSmtpSink(
       });
     },
   });
+  // A client killed mid-session resets its connection (ECONNRESET): that is the client's business.
+  server.on("error", () => {});
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", () => resolve()));
   const port = (server.server.address() as AddressInfo).port;
   sink.port = port;

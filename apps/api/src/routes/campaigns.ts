@@ -22,7 +22,7 @@ import {
 } from "@site/domain/newsletters";
 import type { AuthMacros } from "../auth.ts";
 import type { AppDeps } from "../deps.ts";
-import { errors, queryOf } from "../schemas.ts";
+import { errorResponses, errors, queryOf } from "../schemas.ts";
 
 const base = "/api/v1/sites/:siteId/campaigns";
 const one = `${base}/:campaignId`;
@@ -115,10 +115,6 @@ export function campaignRoutes(deps: AppDeps & MailContext, auth: AuthMacros) {
         }),
       {
         scope: "content:read",
-        response: {
-          200: t.String({ description: "text/html: the mail as a page, bare media paths" }),
-          ...errors(401, 403, 404),
-        },
         detail: {
           summary: "The campaign as an HTML page for a preview frame",
           description:
@@ -126,11 +122,12 @@ export function campaignRoutes(deps: AppDeps & MailContext, auth: AuthMacros) {
           tags,
           responses: {
             200: {
-              description: "text/html",
-              content: { "text/html": { schema: { type: "string" as const } } },
+              description: "The mail as an HTML page",
+              content: { "text/html": { schema: { type: "string" } } },
             },
+            ...errorResponses(401, 403, 404),
           },
-        },
+        } as never,
       },
     )
     .post(

@@ -10,7 +10,7 @@ import {
 } from "@site/domain/newsletters";
 import { AppError } from "@site/domain/core";
 import type { AppDeps } from "../deps.ts";
-import { errors } from "../schemas.ts";
+import { errorResponses, errors } from "../schemas.ts";
 
 const tags = ["public"];
 
@@ -36,7 +36,8 @@ function page(title: string, body: string, status = 200): Response {
 }
 
 const html = (description: string) => ({
-  200: { description, content: { "text/html": { schema: { type: "string" as const } } } },
+  200: { description, content: { "text/html": { schema: { type: "string" } } } },
+  ...errorResponses(400),
 });
 
 /** The newsletter's public doors (no token): the subscribe form, the confirm link, unsubscribe. */
@@ -85,12 +86,12 @@ export function newsletterPublicRoutes(deps: AppDeps & MailContext) {
         query: t.Object({
           token: t.String({ maxLength: 300, description: "the token of the confirmation mail's link" }),
         }),
-        response: { 200: t.String(), ...errors(400) },
+
         detail: {
           summary: "Confirm a subscription (the link of the confirmation mail)",
           tags,
           responses: html("a page saying so"),
-        },
+        } as never,
       },
     )
     .get(
@@ -109,12 +110,12 @@ export function newsletterPublicRoutes(deps: AppDeps & MailContext) {
       },
       {
         query: t.Object({ token: t.String({ maxLength: 300 }) }),
-        response: { 200: t.String(), ...errors(400) },
+
         detail: {
           summary: "The unsubscribe page (a button that POSTs; a GET changes nothing)",
           tags,
           responses: html("a page with the unsubscribe button"),
-        },
+        } as never,
       },
     )
     .post(

@@ -164,6 +164,17 @@ describe("subscribers", () => {
       ["ann@example.com", "Ann B"],
       ["bob@example.com", "Bob, Jr."],
     ]);
+
+    const asJson = await json(
+      await call("POST", `/api/v1/sites/${id}/subscribers`, { csv: "email\ncy@example.com\n" }),
+    );
+    expect(asJson.body).toEqual({ imported: 1, updated: 0, invalid: [] });
+    const two = await json(
+      await call("POST", `/api/v1/sites/${id}/subscribers`, { email: "a@example.com", csv: "email\n" }),
+    );
+    expect(two.status).toBe(400);
+    const none2 = await json(await call("POST", `/api/v1/sites/${id}/subscribers`, {}));
+    expect(none2.status).toBe(400);
     const noColumn = await json(
       await call("POST", `/api/v1/sites/${id}/subscribers`, "mail\nx@example.com\n", headers),
     );

@@ -1,17 +1,17 @@
 import { Elysia, t } from "elysia";
+import { AppError } from "@site/domain/core";
 import { getOwnSite } from "@site/domain/sites";
 import {
-  AddSubscriberBody,
   addSubscriber,
   deleteSubscriber,
   ImportAnswer,
-  ImportSubscribersBody,
   importSubscribers,
   listSubscribers,
   type MailContext,
   SubscriberAnswer,
   SubscriberListQuery,
   SubscriberPage,
+  SubscribersPostBody,
 } from "@site/domain/newsletters";
 import type { AuthMacros } from "../auth.ts";
 import type { AppDeps } from "../deps.ts";
@@ -42,34 +42,47 @@ export function subscriberRoutes(deps: AppDeps & MailContext, auth: AuthMacros) 
       async ({ principal, params, body, query, set }) => {
         const siteId = await site(principal, params.siteId);
         const skipInvalid = query.skipInvalid === "1" || query.skipInvalid === "true";
-        if (typeof body === "string") {
+        const forms = [body.email, body.subscribers, body.csv].filter((f) => f !== undefined).length;
+        if (forms !== 1)
+          throw new AppError(
+            "VALIDATION_ERROR",
+            "body: give exactly one of email, subscribers or csv (or a text/csv body)",
+            [{ field: "body", message: "exactly one of email, subscribers, csv" }],
+          );
+        if (body.csv !== undefined) {
           set.status = 200;
-          return importSubscribers(deps, siteId, { csv: body, status: query.status }, { skipInvalid });
+          return importSubscribers(
+            deps,
+            siteId,
+            { csv: body.csv, status: body.status ?? query.status },
+            { skipInvalid },
+          );
         }
-        if ("subscribers" in body) {
+        if (body.subscribers !== undefined) {
           set.status = 200;
-          return importSubscribers(deps, siteId, { json: body }, { skipInvalid });
+          return importSubscribers(
+            deps,
+            siteId,
+            { json: { subscribers: body.subscribers, status: body.status } },
+            { skipInvalid },
+          );
         }
-        const { subscriber, created } = await addSubscriber(deps, siteId, body);
+        const { subscriber, created } = await addSubscriber(deps, siteId, {
+          email: body.email!,
+          name: body.name,
+          status: body.status,
+        });
         set.status = created ? 201 : 200;
         return { subscriber };
       },
       {
         scope: "content:write",
         // text/csv arrives as text; JSON as an object (one subscriber, or `subscribers: [...]`).
-        parse: ({ request, contentType }) =>
-          contentType?.startsWith("text/csv") ? request.text() : undefined,
-        body: t.Union(
-          [
-            AddSubscriberBody,
-            ImportSubscribersBody,
-            t.String({ description: "text/csv with an email column (and optionally name)" }),
-          ],
-          {
-            description:
-              "One subscriber {email, name?, status?}; many as {subscribers: [{email, name?}], status?}; or text/csv whose first row names an email column (and optionally name).",
-          },
-        ),
+        // A text/csv body arrives as text (Elysia's text parser): it is the csv field.
+        transform(ctx) {
+          if (typeof ctx.body === "string") ctx.body = { csv: ctx.body };
+        },
+        body: SubscribersPostBody,
         query: t.Object({
           skipInvalid: t.Optional(
             t.String({
