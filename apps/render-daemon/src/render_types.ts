@@ -44,5 +44,9 @@ export type FilmLimits = { deadline?: number; signal?: AbortSignal };
 export type RenderPipeline = {
   film(s: CaptureSettings, limits?: FilmLimits): Promise<Capture>;
   compose(c: Capture, look: Look): Promise<Composed>;
+  /** The compositor itself: plates, the fast path's pixels and the 3D reference (tests, benches). */
+  compositor?: import("./compose/compositor.ts").Compositor;
+  /** Settles when the plates warmed at start are ready (or warming failed). */
+  warmed?(): Promise<void>;
   close(): Promise<void>;
 };
