@@ -4,6 +4,7 @@ import { type GuardLog, guardPage, type UrlGuard, watchRefusals } from "@site/br
 import type { EgressRefusal } from "@site/net";
 import { PermanentJobError } from "@site/queue";
 import { detectLoginRedirect } from "./login_detection.ts";
+import { DEFAULT_SETTLE, type SettleLimits, watchSettling } from "./settle.ts";
 
 /**
  * A film that failed this time (the page did not load): retried. A film that cannot succeed (a bad URL,
@@ -13,15 +14,14 @@ export class FilmError extends Error {
   override readonly name = "FilmError";
 }
 
-/** Time limits for one film, in milliseconds. */
-export type FilmTimings = { navigation: number; networkQuiet: number; fonts: number; total: number };
+/** Time limits for one film, in milliseconds; `settle` bounds each settling (see settle.ts). */
+export type FilmTimings = { navigation: number; total: number; settle: SettleLimits };
 
-/** The defaults: 30 s to load, 4 s for the network to go quiet, 3 s for fonts, 60 s in all. */
+/** The defaults: 30 s to load, settling as long as the page needs up to 10 s, 60 s in all. */
 export const DEFAULT_TIMINGS: FilmTimings = {
   navigation: 30_000,
-  networkQuiet: 4_000,
-  fonts: 3_000,
   total: 60_000,
+  settle: DEFAULT_SETTLE,
 };
 
 /** The tallest full-page capture in CSS pixels (and never more than 16384 device pixels). */
@@ -49,19 +49,8 @@ async function applySession(page: Page, context: BrowserContext, s: CaptureSetti
   }
 }
 
-async function settle(page: Page, t: FilmTimings): Promise<void> {
-  await page.waitForNetworkIdle({ idleTime: 400, timeout: t.networkQuiet, concurrency: 0 }).catch(() => {});
-  await page
-    .evaluate(
-      (ms: number) =>
-        Promise.race([document.fonts.ready.then(() => true), new Promise((r) => setTimeout(r, ms))]),
-      t.fonts,
-    )
-    .catch(() => {});
-}
-
 /** Scrolls down the page a screen at a time so lazy images and sections load, then back to the top. */
-async function scrollThrough(page: Page, maxHeight: number, t: FilmTimings): Promise<void> {
+async function scrollThrough(page: Page, maxHeight: number): Promise<void> {
   await page
     .evaluate(async (limit: number) => {
       const frame = () => new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r)));
@@ -74,9 +63,11 @@ async function scrollThrough(page: Page, maxHeight: number, t: FilmTimings): Pro
       await frame();
     }, maxHeight)
     .catch(() => {});
-  await page
-    .waitForNetworkIdle({ idleTime: 300, timeout: t.networkQuiet / 2, concurrency: 0 })
-    .catch(() => {});
+}
+
+/** The warning of a settling the cap cut short. */
+function settleWarning(ms: number, busy: string[]): string {
+  return `the page had not settled after ${(ms / 1000).toFixed(1)} s (${busy.join(", ")}); it was filmed as it was`;
 }
 
 /** Films one page in a fresh page of the pool: guard, session, theme, settle, optional full height, PNG. */
@@ -136,6 +127,7 @@ async function filmGuarded(
   });
   await page.emulateMediaFeatures([{ name: "prefers-color-scheme", value: s.theme }]);
   await applySession(page, context, s);
+  const settling = await watchSettling(page, t.settle);
 
   let response: Awaited<ReturnType<Page["goto"]>>;
   try {
@@ -159,16 +151,17 @@ async function filmGuarded(
     throw response!.status() === 504 ? new FilmError(message) : new PermanentJobError(message);
   }
   if (response && response.status() >= 400) warnings.push(`the page answered HTTP ${response.status()}`);
-  await settle(page, t);
+  const settled = await settling.settle({ bottom: s.viewportHeight, deadline });
+  if (settled.busy) warnings.push(settleWarning(settled.ms, settled.busy));
 
   const dsf = s.deviceScaleFactor;
   const cap = Math.min(MAX_PAGE_HEIGHT, Math.floor(16384 / dsf));
   let cssHeight = s.viewportHeight;
   if (s.fullPage) {
-    await scrollThrough(page, cap, {
-      ...t,
-      networkQuiet: Math.max(500, Math.min(t.networkQuiet, deadline - Date.now())),
-    });
+    await scrollThrough(page, cap);
+    // what scrolling brought in (lazy images, sections) settles too, over the whole captured height
+    const again = await settling.settle({ bottom: cap, deadline });
+    if (again.busy && !settled.busy) warnings.push(settleWarning(again.ms, again.busy));
     const full = await page.evaluate(() =>
       Math.max(document.documentElement.scrollHeight, document.body?.scrollHeight ?? 0),
     );
@@ -191,6 +184,7 @@ async function filmGuarded(
       `refused ${refused.length} connection(s) to non-public addresses (workers, sockets and other browser traffic): ${shown}`,
     );
   }
+  settling.stop();
   const png = await page.screenshot({
     type: "png",
     clip: { x: 0, y: 0, width: s.viewportWidth, height: cssHeight },
