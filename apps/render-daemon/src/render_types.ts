@@ -1,5 +1,6 @@
 // The render pipeline's shared types, in a file of their own so the pipeline and its parts
 // (film, compose) import them without importing each other.
+import type { CaptureExtras } from "@site/domain/screenshots";
 
 /** What to film: the page, its viewport and the stored login session to start with. */
 export type CaptureSettings = {
@@ -11,7 +12,7 @@ export type CaptureSettings = {
   theme: "light" | "dark";
   cookies?: unknown[];
   localStorage?: Record<string, Record<string, string>>;
-};
+} & Partial<CaptureExtras>;
 
 /** A filmed page: PNG bytes at device pixels, where the browser ended and what to tell the caller. */
 export type Capture = {

@@ -19,7 +19,11 @@ const page = (body: string, head = "") =>
  * - `/lazy`: a lazy image 3000 px below the fold (its bytes take 300 ms): a magenta 400×300 picture.
  * - `/fonts`: a 120 px heading in a web font that takes 600 ms and blocks text until it arrives.
  * - `/clock`: a clock ticking every 50 ms (never quiet) beside a static magenta block.
- * - `/selector`: `#late-box` (magenta) appears 500 ms after load; `.promo` and `#ad-slot` are hideable.
+ * - `/selector`: `#late-box` (magenta) appears 5 s after load; `.promo` (green) and `#ad-slot`
+ *   (blue) are there to hide.
+ * - `/consent`: a cyan cookie bar of a consent manager autoconsent knows (WP Cookie Notice for GDPR);
+ *   its reject button removes it.
+ * - `/ads`: a page that loads a script from an advertising host (ad.doubleclick.net).
  * `hits` counts requests per path.
  */
 export function serveSettlePages() {
@@ -63,9 +67,14 @@ export function serveSettlePages() {
       page(
         `${block()}<h1 id="clock">0</h1><script>let n = 0; setInterval(() => { document.getElementById("clock").textContent = String(++n); }, 50);</script>`,
       ),
+    "/consent": () =>
+      page(
+        `<h1>Consent</h1><div id="gdpr-cookie-consent-bar" style="position:fixed;left:0;right:0;bottom:0;height:200px;background:#00ffff">We use cookies <button id="cookie_action_accept" onclick="document.cookie='wpl_viewed_cookie=yes';this.parentElement.remove()">Accept</button><button id="cookie_action_reject" onclick="document.cookie='wpl_viewed_cookie=no';this.parentElement.remove()">Reject</button></div>`,
+      ),
+    "/ads": () => page(`<h1>Ads</h1><script src="http://ad.doubleclick.net/ddm/ad.js"></script>${block()}`),
     "/selector": () =>
       page(
-        `<h1>Selector</h1><div class="promo" style="height:150px;background:#00ff00"></div><div id="ad-slot" style="height:150px;background:#0000ff"></div><div id="late"></div><script>setTimeout(() => { document.getElementById("late").innerHTML = '${block(200, "late-box")}'; }, 1500);</script>`,
+        `<h1>Selector</h1><div class="promo" style="height:150px;background:#00ff00"></div><div id="ad-slot" style="height:150px;background:#0000ff"></div><div id="late"></div><script>setTimeout(() => { document.getElementById("late").innerHTML = '${block(200, "late-box")}'; }, 5000);</script>`,
       ),
   });
 }

@@ -5,6 +5,9 @@ import type { EgressRefusal } from "@site/net";
 import { PermanentJobError } from "@site/queue";
 import { detectLoginRedirect } from "./login_detection.ts";
 import { DEFAULT_SETTLE, type SettleLimits, watchSettling } from "./settle.ts";
+import { CAPTURE_LIMITS } from "@site/domain/screenshots";
+import { isAdRequest } from "./ad_block.ts";
+import { handleCookieBanners } from "./cookie_banners.ts";
 
 /**
  * A film that failed this time (the page did not load): retried. A film that cannot succeed (a bad URL,
@@ -119,7 +122,16 @@ async function filmGuarded(
     new PermanentJobError(
       `the page or one of its redirects leads to an address that is not public (${what})`,
     );
-  await guardPage(page, check, guardLog);
+  await guardPage(
+    page,
+    check,
+    guardLog,
+    s.blockAds
+      ? (req) =>
+          !(req.isNavigationRequest() && req.frame() === page.mainFrame()) &&
+          isAdRequest(req.url(), req.frame()?.url() || target.href, req.resourceType())
+      : undefined,
+  );
   await page.setViewport({
     width: s.viewportWidth,
     height: s.viewportHeight,
@@ -128,6 +140,7 @@ async function filmGuarded(
   await page.emulateMediaFeatures([{ name: "prefers-color-scheme", value: s.theme }]);
   await applySession(page, context, s);
   const settling = await watchSettling(page, t.settle);
+  const consent = s.hideCookieBanners === false ? null : await handleCookieBanners(page);
 
   let response: Awaited<ReturnType<Page["goto"]>>;
   try {
@@ -153,6 +166,43 @@ async function filmGuarded(
   if (response && response.status() >= 400) warnings.push(`the page answered HTTP ${response.status()}`);
   const settled = await settling.settle({ bottom: s.viewportHeight, deadline });
   if (settled.busy) warnings.push(settleWarning(settled.ms, settled.busy));
+  if (s.waitForSelector) {
+    const sel = s.waitForSelector;
+    const limit = Math.max(0, Math.min(CAPTURE_LIMITS.waitForSelectorMs, deadline - Date.now()));
+    const seen = await page
+      .waitForSelector(sel, { visible: true, timeout: limit })
+      .then(() => "ok" as const)
+      .catch((err: unknown) => (String(err).includes("is not a valid selector") ? "invalid" : "timeout"));
+    if (seen === "ok") await settling.settle({ bottom: s.viewportHeight, deadline });
+    else if (seen === "invalid")
+      warnings.push(`waitForSelector "${sel}" is not a valid CSS selector; it was ignored`);
+    else
+      warnings.push(
+        `waitForSelector "${sel}" matched no visible element within ${Math.round(limit / 1000)} s; the page was filmed without it`,
+      );
+  }
+  const banner = await consent?.settled(3000);
+  if (banner) warnings.push(`a cookie pop-up (${banner}) could not be dismissed`);
+  if (s.hideSelectors && s.hideSelectors.length > 0) {
+    const invalid = await page.evaluate((selectors: string[]) => {
+      const bad: string[] = [];
+      const ok: string[] = [];
+      for (const sel of selectors) {
+        try {
+          document.querySelector(sel);
+          ok.push(sel);
+        } catch {
+          bad.push(sel);
+        }
+      }
+      const style = document.createElement("style");
+      style.textContent = ok.map((sel) => `${sel}{display:none !important}`).join("\n");
+      (document.head ?? document.documentElement).appendChild(style);
+      return bad;
+    }, s.hideSelectors);
+    for (const sel of invalid)
+      warnings.push(`hideSelectors "${sel}" is not a valid CSS selector; it was ignored`);
+  }
 
   const dsf = s.deviceScaleFactor;
   const cap = Math.min(MAX_PAGE_HEIGHT, Math.floor(16384 / dsf));
@@ -185,6 +235,8 @@ async function filmGuarded(
     );
   }
   settling.stop();
+  const delay = Math.max(0, Math.min(s.delayMs ?? 0, CAPTURE_LIMITS.maxDelayMs, deadline - Date.now()));
+  if (delay > 0) await Bun.sleep(delay);
   const png = await page.screenshot({
     type: "png",
     clip: { x: 0, y: 0, width: s.viewportWidth, height: cssHeight },
