@@ -24,6 +24,8 @@ const page = (body: string, head = "") =>
  * - `/consent`: a cyan cookie bar of a consent manager autoconsent knows (WP Cookie Notice for GDPR);
  *   its reject button removes it.
  * - `/ads`: a page that loads a script from an advertising host (ad.doubleclick.net).
+ * - `/fonts-missing`: text in a family no host has, with a serif fallback; an emoji; a CJK line; and a
+ *   system-UI stack (never reported).
  * `hits` counts requests per path.
  */
 export function serveSettlePages() {
@@ -72,6 +74,10 @@ export function serveSettlePages() {
         `<h1>Consent</h1><div id="gdpr-cookie-consent-bar" style="position:fixed;left:0;right:0;bottom:0;height:200px;background:#00ffff">We use cookies <button id="cookie_action_accept" onclick="document.cookie='wpl_viewed_cookie=yes';this.parentElement.remove()">Accept</button><button id="cookie_action_reject" onclick="document.cookie='wpl_viewed_cookie=no';this.parentElement.remove()">Reject</button></div>`,
       ),
     "/ads": () => page(`<h1>Ads</h1><script src="http://ad.doubleclick.net/ddm/ad.js"></script>${block()}`),
+    "/fonts-missing": () =>
+      page(
+        `<h1 style="font-family:'Quixotic Nonexistent Grotesk', serif">Missing</h1><p style="font-family:-apple-system, 'Segoe UI', Roboto, sans-serif">System UI</p><p style="font-size:64px">🚀</p><p>漢字かな</p>`,
+      ),
     "/selector": () =>
       page(
         `<h1>Selector</h1><div class="promo" style="height:150px;background:#00ff00"></div><div id="ad-slot" style="height:150px;background:#0000ff"></div><div id="late"></div><script>setTimeout(() => { document.getElementById("late").innerHTML = '${block(200, "late-box")}'; }, 5000);</script>`,

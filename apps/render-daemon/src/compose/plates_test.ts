@@ -115,6 +115,10 @@ describe("plates", () => {
       ).mssim;
       expect(whole).toBeGreaterThanOrEqual(0.98);
       expect(screen).toBeGreaterThanOrEqual(0.98);
+      // default framing: the device fills most of the frame, so its screen spans close to half of it
+      const W = fast.pixels.width;
+      const H = fast.pixels.height;
+      expect(Math.max((x1 - x0) / W, (y1 - y0) / H)).toBeGreaterThan(0.45);
     });
   });
 

@@ -8,6 +8,7 @@ import { DEFAULT_SETTLE, type SettleLimits, watchSettling } from "./settle.ts";
 import { CAPTURE_LIMITS } from "@site/domain/screenshots";
 import { isAdRequest } from "./ad_block.ts";
 import { handleCookieBanners } from "./cookie_banners.ts";
+import { missingFontWarnings } from "./font_check.ts";
 
 /**
  * A film that failed this time (the page did not load): retried. A film that cannot succeed (a bad URL,
@@ -235,6 +236,7 @@ async function filmGuarded(
     );
   }
   settling.stop();
+  warnings.push(...(await missingFontWarnings(page)));
   const delay = Math.max(0, Math.min(s.delayMs ?? 0, CAPTURE_LIMITS.maxDelayMs, deadline - Date.now()));
   if (delay > 0) await Bun.sleep(delay);
   const png = await page.screenshot({

@@ -113,3 +113,19 @@ describe("capture options", () => {
     expect(isAdRequest("https://cdn.example.net/hero.png", "https://shop.example/", "image")).toBe(false);
   });
 });
+
+describe("fonts", () => {
+  const hostHas = (family: string) =>
+    Bun.spawnSync(["fc-list", ":", "family"]).stdout.toString().toLowerCase().includes(family.toLowerCase());
+
+  test("a family the host lacks is named in a warning; a system-UI stack is not; emoji and CJK are warned about only without a font", async () => {
+    const c = await film("/fonts-missing");
+    const text = c.warnings.join("\n");
+    expect(c.warnings).toContain(
+      "the page asked for fonts this host does not have (Quixotic Nonexistent Grotesk); a fallback font was drawn",
+    );
+    expect(text).not.toContain("Segoe UI");
+    expect(text.includes("no emoji font")).toBe(!hostHas("Noto Color Emoji"));
+    expect(text.includes("Chinese, Japanese or Korean")).toBe(!hostHas("Noto Sans CJK"));
+  });
+});

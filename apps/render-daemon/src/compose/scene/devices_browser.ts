@@ -1,5 +1,6 @@
 // Runs inside the compositor page (Chromium): device models built from three.js primitives.
 import * as THREE from "three";
+import { RoundedBoxGeometry } from "three/addons/geometries/RoundedBoxGeometry.js";
 import type { DeviceKind, StyleLook } from "@site/domain/screenshots";
 import { SCREENS, WINDOW_SCREEN } from "./screens.ts";
 
@@ -148,7 +149,8 @@ function laptop(finish: StyleLook["finish"]): Device {
   well.rotation.x = -Math.PI / 2;
   well.position.set(0, baseT + 0.001, -0.32);
   group.add(well);
-  const keyGeo = new THREE.BoxGeometry(0.148, 0.006, 0.132);
+  // keys with rounded, slightly bevelled caps: the environment light draws a highlight on each edge
+  const keyGeo = new RoundedBoxGeometry(0.148, 0.009, 0.132, 2, 0.003);
   const keyMat = new THREE.MeshStandardMaterial({
     color: finish === "silver" ? "#3a3b40" : "#1c1d20",
     roughness: 0.75,

@@ -84,6 +84,34 @@ catcherMat.onBeforeCompile = (shader) => {
 const catcher = new THREE.Mesh(new THREE.PlaneGeometry(400, 400), catcherMat);
 catcher.receiveShadow = true;
 scene.add(catcher);
+// A contact shadow: a soft dark footprint right under a device that stands on the floor (the key light's
+// shadow falls away from it, and on a dark backdrop nothing else would say the device touches the floor).
+const contact = (() => {
+  const c = document.createElement("canvas");
+  c.width = 256;
+  c.height = 256;
+  const g = c.getContext("2d") as CanvasRenderingContext2D;
+  g.filter = "blur(14px)";
+  g.fillStyle = "#000";
+  g.beginPath();
+  g.roundRect(40, 40, 176, 176, 24);
+  g.fill();
+  const tex = new THREE.CanvasTexture(c);
+  const mesh = new THREE.Mesh(
+    new THREE.PlaneGeometry(1, 1),
+    new THREE.MeshBasicMaterial({
+      map: tex,
+      color: 0x000000,
+      transparent: true,
+      depthWrite: false,
+      toneMapped: false,
+    }),
+  );
+  mesh.rotation.x = -Math.PI / 2;
+  mesh.renderOrder = -1;
+  return mesh;
+})();
+scene.add(contact);
 const camera = new THREE.PerspectiveCamera(28, 16 / 10, 0.05, 500);
 
 const bgScene = new THREE.Scene();
@@ -254,6 +282,18 @@ function backgroundTexture(bg: StyleBackground, w: number, h: number): THREE.Can
     g.fillStyle = rad;
     g.fillRect(0, 0, cw, ch);
   }
+  // a dark backdrop gets a soft pool of light behind the device, so its shadow has something to darken
+  const lum = (hex: string) => {
+    const c = new THREE.Color(hex);
+    return 0.2126 * c.r + 0.7152 * c.g + 0.0722 * c.b;
+  };
+  if ((lum(bg.from) + lum(bg.to)) / 2 < 0.08) {
+    const pool = g.createRadialGradient(cw * 0.5, ch * 0.6, 0, cw * 0.5, ch * 0.6, d * 0.42);
+    pool.addColorStop(0, "rgba(255,255,255,0.10)");
+    pool.addColorStop(1, "rgba(255,255,255,0)");
+    g.fillStyle = pool;
+    g.fillRect(0, 0, cw, ch);
+  }
   // a little grain so gradients do not band once encoded
   const img = g.getImageData(0, 0, cw, ch);
   const px = img.data;
@@ -281,22 +321,66 @@ function deviceFor(look: StyleLook): Device {
 
 const rad = (deg: number) => (deg * Math.PI) / 180;
 
-/** Distance at which the box's corners fit the view with `margin` left on each side. */
-function fitDistance(box: THREE.Box3, center: THREE.Vector3, dir: THREE.Vector3, margin: number): number {
-  const corners: THREE.Vector3[] = [];
-  for (const x of [box.min.x, box.max.x])
-    for (const y of [box.min.y, box.max.y])
-      for (const z of [box.min.z, box.max.z]) corners.push(new THREE.Vector3(x, y, z));
+/** World positions of the device's surfaces (a sample of each mesh's vertices): what framing must show. */
+function surfacePoints(group: THREE.Object3D): THREE.Vector3[] {
+  const pts: THREE.Vector3[] = [];
+  group.updateMatrixWorld(true);
+  group.traverse((o) => {
+    const mesh = o as THREE.Mesh;
+    if (!mesh.isMesh || (o as THREE.InstancedMesh).isInstancedMesh || !o.visible) return;
+    const pos = mesh.geometry.getAttribute("position") as THREE.BufferAttribute | undefined;
+    if (!pos) return;
+    const step = Math.max(1, Math.ceil(pos.count / 1500));
+    for (let i = 0; i < pos.count; i += step)
+      pts.push(new THREE.Vector3().fromBufferAttribute(pos, i).applyMatrix4(mesh.matrixWorld));
+  });
+  return pts;
+}
+
+/** The projected extent (NDC) of points from a camera at `dist` along `dir` from `center`. */
+function extent(pts: THREE.Vector3[], center: THREE.Vector3, dir: THREE.Vector3, dist: number) {
+  camera.clearViewOffset();
+  camera.position.copy(center).addScaledVector(dir, dist);
+  camera.lookAt(center);
+  camera.updateMatrixWorld();
+  camera.updateProjectionMatrix();
+  let minX = Infinity;
+  let maxX = -Infinity;
+  let minY = Infinity;
+  let maxY = -Infinity;
+  let behind = false;
+  const p = new THREE.Vector3();
+  for (const v of pts) {
+    p.copy(v).project(camera);
+    if (p.z >= 1) behind = true;
+    minX = Math.min(minX, p.x);
+    maxX = Math.max(maxX, p.x);
+    minY = Math.min(minY, p.y);
+    maxY = Math.max(maxY, p.y);
+  }
+  return { minX, maxX, minY, maxY, behind };
+}
+
+/**
+ * Frames the device tightly: the distance at which its projected surfaces span the view less `margin`
+ * on each side (their own extent, not their bounding box's corners, which a turned device overstates),
+ * times `framing`; then the view is shifted so that the device sits in the middle of the frame.
+ */
+function frameDevice(
+  group: THREE.Object3D,
+  center: THREE.Vector3,
+  dir: THREE.Vector3,
+  margin: number,
+  framing: number,
+  lift: number,
+  w: number,
+  h: number,
+): number {
+  const pts = surfacePoints(group);
   const limit = 1 - margin * 2;
   const fits = (dist: number) => {
-    camera.position.copy(center).addScaledVector(dir, dist);
-    camera.lookAt(center);
-    camera.updateMatrixWorld();
-    camera.updateProjectionMatrix();
-    return corners.every((c) => {
-      const p = c.clone().project(camera);
-      return Math.abs(p.x) <= limit && Math.abs(p.y) <= limit && p.z < 1;
-    });
+    const e = extent(pts, center, dir, dist);
+    return !e.behind && (e.maxX - e.minX) / 2 <= limit && (e.maxY - e.minY) / 2 <= limit;
   };
   let lo = 0.1;
   let hi = 1;
@@ -306,7 +390,13 @@ function fitDistance(box: THREE.Box3, center: THREE.Vector3, dir: THREE.Vector3,
     if (fits(mid)) hi = mid;
     else lo = mid;
   }
-  return hi;
+  const dist = hi * framing;
+  const e = extent(pts, center, dir, dist);
+  const cx = (e.minX + e.maxX) / 2;
+  const cy = (e.minY + e.maxY) / 2 - lift * (e.maxY - e.minY);
+  camera.setViewOffset(w, h, (cx * w) / 2, (-cy * h) / 2, w, h);
+  camera.updateProjectionMatrix();
+  return dist;
 }
 
 /** Shows the look's device with the screen's aspect; the screen's material is the caller's to set. */
@@ -469,7 +559,6 @@ function stageScene(job: ComposeJob, device: Device): void {
   group.updateMatrixWorld(true);
   box.setFromObject(group);
   const center = box.getCenter(new THREE.Vector3());
-  center.y += (look.camera.lift ?? 0) * (box.max.y - box.min.y);
   const size = box.getSize(new THREE.Vector3());
   const radius = size.length() / 2;
 
@@ -480,11 +569,20 @@ function stageScene(job: ComposeJob, device: Device): void {
     Math.sin(rad(look.camera.elevation)),
     Math.cos(rad(look.camera.azimuth)) * Math.cos(rad(look.camera.elevation)),
   ).normalize();
-  const dist = fitDistance(box, center, dir, look.camera.margin) * job.framing;
+  camera.near = 0.01;
+  camera.far = 1e5;
+  const dist = frameDevice(
+    group,
+    center,
+    dir,
+    look.camera.margin,
+    job.framing,
+    look.camera.lift ?? 0,
+    job.width,
+    job.height,
+  );
   camera.near = Math.max(0.01, dist / 100);
   camera.far = dist * 20 + radius * 10;
-  camera.position.copy(center).addScaledVector(dir, dist);
-  camera.lookAt(center);
   camera.updateProjectionMatrix();
 
   // light direction is relative to the camera's side, so every angle keeps the same mood
@@ -526,9 +624,14 @@ function stageScene(job: ComposeJob, device: Device): void {
   catcher.scale.setScalar((radius * 5) / 400);
   const mat = catcher.material as THREE.ShadowMaterial;
   mat.opacity = look.shadow.opacity * (job.theme === "dark" ? 1.3 : 1);
+  contact.visible = look.shadow.surface === "floor";
   if (look.shadow.surface === "floor") {
     catcher.rotation.set(-Math.PI / 2, 0, 0);
     catcher.position.set(center.x, box.min.y - 0.001, center.z);
+    // the footprint of the turned device, a little larger than it (the blur is inside the texture)
+    contact.position.set(center.x, box.min.y - 0.0005, center.z);
+    contact.scale.set(size.x * 1.6, size.z * 1.6, 1);
+    (contact.material as THREE.MeshBasicMaterial).opacity = job.theme === "dark" ? 0.9 : 0.5;
   } else {
     // a backdrop facing the camera, a little behind the device
     catcher.position.copy(center).addScaledVector(dir, -(radius * 0.9));
