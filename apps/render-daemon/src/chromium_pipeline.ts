@@ -49,6 +49,8 @@ export async function createPipeline(opts: {
       featured.map((styleId) => ({ styleId, theme, captureWidth: 1440, captureHeight: 900 })),
     );
     const t0 = performance.now();
+    // a filming browser launched now, with a spare page, rather than by the first render
+    const filmWarm = pool.withPage(async () => {}).catch(() => {});
     warming = compositor
       .warm(looks)
       .then(() =>
@@ -58,7 +60,8 @@ export async function createPipeline(opts: {
           ...compositor.plates.stats,
         }),
       )
-      .catch((err) => log.warn("warming plates failed", { cause: String(err) }));
+      .catch((err) => log.warn("warming plates failed", { cause: String(err) }))
+      .then(() => filmWarm);
   }
   return {
     film: (s, limits) =>
@@ -85,8 +88,9 @@ export async function createPipeline(opts: {
     compositor,
     warmed: () => warming,
     close: async () => {
-      await warming;
+      // warming stops at its next look; a plate being drawn finishes first
       await Promise.all([pool.close(), compositor.close()]);
+      await warming;
     },
   };
 }

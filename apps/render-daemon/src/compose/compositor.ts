@@ -189,6 +189,7 @@ export async function createCompositor(opts: {
   let page: Page | null = null;
   let queue: Promise<unknown> = Promise.resolve();
   let seq = 0;
+  let closing = false;
 
   const keep = (path: string, bytes: Uint8Array) => {
     blobs.set(path, bytes);
@@ -224,9 +225,10 @@ export async function createCompositor(opts: {
     p.on("request", (req) => {
       serve(req)?.catch(() => {});
     });
-    await p.goto(`${ORIGIN}/index.html`, { waitUntil: "load" });
+    // three.js (≈ 2.5 MB) is parsed and the environment map drawn on the CPU: slow on a busy host
+    await p.goto(`${ORIGIN}/index.html`, { waitUntil: "load", timeout: 120_000 });
     try {
-      await p.waitForFunction("window.__composeReady === true", { timeout: 30_000, polling: 50 });
+      await p.waitForFunction("window.__composeReady === true", { timeout: 120_000, polling: 50 });
     } catch {
       throw new Error(`compositor page did not start: ${errors.join("; ") || "timeout"}`);
     }
@@ -417,6 +419,7 @@ export async function createCompositor(opts: {
     },
     async warm(looks) {
       for (const w of looks) {
+        if (closing) return;
         const capture = {
           png: new Uint8Array(),
           width: w.captureWidth,
@@ -434,6 +437,7 @@ export async function createCompositor(opts: {
       }
     },
     async close() {
+      closing = true;
       await queue;
       await launched?.close();
       launched = null;
