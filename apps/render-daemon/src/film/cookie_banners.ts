@@ -3,6 +3,7 @@ import { readFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import type { Page } from "puppeteer-core";
+import { OWN_SCRIPT } from "./settle.ts";
 
 let script: string | null = null;
 let rules: unknown = null;
@@ -10,10 +11,17 @@ let rules: unknown = null;
 function load(): { script: string; rules: unknown } {
   if (script === null) {
     const dist = dirname(fileURLToPath(import.meta.resolve("@duckduckgo/autoconsent")));
-    script = readFileSync(join(dist, "autoconsent.playwright.js"), "utf8");
-    rules = JSON.parse(
-      readFileSync(fileURLToPath(import.meta.resolve("@duckduckgo/autoconsent/rules/rules.json")), "utf8"),
-    );
+    // named, so that settling can tell its timers from the page's (settle.ts, OWN_SCRIPT)
+    script = `${readFileSync(join(dist, "autoconsent.playwright.js"), "utf8")}\n//# sourceURL=${OWN_SCRIPT}`;
+    // the compact encoding (opt-out steps only, a third of the size): it is sent to every document
+    rules = {
+      compact: JSON.parse(
+        readFileSync(
+          fileURLToPath(import.meta.resolve("@duckduckgo/autoconsent/rules/compact-rules.json")),
+          "utf8",
+        ),
+      ),
+    };
   }
   return { script, rules };
 }

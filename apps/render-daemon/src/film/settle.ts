@@ -20,11 +20,14 @@ export const DEFAULT_SETTLE: SettleLimits = {
   longRequestMs: 8_000,
 };
 
+/** The source name of scripts we add to a page (autoconsent): their timers are not the page's to wait for. */
+export const OWN_SCRIPT = "site-render-injected.js";
+
 /**
  * Installed before the page's own scripts: records the last DOM mutation or layout shift, the short
  * timers still pending, and answers which images in a range are not yet loaded and decoded.
  */
-const PROBE = (shortTimerMs: number) => {
+const PROBE = (shortTimerMs: number, ownScript: string) => {
   const w = window as unknown as Record<string, unknown>;
   if (w.__settle) return;
   let last = performance.now();
@@ -36,6 +39,8 @@ const PROBE = (shortTimerMs: number) => {
   const clearT = window.clearTimeout.bind(window);
   window.setTimeout = ((fn: TimerHandler, ms?: number, ...args: unknown[]) => {
     if (typeof fn !== "function" || (ms ?? 0) > shortTimerMs) return setT(fn, ms, ...args);
+    // our own injected scripts' timers (cookie pop-up handling) do not hold the page up
+    if (new Error().stack?.includes(ownScript)) return setT(fn, ms, ...args);
     const id = setT(
       (...a: unknown[]) => {
         pending.delete(id);
@@ -112,7 +117,7 @@ export async function watchSettling(page: Page, limits: SettleLimits = DEFAULT_S
   page.on("request", start);
   page.on("requestfinished", end);
   page.on("requestfailed", end);
-  await page.evaluateOnNewDocument(PROBE, limits.shortTimerMs);
+  await page.evaluateOnNewDocument(PROBE, limits.shortTimerMs, OWN_SCRIPT);
 
   return {
     /**
