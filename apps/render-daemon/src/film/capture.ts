@@ -123,25 +123,28 @@ async function filmGuarded(
     new PermanentJobError(
       `the page or one of its redirects leads to an address that is not public (${what})`,
     );
-  await guardPage(
-    page,
-    check,
-    guardLog,
-    s.blockAds
-      ? (req) =>
-          !(req.isNavigationRequest() && req.frame() === page.mainFrame()) &&
-          isAdRequest(req.url(), req.frame()?.url() || target.href, req.resourceType())
-      : undefined,
-  );
-  await page.setViewport({
-    width: s.viewportWidth,
-    height: s.viewportHeight,
-    deviceScaleFactor: s.deviceScaleFactor,
-  });
-  await page.emulateMediaFeatures([{ name: "prefers-color-scheme", value: s.theme }]);
-  await applySession(page, context, s);
-  const settling = await watchSettling(page, t.settle);
-  const consent = s.hideCookieBanners === false ? null : await handleCookieBanners(page);
+  // independent page set-up commands, sent together (each is a browser round trip); all before navigation
+  const [, , , , settling, consent] = await Promise.all([
+    guardPage(
+      page,
+      check,
+      guardLog,
+      s.blockAds
+        ? (req) =>
+            !(req.isNavigationRequest() && req.frame() === page.mainFrame()) &&
+            isAdRequest(req.url(), req.frame()?.url() || target.href, req.resourceType())
+        : undefined,
+    ),
+    page.setViewport({
+      width: s.viewportWidth,
+      height: s.viewportHeight,
+      deviceScaleFactor: s.deviceScaleFactor,
+    }),
+    page.emulateMediaFeatures([{ name: "prefers-color-scheme", value: s.theme }]),
+    applySession(page, context, s),
+    watchSettling(page, t.settle),
+    s.hideCookieBanners === false ? null : handleCookieBanners(page),
+  ]);
 
   let response: Awaited<ReturnType<Page["goto"]>>;
   try {

@@ -14,7 +14,7 @@ export type SettleLimits = {
 };
 
 export const DEFAULT_SETTLE: SettleLimits = {
-  quietMs: 200,
+  quietMs: 150,
   capMs: 10_000,
   shortTimerMs: 1_000,
   longRequestMs: 8_000,
