@@ -12,7 +12,7 @@ RUN bun install --frozen-lockfile --production
 
 FROM oven/bun:1-debian
 RUN apt-get update \
- && apt-get install -y --no-install-recommends chromium libnss3-tools fonts-noto-core fonts-noto-color-emoji fonts-liberation2 ca-certificates tini \
+ && apt-get install -y --no-install-recommends chromium libnss3-tools fonts-noto-core fonts-noto-color-emoji fonts-noto-cjk fonts-liberation2 ca-certificates tini \
       libglvnd0 libgl1 libegl1 libgles2 libvulkan1 \
  && rm -rf /var/lib/apt/lists/* \
  && mkdir -p /usr/share/glvnd/egl_vendor.d /etc/vulkan/icd.d \

@@ -1,8 +1,9 @@
 /**
  * Bench: screenshot renders through the API and a warm render daemon (in-process queue, real Chromium)
  * against a bare puppeteer screenshot of the same local page in the same run.
- * Targets: queue-to-done p50 < 3 s for a 1440×900 page on a 2-core CPU host; ratio to the bare shot < 4.
- * Also: renders per minute at concurrency 2, and the peak memory of the daemon (process + its Chromiums).
+ * Targets (issue 12): queue-to-done p50 < 2.5 × the bare shot in the same run; at concurrency 2 at least
+ * 1.5 × the 53–62 renders/min measured before plates (so ≥ 80–93/min), on a 2-core CPU host.
+ * Also: the peak memory of the daemon (process + its Chromiums).
  *   bun scripts/bench/render.ts
  */
 import { readdirSync, readFileSync } from "node:fs";
@@ -79,45 +80,59 @@ try {
   };
   const shot = { url: pages.url("/"), viewportWidth: 1440, viewportHeight: 900 };
 
-  console.log(`warm-up render: ${(await render({ ...shot, recapture: true })).toFixed(0)} ms`);
-  const filmed: number[] = [];
-  for (let i = 0; i < N; i++) {
-    filmed.push(await render({ ...shot, recapture: true }));
-    console.log(`render ${i + 1}/${N} (film + compose + store): ${filmed[i].toFixed(0)} ms`);
-  }
-  const recomposed: number[] = [];
-  for (let i = 0; i < 5; i++) recomposed.push(await render({ ...shot, chrome: i % 2 ? "dark" : "light" }));
-
-  // The bare baseline: a warm Chromium, a new page, viewport, load, screenshot, close.
-  sampling = false;
+  // The bare baseline: a warm Chromium, a new page, viewport, load, screenshot, close. Its shots are
+  // taken between the renders, one each, so that both see the same load on a shared host.
   const browser = await puppeteer.launch({
     executablePath: findBrowser(h.ctx.config.chromiumPath) as string,
     headless: true,
     args: chromiumFlags(false),
   });
-  const bare: number[] = [];
-  try {
-    for (let i = 0; i <= N; i++) {
-      const t0 = performance.now();
-      const page = await browser.newPage();
-      try {
-        await page.setViewport({ width: 1440, height: 900 });
-        await page.goto(pages.url("/"), { waitUntil: "load" });
-        await page.screenshot({ type: "png" });
-      } finally {
-        await page.close();
-      }
-      if (i > 0) bare.push(performance.now() - t0); // the first one warms up
+  const bareShot = async () => {
+    sampling = false;
+    const t0 = performance.now();
+    const page = await browser.newPage();
+    try {
+      await page.setViewport({ width: 1440, height: 900 });
+      await page.goto(pages.url("/"), { waitUntil: "load" });
+      await page.screenshot({ type: "png" });
+    } finally {
+      await page.close();
+      sampling = true;
     }
+    return performance.now() - t0;
+  };
+  const bare: number[] = [];
+  const filmed: number[] = [];
+  const recomposed: number[] = [];
+  try {
+    await bareShot(); // warms the baseline's browser
+    console.log(`warm-up render: ${(await render({ ...shot, recapture: true })).toFixed(0)} ms`);
+    for (let i = 0; i < N; i++) {
+      filmed.push(await render({ ...shot, recapture: true }));
+      bare.push(await bareShot());
+      console.log(
+        `render ${i + 1}/${N} (film + compose + store): ${filmed[i].toFixed(0)} ms; bare shot ${bare[i].toFixed(0)} ms`,
+      );
+    }
+    for (let i = 0; i < 5; i++) recomposed.push(await render({ ...shot, chrome: i % 2 ? "dark" : "light" }));
   } finally {
     await browser.close();
-    sampling = true;
   }
 
   const t0 = performance.now();
   const ids = await Promise.all(Array.from({ length: N }, () => queueOne({ ...shot, recapture: true })));
-  await Promise.all(ids.map(waitDone));
-  const perMin = (N / (performance.now() - t0)) * 60_000;
+  // a render the host was too busy for (page deadline) is counted, not fatal
+  const ended = await Promise.all(
+    ids.map((id) =>
+      waitDone(id).then(
+        () => true,
+        () => false,
+      ),
+    ),
+  );
+  const perMin = (ended.filter(Boolean).length / (performance.now() - t0)) * 60_000;
+  if (ended.some((ok) => !ok))
+    console.log(`${ended.filter((ok) => !ok).length} of ${N} concurrent renders failed`);
 
   const p50 = pct(filmed, 0.5);
   const bareP50 = pct(bare, 0.5);
@@ -127,8 +142,8 @@ try {
   );
   console.log(`queue-to-done p50 (re-compose, no film):  ${pct(recomposed, 0.5).toFixed(0)} ms`);
   console.log(`bare puppeteer screenshot p50:           ${bareP50.toFixed(0)} ms`);
-  console.log(`ratio render / bare:                     ${(p50 / bareP50).toFixed(2)}  (target < 4)`);
-  console.log(`throughput at concurrency 2:             ${perMin.toFixed(1)} renders/min`);
+  console.log(`ratio render / bare:                     ${(p50 / bareP50).toFixed(2)}  (target < 2.5)`);
+  console.log(`throughput at concurrency 2:             ${perMin.toFixed(1)} renders/min  (target ≥ 80)`);
   const metrics = await (await fetch((daemon.metricsUrl as string).replace("0.0.0.0", "127.0.0.1"))).text();
   const mean = (stage: string) => {
     const sum = Number(

@@ -1,4 +1,5 @@
-# Sourced by scripts/start and scripts/test: installs what a fresh machine lacks (Bun, dependencies, Chromium).
+# Sourced by scripts/start and scripts/test: installs what a fresh machine lacks (Bun, dependencies, Chromium,
+# emoji and CJK fonts).
 # shellcheck shell=bash
 
 log() { printf '\033[36m[setup]\033[0m %s\n' "$*" >&2; }
@@ -43,5 +44,19 @@ ensure_chromium() {
       || log "apt could not install chromium; screenshots will answer 501 NOT_CONFIGURED"
   else
     log "no Chromium and not root: screenshots will answer 501 NOT_CONFIGURED"
+  fi
+}
+
+# Fonts a filmed page may need beyond DejaVu/Liberation: colour emoji and Chinese/Japanese/Korean (Noto),
+# through apt where we are root; without them such text is drawn as empty boxes and the film warns.
+ensure_fonts() {
+  if fc-list 2>/dev/null | grep -q "Noto Color Emoji" && fc-list 2>/dev/null | grep -qi "Noto Sans CJK"; then return; fi
+  if [ "$(id -u)" = "0" ] && command -v apt-get >/dev/null 2>&1; then
+    log "installing emoji and CJK fonts through apt"
+    (DEBIAN_FRONTEND=noninteractive apt-get install -y -qq fonts-noto-color-emoji fonts-noto-cjk || (apt-get update -qq \
+      && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq fonts-noto-color-emoji fonts-noto-cjk)) >/dev/null 2>&1 \
+      || log "apt could not install fonts-noto-color-emoji/fonts-noto-cjk; such text will be filmed as boxes"
+  else
+    log "no emoji/CJK fonts and not root: such text will be filmed as boxes (the film warns)"
   fi
 }

@@ -6,13 +6,20 @@ import {
   addressCheckFor,
   PageDeadlineError,
 } from "@site/browser";
-import { createCompositor } from "./compose/compositor.ts";
+import { listStyles } from "@site/domain/screenshots";
+import type { ObjectStore } from "@site/storage";
+import { createCompositor, type WarmLook } from "./compose/compositor.ts";
 import { PermanentJobError } from "@site/queue";
 import { filmPage } from "./film/capture.ts";
 import type { RenderPipeline } from "./render_types.ts";
 
 /** Builds the pipeline: a Chromium pool for filming and a warm compositor page. */
-export async function createPipeline(opts: { config: Config; log: Logger }): Promise<RenderPipeline> {
+export async function createPipeline(opts: {
+  config: Config;
+  log: Logger;
+  store?: ObjectStore | null;
+  warm?: boolean;
+}): Promise<RenderPipeline> {
   const { config, log } = opts;
   const executablePath = findBrowser(config.chromiumPath);
   if (!executablePath) throw new Error("no Chromium found (set CHROMIUM_PATH or install chromium)");
@@ -25,7 +32,37 @@ export async function createPipeline(opts: { config: Config; log: Logger }): Pro
     concurrency: config.renderConcurrency,
     log,
   });
-  const compositor = await createCompositor({ executablePath, gpu: config.renderGpu, log });
+  const compositor = await createCompositor({
+    executablePath,
+    gpu: config.renderGpu,
+    log,
+    store: opts.store,
+    redisUrl: config.redisUrl,
+    redisPrefix: config.queuePrefix,
+  });
+  let warming: Promise<void> = Promise.resolve();
+  if (opts.warm !== false) {
+    // The featured styles' plates at the default viewport (1440×900), light first: a first render of
+    // them is then a warp, not a 3D draw. In the background: jobs are taken meanwhile.
+    const featured = listStyles({ featured: true }).map((s) => s.id);
+    const looks: WarmLook[] = (["light", "dark"] as const).flatMap((theme) =>
+      featured.map((styleId) => ({ styleId, theme, captureWidth: 1440, captureHeight: 900 })),
+    );
+    const t0 = performance.now();
+    // a filming browser launched now, with a spare page, rather than by the first render
+    const filmWarm = pool.withPage(async () => {}).catch(() => {});
+    warming = compositor
+      .warm(looks)
+      .then(() =>
+        log.info("plates warmed", {
+          looks: looks.length,
+          ms: Math.round(performance.now() - t0),
+          ...compositor.plates.stats,
+        }),
+      )
+      .catch((err) => log.warn("warming plates failed", { cause: String(err) }))
+      .then(() => filmWarm);
+  }
   return {
     film: (s, limits) =>
       pool
@@ -48,8 +85,12 @@ export async function createPipeline(opts: { config: Config; log: Logger }): Pro
           );
         }),
     compose: (c, look) => compositor.compose(c, look),
+    compositor,
+    warmed: () => warming,
     close: async () => {
+      // warming stops at its next look; a plate being drawn finishes first
       await Promise.all([pool.close(), compositor.close()]);
+      await warming;
     },
   };
 }

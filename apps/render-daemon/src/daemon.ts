@@ -74,7 +74,7 @@ export async function startRenderDaemon(
     // Browsers a previous run of this daemon left (SIGKILL, OOM) are killed before new ones start.
     const swept = sweepOrphanBrowsers();
     if (swept.removed > 0) log.info("swept browsers left by a previous run", swept);
-    pipeline = await createRenderPipeline({ config: rt.config, log });
+    pipeline = await createRenderPipeline({ config: rt.config, log, store: rt.store });
     const handler = createRenderHandler({ ctx, pipeline, metrics, log });
     consumer = rt.queue.consume("render-screenshot", handler, { concurrency: rt.config.renderConcurrency });
     log.info("render daemon taking jobs", {

@@ -1,8 +1,17 @@
 import type { Config, Logger } from "@site/config";
+import type { ObjectStore } from "@site/storage";
 import type { RenderPipeline } from "./render_types.ts";
 
-/** Starts the browser pool and the warm compositor. */
-export async function createRenderPipeline(opts: { config: Config; log: Logger }): Promise<RenderPipeline> {
+/**
+ * Starts the browser pool and the warm compositor. `store` shares plates between daemons (with the
+ * plate lock on REDIS_URL); `warm: false` skips warming the featured styles' plates at start.
+ */
+export async function createRenderPipeline(opts: {
+  config: Config;
+  log: Logger;
+  store?: ObjectStore | null;
+  warm?: boolean;
+}): Promise<RenderPipeline> {
   const { createPipeline } = await import("./chromium_pipeline.ts");
   return createPipeline(opts);
 }

@@ -1,5 +1,6 @@
 // The render pipeline's shared types, in a file of their own so the pipeline and its parts
 // (film, compose) import them without importing each other.
+import type { CaptureExtras } from "@site/domain/screenshots";
 
 /** What to film: the page, its viewport and the stored login session to start with. */
 export type CaptureSettings = {
@@ -11,7 +12,7 @@ export type CaptureSettings = {
   theme: "light" | "dark";
   cookies?: unknown[];
   localStorage?: Record<string, Record<string, string>>;
-};
+} & Partial<CaptureExtras>;
 
 /** A filmed page: PNG bytes at device pixels, where the browser ended and what to tell the caller. */
 export type Capture = {
@@ -44,5 +45,9 @@ export type FilmLimits = { deadline?: number; signal?: AbortSignal };
 export type RenderPipeline = {
   film(s: CaptureSettings, limits?: FilmLimits): Promise<Capture>;
   compose(c: Capture, look: Look): Promise<Composed>;
+  /** The compositor itself: plates, the fast path's pixels and the 3D reference (tests, benches). */
+  compositor?: import("./compose/compositor.ts").Compositor;
+  /** Settles when the plates warmed at start are ready (or warming failed). */
+  warmed?(): Promise<void>;
   close(): Promise<void>;
 };

@@ -5,7 +5,8 @@ import type { HTTPRequest, Page } from "puppeteer-core";
 export type AddressCheck = (ip: string) => boolean;
 
 /** The requests the page-level guard refused, by URL (for readable warnings). */
-export type GuardLog = { blocked: string[] };
+/** What the guard refused: non-public URLs (`blocked`), and how many requests `refuse` took (`refused`). */
+export type GuardLog = { blocked: string[]; refused?: number };
 
 /** A URL check done before the browser is asked for it. */
 export type UrlGuard = (url: string) => Promise<boolean>;
@@ -73,11 +74,22 @@ export function createUrlGuard(opts: { isBlocked: AddressCheck; allowHosts: read
  * are not all visible here; they need nothing from this layer, since every connection the browser makes
  * goes through the egress proxy, which applies the same rules and reports its refusals.
  */
-export async function guardPage(page: Page, check: UrlGuard, log: GuardLog): Promise<void> {
+export async function guardPage(
+  page: Page,
+  check: UrlGuard,
+  log: GuardLog,
+  /** Requests refused before the address check (blockAds), counted in `log.refused`. */
+  refuse?: (req: HTTPRequest) => boolean,
+): Promise<void> {
   await page.setBypassServiceWorker(true);
   await page.setRequestInterception(true);
   page.on("request", (req: HTTPRequest) => {
     if (req.isInterceptResolutionHandled()) return;
+    if (refuse?.(req)) {
+      log.refused = (log.refused ?? 0) + 1;
+      req.abort("blockedbyclient").catch(() => {});
+      return;
+    }
     check(req.url())
       .then(
         (ok) => {

@@ -1,3 +1,4 @@
 /** Test support for browser tests: pages served on loopback and a deadline poll. */
 export * from "./pages.ts";
 export * from "./escape_pages.ts";
+export * from "./settle_pages.ts";

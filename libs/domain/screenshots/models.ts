@@ -1,5 +1,10 @@
 import { type Static, Type } from "@sinclair/typebox";
 
+// A CSS selector as a request may name it: no braces, semicolons or angle brackets, so it can never
+// close the rule it is put in; Chromium judges the rest (an invalid one is a warning, not a failure).
+const Selector = (description: string) =>
+  Type.String({ minLength: 1, maxLength: 200, pattern: "^[^{};<>\\u0000-\\u001f]+$", description });
+
 // One model per shape: the API route, the MCP tool and the TypeScript type all read these.
 
 /** The body of POST …/media/screenshot: every bound of a screenshot request. */
@@ -37,7 +42,39 @@ export const ScreenshotRequestBody = Type.Object({
   deviceScaleFactor: Type.Optional(
     Type.Number({ minimum: 1, maximum: 3, description: "pixel density, default 1" }),
   ),
-  fullPage: Type.Optional(Type.Boolean({ description: "true films the whole scroll height" })),
+  fullPage: Type.Optional(
+    Type.Boolean({
+      description: "true films the whole scroll height (lazy content is scrolled into view first)",
+    }),
+  ),
+  hideSelectors: Type.Optional(
+    Type.Array(Selector("a CSS selector"), {
+      maxItems: 20,
+      description: "CSS selectors hidden (display: none) before filming, at most 20; a capture setting",
+    }),
+  ),
+  waitForSelector: Type.Optional(
+    Selector(
+      "film once an element matching this CSS selector is visible; after 10 s the page is filmed anyway, with a warning",
+    ),
+  ),
+  delayMs: Type.Optional(
+    Type.Integer({
+      minimum: 0,
+      maximum: 10000,
+      description: "extra wait after the page settled, ms, 0..10000",
+    }),
+  ),
+  blockAds: Type.Optional(
+    Type.Boolean({
+      description: "block requests to advertising hosts (Ghostery tracker database), default false",
+    }),
+  ),
+  hideCookieBanners: Type.Optional(
+    Type.Boolean({
+      description: "dismiss cookie consent pop-ups, opting out (DuckDuckGo autoconsent rules), default true",
+    }),
+  ),
   recapture: Type.Optional(
     Type.Boolean({ description: "true films again instead of reusing the stored capture" }),
   ),

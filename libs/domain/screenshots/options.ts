@@ -10,7 +10,50 @@ export type CaptureOptions = {
   viewportHeight: number;
   deviceScaleFactor: number;
   fullPage: boolean;
+} & CaptureExtras;
+
+/** The capture options beyond the viewport (decision 1202); stored together in one jsonb. */
+export type CaptureExtras = {
+  /** CSS selectors hidden (`display: none !important`) before filming. */
+  hideSelectors: string[];
+  /** Film once this selector matches a visible element (or after WAIT_FOR_SELECTOR_MS, with a warning). */
+  waitForSelector: string | null;
+  /** Extra wait after the page settled, at most MAX_DELAY_MS. */
+  delayMs: number;
+  /** Block requests to advertising hosts (Ghostery's tracker database). */
+  blockAds: boolean;
+  /** Dismiss or hide cookie consent pop-ups (DuckDuckGo's autoconsent rules: opt out). */
+  hideCookieBanners: boolean;
 };
+
+/** The bounds of the capture extras. */
+export const CAPTURE_LIMITS = {
+  maxDelayMs: 10_000,
+  maxHideSelectors: 20,
+  maxSelectorLength: 200,
+  waitForSelectorMs: 10_000,
+} as const;
+
+/** The extras of a project nobody configured. */
+export const DEFAULT_CAPTURE_EXTRAS: CaptureExtras = {
+  hideSelectors: [],
+  waitForSelector: null,
+  delayMs: 0,
+  blockAds: false,
+  hideCookieBanners: true,
+};
+
+/** A project's stored extras (any subset, from its jsonb) over the defaults. */
+export function captureExtras(stored: unknown): CaptureExtras {
+  const o = (stored && typeof stored === "object" ? stored : {}) as Partial<CaptureExtras>;
+  return {
+    hideSelectors: Array.isArray(o.hideSelectors) ? o.hideSelectors.map(String) : [],
+    waitForSelector: typeof o.waitForSelector === "string" ? o.waitForSelector : null,
+    delayMs: typeof o.delayMs === "number" ? o.delayMs : 0,
+    blockAds: o.blockAds === true,
+    hideCookieBanners: o.hideCookieBanners !== false,
+  };
+}
 
 /** How to frame the capture. */
 export type LookOptions = {
@@ -35,6 +78,7 @@ export const DEFAULT_CAPTURE: CaptureOptions = {
   viewportHeight: 900,
   deviceScaleFactor: 1,
   fullPage: false,
+  ...DEFAULT_CAPTURE_EXTRAS,
 };
 
 /**
@@ -51,6 +95,11 @@ export function toScreenshotRequest(
   if (body.viewportHeight !== undefined) capture.viewportHeight = body.viewportHeight;
   if (body.deviceScaleFactor !== undefined) capture.deviceScaleFactor = body.deviceScaleFactor;
   if (body.fullPage !== undefined) capture.fullPage = body.fullPage;
+  if (body.hideSelectors !== undefined) capture.hideSelectors = body.hideSelectors.map((s) => s.trim());
+  if (body.waitForSelector !== undefined) capture.waitForSelector = body.waitForSelector.trim() || null;
+  if (body.delayMs !== undefined) capture.delayMs = body.delayMs;
+  if (body.blockAds !== undefined) capture.blockAds = body.blockAds;
+  if (body.hideCookieBanners !== undefined) capture.hideCookieBanners = body.hideCookieBanners;
   return {
     url: parsePublicPageUrl(body.url, allowHosts, opts),
     estimateOnly: body.estimateOnly ?? false,

@@ -2,7 +2,7 @@ import { createHash } from "node:crypto";
 import { eq, sql } from "drizzle-orm";
 import { screenshotProjects, type Tx } from "@site/db";
 import type { Context } from "@site/domain/core";
-import { type CaptureOptions, DEFAULT_CAPTURE } from "./options.ts";
+import { type CaptureExtras, type CaptureOptions, captureExtras, DEFAULT_CAPTURE } from "./options.ts";
 
 /** A theme a page is filmed in. */
 export type Variant = "light" | "dark";
@@ -31,7 +31,19 @@ export type ScreenshotProject = CaptureOptions & {
 
 /** A short hash of what filming depends on: a variant filmed with other settings is filmed again. */
 export function captureSettingsHash(url: string, c: CaptureOptions): string {
-  const text = JSON.stringify([url, c.viewportWidth, c.viewportHeight, c.deviceScaleFactor, c.fullPage]);
+  const x = captureExtras(c);
+  const text = JSON.stringify([
+    url,
+    c.viewportWidth,
+    c.viewportHeight,
+    c.deviceScaleFactor,
+    c.fullPage,
+    x.hideSelectors,
+    x.waitForSelector,
+    x.delayMs,
+    x.blockAds,
+    x.hideCookieBanners,
+  ]);
   return createHash("sha256").update(text).digest("hex").slice(0, 16);
 }
 
@@ -54,9 +66,22 @@ export async function upsertScreenshotProject(
   if (c.viewportHeight !== undefined) set.viewportHeight = c.viewportHeight;
   if (c.deviceScaleFactor !== undefined) set.deviceScaleFactor = c.deviceScaleFactor;
   if (c.fullPage !== undefined) set.fullPage = c.fullPage;
+  const named: Partial<CaptureExtras> = {};
+  for (const k of ["hideSelectors", "waitForSelector", "delayMs", "blockAds", "hideCookieBanners"] as const)
+    if (c[k] !== undefined) (named as Record<string, unknown>)[k] = c[k];
+  // the extras a request names replace those keys; the others keep their stored values
+  set.captureOptions = sql`${screenshotProjects.captureOptions} || ${JSON.stringify(named)}::jsonb`;
   const [row] = await tx
     .insert(screenshotProjects)
-    .values({ siteId: input.siteId, sourceUrl: input.sourceUrl, ...DEFAULT_CAPTURE, ...c })
+    .values({
+      siteId: input.siteId,
+      sourceUrl: input.sourceUrl,
+      viewportWidth: c.viewportWidth ?? DEFAULT_CAPTURE.viewportWidth,
+      viewportHeight: c.viewportHeight ?? DEFAULT_CAPTURE.viewportHeight,
+      deviceScaleFactor: c.deviceScaleFactor ?? DEFAULT_CAPTURE.deviceScaleFactor,
+      fullPage: c.fullPage ?? DEFAULT_CAPTURE.fullPage,
+      captureOptions: named,
+    })
     .onConflictDoUpdate({ target: [screenshotProjects.siteId, screenshotProjects.sourceUrl], set })
     .returning();
   return {
@@ -65,6 +90,7 @@ export async function upsertScreenshotProject(
     viewportHeight: row.viewportHeight,
     deviceScaleFactor: row.deviceScaleFactor,
     fullPage: row.fullPage,
+    ...captureExtras(row.captureOptions),
   };
 }
 
@@ -80,6 +106,7 @@ export async function getScreenshotProject(ctx: Context, id: string): Promise<Sc
     viewportHeight: row.viewportHeight,
     deviceScaleFactor: row.deviceScaleFactor,
     fullPage: row.fullPage,
+    ...captureExtras(row.captureOptions),
     variants: (row.variants ?? {}) as ProjectVariants,
   };
 }

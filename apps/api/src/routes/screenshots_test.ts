@@ -2,7 +2,14 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { and, asc, eq, isNotNull } from "drizzle-orm";
 import { createLogger } from "@site/config";
 import { creditLedger, organizations, screenshotProjects, screenshotRenders } from "@site/db";
-import { completeRender, failRender, RENDER_TRIES, sweepPendingRenders } from "@site/domain/screenshots";
+import {
+  type CaptureOptions,
+  captureSettingsHash,
+  completeRender,
+  failRender,
+  RENDER_TRIES,
+  sweepPendingRenders,
+} from "@site/domain/screenshots";
 import { createBullQueue } from "@site/queue";
 import { buildTestApp, expectAuthRules, type TestApp } from "../../testing/mod.ts";
 
@@ -94,6 +101,17 @@ describe("validation", () => {
     ["deviceScaleFactor", { url: "https://example.com/", deviceScaleFactor: 3.5 }],
     ["fullPage", { url: "https://example.com/", fullPage: "true" }],
     ["recapture", { url: "https://example.com/", recapture: 1 }],
+    ["delayMs", { url: "https://example.com/", delayMs: 10001 }],
+    ["delayMs", { url: "https://example.com/", delayMs: -1 }],
+    ["delayMs", { url: "https://example.com/", delayMs: 1.5 }],
+    ["hideSelectors", { url: "https://example.com/", hideSelectors: ".a" }],
+    ["hideSelectors", { url: "https://example.com/", hideSelectors: Array(21).fill(".a") }],
+    ["hideSelectors", { url: "https://example.com/", hideSelectors: [".a{color:red}"] }],
+    ["hideSelectors", { url: "https://example.com/", hideSelectors: [""] }],
+    ["waitForSelector", { url: "https://example.com/", waitForSelector: "x".repeat(201) }],
+    ["waitForSelector", { url: "https://example.com/", waitForSelector: "a;b" }],
+    ["blockAds", { url: "https://example.com/", blockAds: "yes" }],
+    ["hideCookieBanners", { url: "https://example.com/", hideCookieBanners: 0 }],
   ];
   test("each field out of its range answers 400 VALIDATION_ERROR naming the field, with no charge", async () => {
     const o = await orgWithSite(h, 100);
@@ -107,7 +125,8 @@ describe("validation", () => {
         status: 400,
         code: "VALIDATION_ERROR",
       });
-      expect(json.error.details.map((d) => d.field)).toContain(field);
+      // the field itself, or one of its items (hideSelectors.0)
+      expect(json.error.details.map((d) => d.field.split(".")[0])).toContain(field);
     }
     expect(await creditsOf(h, o.org.id)).toBe(100);
     expect(await rendersOf(h, o.siteId)).toHaveLength(0);
@@ -282,11 +301,60 @@ describe("renders and projects", () => {
     const captures = renders
       .sort((x, y) => x.createdAt.getTime() - y.createdAt.getTime())
       .map((r) => (r.options as { capture: unknown }).capture);
+    const extras = {
+      hideSelectors: [],
+      waitForSelector: null,
+      delayMs: 0,
+      blockAds: false,
+      hideCookieBanners: true,
+    };
     expect(captures).toEqual([
-      { viewportWidth: 1440, viewportHeight: 900, deviceScaleFactor: 1, fullPage: false },
-      { viewportWidth: 800, viewportHeight: 900, deviceScaleFactor: 1, fullPage: true },
-      { viewportWidth: 800, viewportHeight: 900, deviceScaleFactor: 2, fullPage: true },
+      { viewportWidth: 1440, viewportHeight: 900, deviceScaleFactor: 1, fullPage: false, ...extras },
+      { viewportWidth: 800, viewportHeight: 900, deviceScaleFactor: 1, fullPage: true, ...extras },
+      { viewportWidth: 800, viewportHeight: 900, deviceScaleFactor: 2, fullPage: true, ...extras },
     ]);
+  });
+
+  test("capture options are capture settings: kept on the project, snapshotted per render, and a change films again", async () => {
+    const o = await orgWithSite(h, 100);
+    const url = "https://example.com/options";
+    await shot(o, { url, hideSelectors: [" .promo ", "#ad"], delayMs: 500, blockAds: true });
+    await shot(o, { url, hideCookieBanners: false, waitForSelector: "main h1" });
+    await shot(o, { url });
+    const [project] = await h.db
+      .select()
+      .from(screenshotProjects)
+      .where(eq(screenshotProjects.siteId, o.siteId));
+    expect(project.captureOptions).toEqual({
+      hideSelectors: [".promo", "#ad"],
+      delayMs: 500,
+      blockAds: true,
+      hideCookieBanners: false,
+      waitForSelector: "main h1",
+    });
+    const renders = (await rendersOf(h, o.siteId)).sort(
+      (x, y) => x.createdAt.getTime() - y.createdAt.getTime(),
+    );
+    const captures = renders.map((r) => (r.options as { capture: CaptureOptions }).capture);
+    expect(captures[0]).toMatchObject({
+      hideSelectors: [".promo", "#ad"],
+      hideCookieBanners: true,
+      waitForSelector: null,
+    });
+    expect(captures[2]).toMatchObject({ hideCookieBanners: false, waitForSelector: "main h1", delayMs: 500 });
+    // each option is in the settings hash, so a stored capture filmed with other options is filmed again
+    const hashes = new Set(captures.map((c) => captureSettingsHash(url, c)));
+    expect(hashes.size).toBe(2);
+    for (const change of [
+      { hideSelectors: [".other"] },
+      { waitForSelector: "#x" },
+      { delayMs: 1 },
+      { blockAds: false },
+      { hideCookieBanners: true },
+    ])
+      expect(captureSettingsHash(url, { ...captures[2], ...change })).not.toBe(
+        captureSettingsHash(url, captures[2]),
+      );
   });
 
   test("a done render's poll answer carries displayUrl (a member grant) beside imageUrl", async () => {

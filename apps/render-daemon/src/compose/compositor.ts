@@ -1,14 +1,31 @@
+import { createHash } from "node:crypto";
 import { readFileSync } from "node:fs";
 import { dirname, join, normalize } from "node:path";
 import { fileURLToPath } from "node:url";
+import { type Image, loadImage } from "@napi-rs/canvas";
 import type { Logger } from "@site/config";
-import { resolveStyle } from "@site/domain/screenshots";
+import { resolveStyle, type ScreenshotStyle } from "@site/domain/screenshots";
+import type { ObjectStore } from "@site/storage";
+import IORedis from "ioredis";
 import type { HTTPRequest, Page } from "puppeteer-core";
 import { type LaunchedBrowser, launchChromium } from "@site/browser";
 import { drawChromeBar } from "../frame/browser_chrome.ts";
 import type { Capture, Composed, Look } from "../render_types.ts";
 import { PermanentJobError } from "@site/queue";
-import type { ComposeJob, ComposeResult } from "./scene/main_browser.ts";
+import { createPlateCache, fromPacked, type PlateCache } from "./plate_cache.ts";
+import type { ComposeJob, ComposeResult, PlateResult } from "./scene/main_browser.ts";
+import { SCREENS, WINDOW_SCREEN } from "./scene/screens.ts";
+import {
+  type DecodedCapture,
+  decodeCapture,
+  encodeFrame,
+  frameBuffer,
+  type Pixels,
+  type PlatePixels,
+  screenExtent,
+  screenImage,
+  warpComposite,
+} from "./warp.ts";
 
 const ORIGIN = "http://compositor.local";
 const SCENE_DIR = join(dirname(fileURLToPath(import.meta.url)), "scene");
@@ -20,8 +37,89 @@ const INDEX_HTML = `<!doctype html><html><head><meta charset="utf-8">
 <style>html,body{margin:0;background:#000}canvas{display:block}</style></head>
 <body><script type="module" src="/scene/main_browser.ts"></script></body></html>`;
 
-/** Frames captures in device mockups on one warm WebGL page; calls are serialized. */
-export type Compositor = { compose(c: Capture, look: Look): Promise<Composed>; close(): Promise<void> };
+/** JPEG quality of composed frames (0: libjpeg-turbo encodes a 1440×900 frame in about 20 ms). */
+export const FRAME_QUALITY = 90;
+
+/**
+ * Frames captures in device mockups. `compose` is the fast path: the look's plate (rendered once by
+ * the warm WebGL page, cached in memory and the object store) plus a projective warp of the capture,
+ * on the CPU. `reference` is the full 3D render of the same frame, kept as the standard the fast path
+ * is measured against. Page calls are serialized.
+ */
+export type Compositor = {
+  compose(c: Capture, look: Look): Promise<Composed>;
+  /** The fast path's frame as raw RGBA, with the plate it used (tests compare it with `reference`). */
+  composePixels(c: Capture, look: Look): Promise<{ pixels: Pixels; plate: PlatePixels }>;
+  /** The full 3D render (three.js draws the capture as the screen's texture), raw RGBA. */
+  reference(c: Capture, look: Look): Promise<Pixels>;
+  /** The plate key of a look and a function that draws its plate on the page (no cache): tests share it. */
+  plateJob(c: Capture, look: Look): Promise<{ key: string; draw: () => Promise<PlatePixels> }>;
+  /** Builds (or loads) the plates of these looks ahead of the first render that needs them. */
+  warm(looks: WarmLook[]): Promise<void>;
+  plates: PlateCache;
+  close(): Promise<void>;
+};
+
+/** A look to warm: the capture size it will frame (the default viewport's is 1440×900). */
+export type WarmLook = {
+  styleId: string;
+  theme: "light" | "dark";
+  captureWidth: number;
+  captureHeight: number;
+  chrome?: Look["chrome"];
+};
+
+const SCENE_FILES = ["main_browser.ts", "devices_browser.ts", "screens.ts"];
+/** Changes whenever the scene's code or three.js does, so plates drawn by older code are not reused. */
+const SCENE_VERSION = (() => {
+  const h = createHash("sha256");
+  h.update("plate-v1");
+  for (const f of SCENE_FILES) h.update(readFileSync(join(SCENE_DIR, f)));
+  h.update(readFileSync(join(THREE_BUILD, "three.core.js")).subarray(0, 4096));
+  return h.digest("hex").slice(0, 16);
+})();
+
+/** The screen's height/width: the device's, or for the browser window the content's (2 % steps). */
+export function screenAspect(
+  style: ScreenshotStyle,
+  capture: { width: number; height: number },
+  chromeHeight: number,
+): number {
+  const device = style.look.device;
+  if (device !== "window") return SCREENS[device].height / SCREENS[device].width;
+  const ratio = (capture.height + chromeHeight) / capture.width;
+  const clamped = Math.min(WINDOW_SCREEN.maxAspect, Math.max(WINDOW_SCREEN.minAspect, ratio));
+  return Math.round(clamped * 50) / 50;
+}
+
+/**
+ * The plate's cache key: what the plate depends on and nothing else (not the page, not the chrome bar,
+ * which is part of the screen's content): the style's definition (so editing a style draws new plates),
+ * theme, framing, frame size, screen aspect, and the scene code's version.
+ */
+export function plateKey(p: {
+  style: ScreenshotStyle;
+  theme: "light" | "dark";
+  framing: number;
+  width: number;
+  height: number;
+  aspect: number;
+}): string {
+  return createHash("sha256")
+    .update(
+      JSON.stringify([
+        SCENE_VERSION,
+        p.style.look,
+        p.theme,
+        p.framing,
+        p.width,
+        p.height,
+        p.aspect.toFixed(4),
+      ]),
+    )
+    .digest("hex")
+    .slice(0, 40);
+}
 
 /** The output frame for a capture: as wide as the capture (1024 to 3840 px), 16:10. */
 export function frameSize(capture: { width: number }): { width: number; height: number } {
@@ -70,13 +168,31 @@ export async function createCompositor(opts: {
   executablePath: string;
   gpu: boolean;
   log: Logger;
+  /** Where plates are shared between daemons; none keeps them in memory only. */
+  store?: ObjectStore | null;
+  /** Redis for the plate build lock (one build across daemons); none: this process alone. */
+  redisUrl?: string | null;
+  redisPrefix?: string;
+  plateCacheBytes?: number;
 }): Promise<Compositor> {
+  const redis = opts.redisUrl
+    ? new IORedis(opts.redisUrl, { maxRetriesPerRequest: 1, connectTimeout: 3000, lazyConnect: true })
+    : null;
+  redis?.on("error", (err) => opts.log.warn("plate lock redis error", { cause: String(err) }));
+  const plates = createPlateCache({
+    store: opts.store,
+    redis,
+    prefix: opts.redisPrefix ? `${opts.redisPrefix}:` : "",
+    log: opts.log,
+    maxBytes: opts.plateCacheBytes,
+  });
   const blobs = new Map<string, Uint8Array>();
   const chromeBars = new Map<string, { url: string; height: number }>();
   let launched: LaunchedBrowser | null = null;
   let page: Page | null = null;
   let queue: Promise<unknown> = Promise.resolve();
   let seq = 0;
+  let closing = false;
 
   const keep = (path: string, bytes: Uint8Array) => {
     blobs.set(path, bytes);
@@ -112,9 +228,10 @@ export async function createCompositor(opts: {
     p.on("request", (req) => {
       serve(req)?.catch(() => {});
     });
-    await p.goto(`${ORIGIN}/index.html`, { waitUntil: "load" });
+    // three.js (≈ 2.5 MB) is parsed and the environment map drawn on the CPU: slow on a busy host
+    await p.goto(`${ORIGIN}/index.html`, { waitUntil: "load", timeout: 120_000 });
     try {
-      await p.waitForFunction("window.__composeReady === true", { timeout: 30_000, polling: 50 });
+      await p.waitForFunction("window.__composeReady === true", { timeout: 120_000, polling: 50 });
     } catch {
       throw new Error(`compositor page did not start: ${errors.join("; ") || "timeout"}`);
     }
@@ -149,67 +266,194 @@ export async function createCompositor(opts: {
     return out;
   };
 
-  const run = async (c: Capture, look: Look): Promise<Composed> => {
+  /** The look resolved: style, chrome, frame size, screen aspect, plate key. */
+  const resolve = async (c: Capture, look: Look) => {
     const style = resolveStyle(look.styleId);
     // Cannot succeed however often it is retried.
     if (!style) throw new PermanentJobError(`unknown screenshot style "${look.styleId}"`);
     const chrome = look.chrome ?? (style.look.device === "window" ? look.theme : "none");
     const bar = chrome === "none" ? null : await chromeFor(c, chrome, look.host);
     const size = frameSize(c);
+    const framing = Math.max(0.4, Math.min(3, look.framing ?? 1));
+    const aspect = screenAspect(style, c, bar?.height ?? 0);
     const job: ComposeJob = {
-      captureUrl: captureUrl(c),
+      captureUrl: "",
       chromeUrl: bar?.url ?? null,
       chromeHeight: bar?.height ?? 0,
       width: size.width,
       height: size.height,
+      aspect,
       look: style.look,
       theme: look.theme,
-      framing: Math.max(0.4, Math.min(3, look.framing ?? 1)),
+      framing,
       mime: "image/webp",
       quality: 0.9,
     };
-    const p = await open();
-    const out = (await p.evaluate((j) => (window as any).__compose.render(j), job)) as ComposeResult;
-    opts.log.debug("composed", { style: style.id, width: out.width, height: out.height, ...out.timings });
-    const comma = out.dataUrl.indexOf(",");
-    const contentType = out.dataUrl.slice(5, out.dataUrl.indexOf(";"));
-    return {
-      bytes: new Uint8Array(Buffer.from(out.dataUrl.slice(comma + 1), "base64")),
-      width: out.width,
-      height: out.height,
-      contentType,
-    };
+    const key = plateKey({
+      style,
+      theme: look.theme,
+      framing,
+      width: size.width,
+      height: size.height,
+      aspect,
+    });
+    return { style, bar, job, key };
   };
 
+  /** Runs `work` on the compositor page, one call at a time; a failed page is replaced next time. */
+  const onPage = <T>(work: (p: Page) => Promise<T>): Promise<T> => {
+    const next = queue.then(async () => {
+      try {
+        return await work(await open());
+      } catch (err) {
+        if (!(err instanceof PermanentJobError)) {
+          const dead = launched;
+          launched = null;
+          page = null;
+          await dead?.close().catch(() => {});
+        }
+        throw err;
+      }
+    });
+    queue = next.catch(() => {});
+    return next;
+  };
+
+  const buildPlate = (job: ComposeJob): Promise<PlatePixels> =>
+    onPage(async (p) => {
+      const out = (await p.evaluate((j) => (window as any).__compose.plate(j), job)) as PlateResult;
+      opts.log.debug("plate drawn", { width: out.width, height: out.height, ...out.timings });
+      return fromPacked(new Uint8Array(Buffer.from(out.rgba, "base64")), out.width, out.height, out.corners);
+    });
+
+  const plateFor = (job: ComposeJob, key: string) => plates.get(key, () => buildPlate(job));
+
+  const decoded = new Map<string, Promise<DecodedCapture>>();
+  const decodedCapture = (c: Capture): Promise<DecodedCapture> => {
+    const id = `${Bun.hash(c.png).toString(36)}-${c.png.byteLength}`;
+    let hit = decoded.get(id);
+    if (hit) decoded.delete(id);
+    else {
+      hit = decodeCapture(c.png);
+      hit.catch(() => decoded.delete(id));
+    }
+    decoded.set(id, hit);
+    while (decoded.size > 4) decoded.delete(decoded.keys().next().value as string);
+    return hit;
+  };
+  const barImages = new Map<string, Promise<Image>>();
+  const barImage = (url: string): Promise<Image> => {
+    let hit = barImages.get(url);
+    if (!hit) {
+      const bytes = blobs.get(new URL(url).pathname);
+      if (!bytes) throw new Error("chrome bar is gone");
+      hit = loadImage(Buffer.from(bytes));
+      barImages.set(url, hit);
+      while (barImages.size > 8) barImages.delete(barImages.keys().next().value as string);
+    }
+    return hit;
+  };
+
+  const fast = async (c: Capture, look: Look) => {
+    const t0 = performance.now();
+    const { job, key, bar, style } = await resolve(c, look);
+    const [plate, capture, chromeImage] = await Promise.all([
+      plateFor(job, key),
+      decodedCapture(c),
+      bar ? barImage(bar.url) : null,
+    ]);
+    const t1 = performance.now();
+    const screen = screenImage({
+      capture,
+      chrome: chromeImage && bar ? { image: chromeImage, height: bar.height } : null,
+      phone: style.look.device === "phone",
+      aspect: job.aspect,
+      target: screenExtent(plate.corners),
+    });
+    const t2 = performance.now();
+    const frame = frameBuffer(plate.width, plate.height);
+    warpComposite(plate, screen, frame.bytes, frame.offset);
+    const t3 = performance.now();
+    return { frame, plate, timings: { plate: t1 - t0, screen: t2 - t1, warp: t3 - t2 } };
+  };
+
+  const run = async (c: Capture, look: Look): Promise<Composed> => {
+    const { frame, plate, timings } = await fast(c, look);
+    const t3 = performance.now();
+    const bytes = await encodeFrame(frame, FRAME_QUALITY);
+    opts.log.debug("composed", {
+      look: look.styleId,
+      width: plate.width,
+      ...timings,
+      encode: performance.now() - t3,
+    });
+    return { bytes, width: plate.width, height: plate.height, contentType: "image/jpeg" };
+  };
   // Warmed in the background: the daemon takes jobs at once and films while the compositor's WebGL page
   // starts (26 s on a busy 2-core host, where a daemon restarted after a crash left its renders waiting
   // that long: decision 0902). The first frame waits for it through the queue; a failed start is logged
   // and tried again by that frame.
-  queue = open().catch((err) =>
-    opts.log.warn("compositor did not start; it is started again for the next frame", { cause: err }),
+  queue = open().then(
+    () => undefined,
+    (err) =>
+      opts.log.warn("compositor did not start; it is started again for the next frame", { cause: err }),
   );
   return {
-    compose(c, look) {
-      const next = queue.then(() =>
-        run(c, look).catch(async (err) => {
-          // a crashed or wedged compositor page is replaced on the next call
-          if (!(err instanceof PermanentJobError)) {
-            const dead = launched;
-            launched = null;
-            page = null;
-            await dead?.close().catch(() => {});
-          }
-          throw err;
-        }),
+    plates,
+    compose: (c, look) => run(c, look),
+    async composePixels(c, look) {
+      const { frame, plate } = await fast(c, look);
+      return {
+        pixels: { data: frame.bytes.subarray(frame.offset), width: plate.width, height: plate.height },
+        plate,
+      };
+    },
+    async reference(c, look) {
+      const { job } = await resolve(c, look);
+      const out = await onPage(
+        async (p) =>
+          (await p.evaluate((j) => (window as any).__compose.render(j), {
+            ...job,
+            captureUrl: captureUrl(c),
+            raw: true,
+          })) as ComposeResult,
       );
-      queue = next.catch(() => {});
-      return next;
+      return {
+        data: new Uint8Array(Buffer.from(out.rgba ?? "", "base64")),
+        width: out.width,
+        height: out.height,
+      };
+    },
+    async plateJob(c, look) {
+      const { job, key } = await resolve(c, look);
+      return { key, draw: () => buildPlate(job) };
+    },
+    async warm(looks) {
+      for (const w of looks) {
+        if (closing) return;
+        const capture = {
+          png: new Uint8Array(),
+          width: w.captureWidth,
+          height: w.captureHeight,
+          finalUrl: "",
+          warnings: [],
+        };
+        const { job, key } = await resolve(capture, {
+          styleId: w.styleId,
+          theme: w.theme,
+          chrome: w.chrome,
+          host: "warm.invalid",
+        });
+        if (!plates.has(key)) await plateFor(job, key);
+      }
     },
     async close() {
+      closing = true;
       await queue;
       await launched?.close();
       launched = null;
       page = null;
+      await redis?.quit().catch(() => redis.disconnect());
     },
   };
 }

@@ -4,6 +4,11 @@ import { type GuardLog, guardPage, type UrlGuard, watchRefusals } from "@site/br
 import type { EgressRefusal } from "@site/net";
 import { PermanentJobError } from "@site/queue";
 import { detectLoginRedirect } from "./login_detection.ts";
+import { DEFAULT_SETTLE, type SettleLimits, watchSettling } from "./settle.ts";
+import { CAPTURE_LIMITS } from "@site/domain/screenshots";
+import { isAdRequest } from "./ad_block.ts";
+import { handleCookieBanners } from "./cookie_banners.ts";
+import { missingFontWarnings } from "./font_check.ts";
 
 /**
  * A film that failed this time (the page did not load): retried. A film that cannot succeed (a bad URL,
@@ -13,15 +18,14 @@ export class FilmError extends Error {
   override readonly name = "FilmError";
 }
 
-/** Time limits for one film, in milliseconds. */
-export type FilmTimings = { navigation: number; networkQuiet: number; fonts: number; total: number };
+/** Time limits for one film, in milliseconds; `settle` bounds each settling (see settle.ts). */
+export type FilmTimings = { navigation: number; total: number; settle: SettleLimits };
 
-/** The defaults: 30 s to load, 4 s for the network to go quiet, 3 s for fonts, 60 s in all. */
+/** The defaults: 30 s to load, settling as long as the page needs up to 10 s, 60 s in all. */
 export const DEFAULT_TIMINGS: FilmTimings = {
   navigation: 30_000,
-  networkQuiet: 4_000,
-  fonts: 3_000,
   total: 60_000,
+  settle: DEFAULT_SETTLE,
 };
 
 /** The tallest full-page capture in CSS pixels (and never more than 16384 device pixels). */
@@ -49,19 +53,8 @@ async function applySession(page: Page, context: BrowserContext, s: CaptureSetti
   }
 }
 
-async function settle(page: Page, t: FilmTimings): Promise<void> {
-  await page.waitForNetworkIdle({ idleTime: 400, timeout: t.networkQuiet, concurrency: 0 }).catch(() => {});
-  await page
-    .evaluate(
-      (ms: number) =>
-        Promise.race([document.fonts.ready.then(() => true), new Promise((r) => setTimeout(r, ms))]),
-      t.fonts,
-    )
-    .catch(() => {});
-}
-
 /** Scrolls down the page a screen at a time so lazy images and sections load, then back to the top. */
-async function scrollThrough(page: Page, maxHeight: number, t: FilmTimings): Promise<void> {
+async function scrollThrough(page: Page, maxHeight: number): Promise<void> {
   await page
     .evaluate(async (limit: number) => {
       const frame = () => new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r)));
@@ -74,9 +67,11 @@ async function scrollThrough(page: Page, maxHeight: number, t: FilmTimings): Pro
       await frame();
     }, maxHeight)
     .catch(() => {});
-  await page
-    .waitForNetworkIdle({ idleTime: 300, timeout: t.networkQuiet / 2, concurrency: 0 })
-    .catch(() => {});
+}
+
+/** The warning of a settling the cap cut short. */
+function settleWarning(ms: number, busy: string[]): string {
+  return `the page had not settled after ${(ms / 1000).toFixed(1)} s (${busy.join(", ")}); it was filmed as it was`;
 }
 
 /** Films one page in a fresh page of the pool: guard, session, theme, settle, optional full height, PNG. */
@@ -128,14 +123,28 @@ async function filmGuarded(
     new PermanentJobError(
       `the page or one of its redirects leads to an address that is not public (${what})`,
     );
-  await guardPage(page, check, guardLog);
-  await page.setViewport({
-    width: s.viewportWidth,
-    height: s.viewportHeight,
-    deviceScaleFactor: s.deviceScaleFactor,
-  });
-  await page.emulateMediaFeatures([{ name: "prefers-color-scheme", value: s.theme }]);
-  await applySession(page, context, s);
+  // independent page set-up commands, sent together (each is a browser round trip); all before navigation
+  const [, , , , settling, consent] = await Promise.all([
+    guardPage(
+      page,
+      check,
+      guardLog,
+      s.blockAds
+        ? (req) =>
+            !(req.isNavigationRequest() && req.frame() === page.mainFrame()) &&
+            isAdRequest(req.url(), req.frame()?.url() || target.href, req.resourceType())
+        : undefined,
+    ),
+    page.setViewport({
+      width: s.viewportWidth,
+      height: s.viewportHeight,
+      deviceScaleFactor: s.deviceScaleFactor,
+    }),
+    page.emulateMediaFeatures([{ name: "prefers-color-scheme", value: s.theme }]),
+    applySession(page, context, s),
+    watchSettling(page, t.settle),
+    s.hideCookieBanners === false ? null : handleCookieBanners(page),
+  ]);
 
   let response: Awaited<ReturnType<Page["goto"]>>;
   try {
@@ -159,16 +168,54 @@ async function filmGuarded(
     throw response!.status() === 504 ? new FilmError(message) : new PermanentJobError(message);
   }
   if (response && response.status() >= 400) warnings.push(`the page answered HTTP ${response.status()}`);
-  await settle(page, t);
+  const settled = await settling.settle({ bottom: s.viewportHeight, deadline });
+  if (settled.busy) warnings.push(settleWarning(settled.ms, settled.busy));
+  if (s.waitForSelector) {
+    const sel = s.waitForSelector;
+    const limit = Math.max(0, Math.min(CAPTURE_LIMITS.waitForSelectorMs, deadline - Date.now()));
+    const seen = await page
+      .waitForSelector(sel, { visible: true, timeout: limit })
+      .then(() => "ok" as const)
+      .catch((err: unknown) => (String(err).includes("is not a valid selector") ? "invalid" : "timeout"));
+    if (seen === "ok") await settling.settle({ bottom: s.viewportHeight, deadline });
+    else if (seen === "invalid")
+      warnings.push(`waitForSelector "${sel}" is not a valid CSS selector; it was ignored`);
+    else
+      warnings.push(
+        `waitForSelector "${sel}" matched no visible element within ${Math.round(limit / 1000)} s; the page was filmed without it`,
+      );
+  }
+  const banner = await consent?.settled(3000);
+  if (banner) warnings.push(`a cookie pop-up (${banner}) could not be dismissed`);
+  if (s.hideSelectors && s.hideSelectors.length > 0) {
+    const invalid = await page.evaluate((selectors: string[]) => {
+      const bad: string[] = [];
+      const ok: string[] = [];
+      for (const sel of selectors) {
+        try {
+          document.querySelector(sel);
+          ok.push(sel);
+        } catch {
+          bad.push(sel);
+        }
+      }
+      const style = document.createElement("style");
+      style.textContent = ok.map((sel) => `${sel}{display:none !important}`).join("\n");
+      (document.head ?? document.documentElement).appendChild(style);
+      return bad;
+    }, s.hideSelectors);
+    for (const sel of invalid)
+      warnings.push(`hideSelectors "${sel}" is not a valid CSS selector; it was ignored`);
+  }
 
   const dsf = s.deviceScaleFactor;
   const cap = Math.min(MAX_PAGE_HEIGHT, Math.floor(16384 / dsf));
   let cssHeight = s.viewportHeight;
   if (s.fullPage) {
-    await scrollThrough(page, cap, {
-      ...t,
-      networkQuiet: Math.max(500, Math.min(t.networkQuiet, deadline - Date.now())),
-    });
+    await scrollThrough(page, cap);
+    // what scrolling brought in (lazy images, sections) settles too, over the whole captured height
+    const again = await settling.settle({ bottom: cap, deadline });
+    if (again.busy && !settled.busy) warnings.push(settleWarning(again.ms, again.busy));
     const full = await page.evaluate(() =>
       Math.max(document.documentElement.scrollHeight, document.body?.scrollHeight ?? 0),
     );
@@ -191,6 +238,10 @@ async function filmGuarded(
       `refused ${refused.length} connection(s) to non-public addresses (workers, sockets and other browser traffic): ${shown}`,
     );
   }
+  settling.stop();
+  warnings.push(...(await missingFontWarnings(page)));
+  const delay = Math.max(0, Math.min(s.delayMs ?? 0, CAPTURE_LIMITS.maxDelayMs, deadline - Date.now()));
+  if (delay > 0) await Bun.sleep(delay);
   const png = await page.screenshot({
     type: "png",
     clip: { x: 0, y: 0, width: s.viewportWidth, height: cssHeight },

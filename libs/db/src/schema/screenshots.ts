@@ -17,6 +17,8 @@ export const screenshotProjects = pgTable(
     viewportHeight: integer("viewport_height").notNull().default(900),
     deviceScaleFactor: real("device_scale_factor").notNull().default(1),
     fullPage: boolean("full_page").notNull().default(false),
+    /** The other capture options a request named (hideSelectors, waitForSelector, delayMs, blockAds, hideCookieBanners). */
+    captureOptions: jsonb("capture_options").notNull().default(sql`'{}'::jsonb`),
     /** { light?: Capture, dark?: Capture, first?: "light" | "dark" } */
     variants: jsonb("variants").notNull().default(sql`'{}'::jsonb`),
     createdAt: createdAt(),

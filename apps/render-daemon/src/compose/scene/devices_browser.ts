@@ -1,6 +1,8 @@
 // Runs inside the compositor page (Chromium): device models built from three.js primitives.
 import * as THREE from "three";
+import { RoundedBoxGeometry } from "three/addons/geometries/RoundedBoxGeometry.js";
 import type { DeviceKind, StyleLook } from "@site/domain/screenshots";
+import { SCREENS, WINDOW_SCREEN } from "./screens.ts";
 
 /** A built device: its group, the screen mesh whose map is the capture, and the screen's size. */
 export type Device = {
@@ -124,8 +126,8 @@ const glassBlack = () =>
 function laptop(finish: StyleLook["finish"]): Device {
   const group = new THREE.Group();
   const body = metal(finish);
-  const sw = 3.0;
-  const sh = 1.875;
+  const sw = SCREENS.laptop.width;
+  const sh = SCREENS.laptop.height;
   const lidW = 3.16;
   const lidH = 2.08;
   const baseD = 2.16;
@@ -147,7 +149,8 @@ function laptop(finish: StyleLook["finish"]): Device {
   well.rotation.x = -Math.PI / 2;
   well.position.set(0, baseT + 0.001, -0.32);
   group.add(well);
-  const keyGeo = new THREE.BoxGeometry(0.148, 0.006, 0.132);
+  // keys with rounded, slightly bevelled caps: the environment light draws a highlight on each edge
+  const keyGeo = new RoundedBoxGeometry(0.148, 0.009, 0.132, 2, 0.003);
   const keyMat = new THREE.MeshStandardMaterial({
     color: finish === "silver" ? "#3a3b40" : "#1c1d20",
     roughness: 0.75,
@@ -200,8 +203,8 @@ function laptop(finish: StyleLook["finish"]): Device {
 function monitor(finish: StyleLook["finish"]): Device {
   const group = new THREE.Group();
   const body = metal(finish);
-  const sw = 4.0;
-  const sh = 2.5;
+  const sw = SCREENS.monitor.width;
+  const sh = SCREENS.monitor.height;
   const pw = sw + 0.2;
   const ph = sh + 0.2;
   const lift = 1.3;
@@ -227,8 +230,8 @@ function monitor(finish: StyleLook["finish"]): Device {
 
 function tablet(finish: StyleLook["finish"]): Device {
   const group = new THREE.Group();
-  const sw = 3.0;
-  const sh = 2.1;
+  const sw = SCREENS.tablet.width;
+  const sh = SCREENS.tablet.height;
   const shell = slab(sw + 0.26, sh + 0.26, 0.06, 0.24, metal(finish));
   shell.position.z = -0.032;
   group.add(shell);
@@ -248,8 +251,8 @@ function tablet(finish: StyleLook["finish"]): Device {
 
 function phone(finish: StyleLook["finish"]): Device {
   const group = new THREE.Group();
-  const sw = 1.0;
-  const sh = 2.165;
+  const sw = SCREENS.phone.width;
+  const sh = SCREENS.phone.height;
   const band = metal(finish);
   const shell = slab(sw + 0.09, sh + 0.09, 0.085, 0.165, band);
   shell.position.z = -0.043;
@@ -276,7 +279,7 @@ function phone(finish: StyleLook["finish"]): Device {
 
 function browserWindow(finish: StyleLook["finish"]): Device {
   const group = new THREE.Group();
-  const sw = 3.2;
+  const sw = WINDOW_SCREEN.width;
   const state = { h: 2.2 };
   const edgeMat = new THREE.MeshStandardMaterial({
     color: finish === "white" ? "#c9ccd3" : "#3a3c42",

@@ -4,12 +4,27 @@ import { RoomEnvironment } from "three/addons/environments/RoomEnvironment.js";
 import type { StyleBackground, StyleLook } from "@site/domain/screenshots";
 import { buildDevice, type Device } from "./devices_browser.ts";
 
-/** A rendered frame as a data URL, with where the time went (ms). */
+/** A rendered frame as a data URL (or raw RGBA rows, top first, base64), with where the time went (ms). */
 export type ComposeResult = {
   dataUrl: string;
+  /** With `raw`: the frame's RGBA pixels, top row first, base64. */
+  rgba?: string;
   width: number;
   height: number;
   timings: { stage: number; draw: number; encode: number };
+};
+
+/**
+ * A plate: the frame with the screen dark (RGB) and the screen's coverage (A, 0..255: how much of each
+ * pixel the screen's content shows through, after anything drawn over it), base64, top row first; plus
+ * where the screen's corners land (top-left, top-right, bottom-right, bottom-left, frame pixels).
+ */
+export type PlateResult = {
+  rgba: string;
+  width: number;
+  height: number;
+  corners: [number, number][];
+  timings: { stage: number; draw: number; pack: number };
 };
 
 /** One compose request, sent by the daemon with page.evaluate. */
@@ -20,14 +35,19 @@ export type ComposeJob = {
   chromeHeight: number;
   width: number;
   height: number;
+  /** The screen's height over its width (the browser window takes the content's; see screens.ts). */
+  aspect: number;
   look: StyleLook;
   theme: "light" | "dark";
   framing: number;
   mime: "image/webp" | "image/png";
   quality: number;
+  /** Answer raw RGBA pixels instead of an encoded image (the reference path of tests and benches). */
+  raw?: boolean;
 };
 
-const renderer = new THREE.WebGLRenderer({ antialias: false, preserveDrawingBuffer: true, alpha: false });
+// MSAA: plates are drawn once per look, so anti-aliased edges cost nothing per render.
+const renderer = new THREE.WebGLRenderer({ antialias: true, preserveDrawingBuffer: true, alpha: false });
 renderer.setPixelRatio(1);
 renderer.outputColorSpace = THREE.SRGBColorSpace;
 renderer.toneMapping = THREE.NeutralToneMapping;
@@ -64,6 +84,34 @@ catcherMat.onBeforeCompile = (shader) => {
 const catcher = new THREE.Mesh(new THREE.PlaneGeometry(400, 400), catcherMat);
 catcher.receiveShadow = true;
 scene.add(catcher);
+// A contact shadow: a soft dark footprint right under a device that stands on the floor (the key light's
+// shadow falls away from it, and on a dark backdrop nothing else would say the device touches the floor).
+const contact = (() => {
+  const c = document.createElement("canvas");
+  c.width = 256;
+  c.height = 256;
+  const g = c.getContext("2d") as CanvasRenderingContext2D;
+  g.filter = "blur(14px)";
+  g.fillStyle = "#000";
+  g.beginPath();
+  g.roundRect(40, 40, 176, 176, 24);
+  g.fill();
+  const tex = new THREE.CanvasTexture(c);
+  const mesh = new THREE.Mesh(
+    new THREE.PlaneGeometry(1, 1),
+    new THREE.MeshBasicMaterial({
+      map: tex,
+      color: 0x000000,
+      transparent: true,
+      depthWrite: false,
+      toneMapped: false,
+    }),
+  );
+  mesh.rotation.x = -Math.PI / 2;
+  mesh.renderOrder = -1;
+  return mesh;
+})();
+scene.add(contact);
 const camera = new THREE.PerspectiveCamera(28, 16 / 10, 0.05, 500);
 
 const bgScene = new THREE.Scene();
@@ -155,7 +203,12 @@ function statusBar(g: CanvasRenderingContext2D, w: number, rgb: [number, number,
 }
 
 /** Paints chrome bar + page into a canvas with the screen's aspect: width fits, top aligned, rest filled. */
-async function screenTexture(job: ComposeJob, aspect: number, key: string): Promise<THREE.CanvasTexture> {
+async function screenTexture(
+  job: ComposeJob,
+  aspect: number,
+  key: string,
+  targetWidth: number,
+): Promise<THREE.CanvasTexture> {
   const hit = screens.get(key);
   if (hit) return hit;
   const page = await loadBitmap(job.captureUrl);
@@ -163,25 +216,35 @@ async function screenTexture(job: ComposeJob, aspect: number, key: string): Prom
   const srcW = page.width;
   const texW = Math.min(srcW, 4096);
   const texH = Math.max(1, Math.round(texW * aspect));
+  // drawn at the size the screen shows (area-filtered once), as the daemon's warp does (warp.ts)
+  const tw = Math.max(1, Math.min(texW, Math.ceil(targetWidth)));
+  const th = Math.max(1, Math.round((tw * texH) / texW));
+  const k = tw / texW;
   const s = texW / srcW;
   const canvas = document.createElement("canvas");
-  canvas.width = texW;
-  canvas.height = texH;
+  canvas.width = tw;
+  canvas.height = th;
   const g = canvas.getContext("2d") as CanvasRenderingContext2D;
+  g.imageSmoothingEnabled = true;
   g.imageSmoothingQuality = "high";
   // fill colour: the page's bottom-left pixel, so a short page seems to continue
   const [r, gr, b] = probe(page, 0, page.height - 1);
   g.fillStyle = `rgb(${r},${gr},${b})`;
-  g.fillRect(0, 0, texW, texH);
+  g.fillRect(0, 0, tw, th);
   let y = 0;
-  if (job.look.device === "phone") y = statusBar(g, texW, probe(page, 2, 2));
+  if (job.look.device === "phone") {
+    g.save();
+    g.scale(k, k);
+    y = statusBar(g, texW, probe(page, Math.min(2, srcW - 1), Math.min(2, page.height - 1))) * k;
+    g.restore();
+  }
   if (bar) {
-    const bh = job.chromeHeight * s;
-    g.drawImage(bar, 0, y, texW, bh);
+    const bh = job.chromeHeight * s * k;
+    g.drawImage(bar, 0, y, tw, bh);
     y += bh;
   }
-  const visible = Math.min(page.height, Math.ceil((texH - y) / s));
-  g.drawImage(page, 0, 0, srcW, visible, 0, y, texW, visible * s);
+  const visible = Math.min(page.height, Math.ceil((th - y) / (s * k)));
+  if (visible > 0) g.drawImage(page, 0, 0, srcW, visible, 0, y, tw, visible * s * k);
   const tex = new THREE.CanvasTexture(canvas);
   tex.colorSpace = THREE.SRGBColorSpace;
   tex.anisotropy = 4;
@@ -219,6 +282,18 @@ function backgroundTexture(bg: StyleBackground, w: number, h: number): THREE.Can
     g.fillStyle = rad;
     g.fillRect(0, 0, cw, ch);
   }
+  // a dark backdrop gets a soft pool of light behind the device, so its shadow has something to darken
+  const lum = (hex: string) => {
+    const c = new THREE.Color(hex);
+    return 0.2126 * c.r + 0.7152 * c.g + 0.0722 * c.b;
+  };
+  if ((lum(bg.from) + lum(bg.to)) / 2 < 0.08) {
+    const pool = g.createRadialGradient(cw * 0.5, ch * 0.6, 0, cw * 0.5, ch * 0.6, d * 0.42);
+    pool.addColorStop(0, "rgba(255,255,255,0.10)");
+    pool.addColorStop(1, "rgba(255,255,255,0)");
+    g.fillStyle = pool;
+    g.fillRect(0, 0, cw, ch);
+  }
   // a little grain so gradients do not band once encoded
   const img = g.getImageData(0, 0, cw, ch);
   const px = img.data;
@@ -246,22 +321,66 @@ function deviceFor(look: StyleLook): Device {
 
 const rad = (deg: number) => (deg * Math.PI) / 180;
 
-/** Distance at which the box's corners fit the view with `margin` left on each side. */
-function fitDistance(box: THREE.Box3, center: THREE.Vector3, dir: THREE.Vector3, margin: number): number {
-  const corners: THREE.Vector3[] = [];
-  for (const x of [box.min.x, box.max.x])
-    for (const y of [box.min.y, box.max.y])
-      for (const z of [box.min.z, box.max.z]) corners.push(new THREE.Vector3(x, y, z));
+/** World positions of the device's surfaces (a sample of each mesh's vertices): what framing must show. */
+function surfacePoints(group: THREE.Object3D): THREE.Vector3[] {
+  const pts: THREE.Vector3[] = [];
+  group.updateMatrixWorld(true);
+  group.traverse((o) => {
+    const mesh = o as THREE.Mesh;
+    if (!mesh.isMesh || (o as THREE.InstancedMesh).isInstancedMesh || !o.visible) return;
+    const pos = mesh.geometry.getAttribute("position") as THREE.BufferAttribute | undefined;
+    if (!pos) return;
+    const step = Math.max(1, Math.ceil(pos.count / 1500));
+    for (let i = 0; i < pos.count; i += step)
+      pts.push(new THREE.Vector3().fromBufferAttribute(pos, i).applyMatrix4(mesh.matrixWorld));
+  });
+  return pts;
+}
+
+/** The projected extent (NDC) of points from a camera at `dist` along `dir` from `center`. */
+function extent(pts: THREE.Vector3[], center: THREE.Vector3, dir: THREE.Vector3, dist: number) {
+  camera.clearViewOffset();
+  camera.position.copy(center).addScaledVector(dir, dist);
+  camera.lookAt(center);
+  camera.updateMatrixWorld();
+  camera.updateProjectionMatrix();
+  let minX = Infinity;
+  let maxX = -Infinity;
+  let minY = Infinity;
+  let maxY = -Infinity;
+  let behind = false;
+  const p = new THREE.Vector3();
+  for (const v of pts) {
+    p.copy(v).project(camera);
+    if (p.z >= 1) behind = true;
+    minX = Math.min(minX, p.x);
+    maxX = Math.max(maxX, p.x);
+    minY = Math.min(minY, p.y);
+    maxY = Math.max(maxY, p.y);
+  }
+  return { minX, maxX, minY, maxY, behind };
+}
+
+/**
+ * Frames the device tightly: the distance at which its projected surfaces span the view less `margin`
+ * on each side (their own extent, not their bounding box's corners, which a turned device overstates),
+ * times `framing`; then the view is shifted so that the device sits in the middle of the frame.
+ */
+function frameDevice(
+  group: THREE.Object3D,
+  center: THREE.Vector3,
+  dir: THREE.Vector3,
+  margin: number,
+  framing: number,
+  lift: number,
+  w: number,
+  h: number,
+): number {
+  const pts = surfacePoints(group);
   const limit = 1 - margin * 2;
   const fits = (dist: number) => {
-    camera.position.copy(center).addScaledVector(dir, dist);
-    camera.lookAt(center);
-    camera.updateMatrixWorld();
-    camera.updateProjectionMatrix();
-    return corners.every((c) => {
-      const p = c.clone().project(camera);
-      return Math.abs(p.x) <= limit && Math.abs(p.y) <= limit && p.z < 1;
-    });
+    const e = extent(pts, center, dir, dist);
+    return !e.behind && (e.maxX - e.minX) / 2 <= limit && (e.maxY - e.minY) / 2 <= limit;
   };
   let lo = 0.1;
   let hi = 1;
@@ -271,32 +390,165 @@ function fitDistance(box: THREE.Box3, center: THREE.Vector3, dir: THREE.Vector3,
     if (fits(mid)) hi = mid;
     else lo = mid;
   }
-  return hi;
+  const dist = hi * framing;
+  const e = extent(pts, center, dir, dist);
+  const cx = (e.minX + e.maxX) / 2;
+  const cy = (e.minY + e.maxY) / 2 - lift * (e.maxY - e.minY);
+  camera.setViewOffset(w, h, (cx * w) / 2, (-cy * h) / 2, w, h);
+  camera.updateProjectionMatrix();
+  return dist;
 }
 
-/** Stages the look, renders one frame and returns it as a data URL. */
-async function render(job: ComposeJob): Promise<ComposeResult> {
-  const t0 = performance.now();
-  const { look } = job;
-  const device = deviceFor(look);
+/** Shows the look's device with the screen's aspect; the screen's material is the caller's to set. */
+function stageDevice(job: ComposeJob): Device {
+  const device = deviceFor(job.look);
   if (shown !== device) {
     if (shown) scene.remove(shown.group);
     scene.add(device.group);
     shown = device;
   }
-  let aspect = device.screenHeight / device.screenWidth;
-  if (device.fitAspect) {
-    const page = await loadBitmap(job.captureUrl);
-    aspect = Math.min(1.0, Math.max(0.42, (page.height + job.chromeHeight) / page.width));
-    device.fitAspect(aspect);
-  }
-  const texKey = `${job.captureUrl}|${job.chromeUrl}|${aspect.toFixed(4)}`;
-  const tex = await screenTexture(job, aspect, texKey);
-  if (device.screen.material.map !== tex) {
+  device.fitAspect?.(job.aspect);
+  return device;
+}
+
+/** Stages the look, renders one frame (the full 3D reference) and returns it encoded or raw. */
+async function render(job: ComposeJob): Promise<ComposeResult> {
+  const t0 = performance.now();
+  const device = stageDevice(job);
+  stageScene(job, device);
+  const quad = screenCorners(device, job);
+  const d = (a: [number, number], b: [number, number]) => Math.hypot(a[0] - b[0], a[1] - b[1]);
+  const target = Math.max(d(quad[0], quad[1]), d(quad[3], quad[2]));
+  const texKey = `${job.captureUrl}|${job.chromeUrl}|${job.aspect.toFixed(4)}|${Math.ceil(target)}`;
+  const tex = await screenTexture(job, job.aspect, texKey, target);
+  const screenMat = device.screen.material;
+  screenMat.color.setRGB(1, 1, 1);
+  if (screenMat.map !== tex) {
     // a program change only when the map appears; swapping one map for another needs no recompile
-    if (!device.screen.material.map) device.screen.material.needsUpdate = true;
-    device.screen.material.map = tex;
+    if (!screenMat.map) screenMat.needsUpdate = true;
+    screenMat.map = tex;
   }
+  const t1 = performance.now();
+  draw();
+  const gl = renderer.getContext();
+  gl.readPixels(0, 0, 1, 1, gl.RGBA, gl.UNSIGNED_BYTE, new Uint8Array(4));
+  const t2 = performance.now();
+  if (job.raw) {
+    const px = readFrame(job.width, job.height);
+    const rgba = new Uint8Array(px.length);
+    const row = job.width * 4;
+    for (let y = 0; y < job.height; y++)
+      rgba.set(px.subarray((job.height - 1 - y) * row, (job.height - y) * row), y * row);
+    return {
+      dataUrl: "",
+      rgba: toBase64(rgba),
+      width: job.width,
+      height: job.height,
+      timings: { stage: t1 - t0, draw: t2 - t1, encode: performance.now() - t2 },
+    };
+  }
+  const dataUrl = renderer.domElement.toDataURL(job.mime, job.quality);
+  const t3 = performance.now();
+  return {
+    dataUrl,
+    width: job.width,
+    height: job.height,
+    timings: { stage: t1 - t0, draw: t2 - t1, encode: t3 - t2 },
+  };
+}
+
+function draw(): void {
+  renderer.clear();
+  renderer.render(bgScene, bgCamera);
+  renderer.clearDepth();
+  renderer.render(scene, camera);
+}
+
+function readFrame(w: number, h: number): Uint8Array {
+  const gl = renderer.getContext();
+  const px = new Uint8Array(w * h * 4);
+  gl.readPixels(0, 0, w, h, gl.RGBA, gl.UNSIGNED_BYTE, px);
+  return px;
+}
+
+function toBase64(bytes: Uint8Array): string {
+  const parts: string[] = [];
+  for (let i = 0; i < bytes.length; i += 0x8000)
+    parts.push(String.fromCharCode.apply(null, bytes.subarray(i, i + 0x8000) as unknown as number[]));
+  return btoa(parts.join(""));
+}
+
+/** The screen's value in the probe pass: sRGB 128/255 leaves room for anything added over the screen. */
+const PROBE = 128;
+
+/**
+ * Renders the plate of a look: the frame with the screen black (everything under and over it), then
+ * with the screen a flat grey; the difference is the screen's coverage (edges, and whatever is drawn
+ * over it: a notch hides it, an additive sheen does not). A frame is then plate + coverage × page.
+ */
+async function plate(job: ComposeJob): Promise<PlateResult> {
+  const t0 = performance.now();
+  const device = stageDevice(job);
+  const screenMat = device.screen.material;
+  if (screenMat.map) {
+    screenMat.map = null;
+    screenMat.needsUpdate = true;
+  }
+  stageScene(job, device);
+  const t1 = performance.now();
+  screenMat.color.setRGB(0, 0, 0, THREE.SRGBColorSpace);
+  draw();
+  const dark = readFrame(job.width, job.height);
+  screenMat.color.setRGB(PROBE / 255, PROBE / 255, PROBE / 255, THREE.SRGBColorSpace);
+  draw();
+  const grey = readFrame(job.width, job.height);
+  screenMat.color.setRGB(1, 1, 1);
+  const t2 = performance.now();
+  const { width: w, height: h } = job;
+  const out = new Uint8Array(w * h * 4);
+  for (let y = 0; y < h; y++) {
+    let i = (h - 1 - y) * w * 4;
+    let o = y * w * 4;
+    for (let x = 0; x < w; x++, i += 4, o += 4) {
+      out[o] = dark[i];
+      out[o + 1] = dark[i + 1];
+      out[o + 2] = dark[i + 2];
+      const d = (grey[i] - dark[i] + grey[i + 1] - dark[i + 1] + grey[i + 2] - dark[i + 2]) / (3 * PROBE);
+      out[o + 3] = d >= 0.97 ? 255 : d <= 0.02 ? 0 : Math.round(d * 255);
+    }
+  }
+  const corners = screenCorners(device, job);
+  return {
+    rgba: toBase64(out),
+    width: w,
+    height: h,
+    corners,
+    timings: { stage: t1 - t0, draw: t2 - t1, pack: performance.now() - t2 },
+  };
+}
+
+/** Frame pixels of the screen's top-left, top-right, bottom-right and bottom-left corners. */
+function screenCorners(device: Device, job: ComposeJob): [number, number][] {
+  const corners: [number, number][] = [];
+  const sw = device.screenWidth / 2;
+  const sh = device.screenHeight / 2;
+  device.group.updateMatrixWorld(true);
+  camera.updateMatrixWorld();
+  for (const [x, y] of [
+    [-sw, sh],
+    [sw, sh],
+    [sw, -sh],
+    [-sw, -sh],
+  ]) {
+    const p = device.screen.localToWorld(new THREE.Vector3(x, y, 0)).project(camera);
+    corners.push([(p.x * 0.5 + 0.5) * job.width, (0.5 - p.y * 0.5) * job.height]);
+  }
+  return corners;
+}
+
+/** Camera, lights, shadow catcher, output size and backdrop for the look. */
+function stageScene(job: ComposeJob, device: Device): void {
+  const { look } = job;
 
   const group = device.group;
   group.rotation.set(rad(look.rotation[0]), rad(look.rotation[1]), rad(look.rotation[2]), "YXZ");
@@ -307,7 +559,6 @@ async function render(job: ComposeJob): Promise<ComposeResult> {
   group.updateMatrixWorld(true);
   box.setFromObject(group);
   const center = box.getCenter(new THREE.Vector3());
-  center.y += (look.camera.lift ?? 0) * (box.max.y - box.min.y);
   const size = box.getSize(new THREE.Vector3());
   const radius = size.length() / 2;
 
@@ -318,11 +569,20 @@ async function render(job: ComposeJob): Promise<ComposeResult> {
     Math.sin(rad(look.camera.elevation)),
     Math.cos(rad(look.camera.azimuth)) * Math.cos(rad(look.camera.elevation)),
   ).normalize();
-  const dist = fitDistance(box, center, dir, look.camera.margin) * job.framing;
+  camera.near = 0.01;
+  camera.far = 1e5;
+  const dist = frameDevice(
+    group,
+    center,
+    dir,
+    look.camera.margin,
+    job.framing,
+    look.camera.lift ?? 0,
+    job.width,
+    job.height,
+  );
   camera.near = Math.max(0.01, dist / 100);
   camera.far = dist * 20 + radius * 10;
-  camera.position.copy(center).addScaledVector(dir, dist);
-  camera.lookAt(center);
   camera.updateProjectionMatrix();
 
   // light direction is relative to the camera's side, so every angle keeps the same mood
@@ -364,9 +624,14 @@ async function render(job: ComposeJob): Promise<ComposeResult> {
   catcher.scale.setScalar((radius * 5) / 400);
   const mat = catcher.material as THREE.ShadowMaterial;
   mat.opacity = look.shadow.opacity * (job.theme === "dark" ? 1.3 : 1);
+  contact.visible = look.shadow.surface === "floor";
   if (look.shadow.surface === "floor") {
     catcher.rotation.set(-Math.PI / 2, 0, 0);
     catcher.position.set(center.x, box.min.y - 0.001, center.z);
+    // the footprint of the turned device, a little larger than it (the blur is inside the texture)
+    contact.position.set(center.x, box.min.y - 0.0005, center.z);
+    contact.scale.set(size.x * 1.6, size.z * 1.6, 1);
+    (contact.material as THREE.MeshBasicMaterial).opacity = job.theme === "dark" ? 0.9 : 0.5;
   } else {
     // a backdrop facing the camera, a little behind the device
     catcher.position.copy(center).addScaledVector(dir, -(radius * 0.9));
@@ -381,27 +646,11 @@ async function render(job: ComposeJob): Promise<ComposeResult> {
     if (!bgMat.map) bgMat.needsUpdate = true;
     bgMat.map = bgTex;
   }
-  const t1 = performance.now();
-  renderer.clear();
-  renderer.render(bgScene, bgCamera);
-  renderer.clearDepth();
-  renderer.render(scene, camera);
-  const gl = renderer.getContext();
-  gl.readPixels(0, 0, 1, 1, gl.RGBA, gl.UNSIGNED_BYTE, new Uint8Array(4));
-  const t2 = performance.now();
-
-  const dataUrl = renderer.domElement.toDataURL(job.mime, job.quality);
-  const t3 = performance.now();
-  return {
-    dataUrl,
-    width: job.width,
-    height: job.height,
-    timings: { stage: t1 - t0, draw: t2 - t1, encode: t3 - t2 },
-  };
 }
 
 (window as unknown as { __compose: unknown }).__compose = {
   render,
+  plate,
   info: () => {
     const gl = renderer.getContext();
     const dbg = gl.getExtension("WEBGL_debug_renderer_info");

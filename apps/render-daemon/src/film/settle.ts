@@ -1,0 +1,175 @@
+// Settling: wait as long as the page needs, not a fixed time (issue 12, decision 1201).
+import type { HTTPRequest, Page } from "puppeteer-core";
+
+/** How settling is bounded, in milliseconds. */
+export type SettleLimits = {
+  /** No DOM mutation, layout shift or request start/end for this long. */
+  quietMs: number;
+  /** The most settling may take; past it the page is filmed as it is, with a warning. */
+  capMs: number;
+  /** Timers shorter than this that are still pending keep the page unsettled (a fetch after 300 ms). */
+  shortTimerMs: number;
+  /** A request open longer than this is a long poll or a stream: it no longer counts as in flight. */
+  longRequestMs: number;
+};
+
+export const DEFAULT_SETTLE: SettleLimits = {
+  quietMs: 150,
+  capMs: 10_000,
+  shortTimerMs: 1_000,
+  longRequestMs: 8_000,
+};
+
+/** The source name of scripts we add to a page (autoconsent): their timers are not the page's to wait for. */
+export const OWN_SCRIPT = "site-render-injected.js";
+
+/**
+ * Installed before the page's own scripts: records the last DOM mutation or layout shift, the short
+ * timers still pending, and answers which images in a range are not yet loaded and decoded.
+ */
+const PROBE = (shortTimerMs: number, ownScript: string) => {
+  const w = window as unknown as Record<string, unknown>;
+  if (w.__settle) return;
+  let last = performance.now();
+  const touch = () => {
+    last = performance.now();
+  };
+  const pending = new Set<unknown>();
+  const setT = window.setTimeout.bind(window);
+  const clearT = window.clearTimeout.bind(window);
+  window.setTimeout = ((fn: TimerHandler, ms?: number, ...args: unknown[]) => {
+    if (typeof fn !== "function" || (ms ?? 0) > shortTimerMs) return setT(fn, ms, ...args);
+    // our own injected scripts' timers (cookie pop-up handling) do not hold the page up
+    if (new Error().stack?.includes(ownScript)) return setT(fn, ms, ...args);
+    const id = setT(
+      (...a: unknown[]) => {
+        pending.delete(id);
+        touch();
+        (fn as (...x: unknown[]) => void)(...a);
+      },
+      ms,
+      ...args,
+    );
+    pending.add(id);
+    return id;
+  }) as typeof window.setTimeout;
+  window.clearTimeout = ((id?: number) => {
+    pending.delete(id);
+    clearT(id);
+  }) as typeof window.clearTimeout;
+  new MutationObserver(touch).observe(document, {
+    subtree: true,
+    childList: true,
+    attributes: true,
+    characterData: true,
+  });
+  try {
+    new PerformanceObserver(touch).observe({ type: "layout-shift", buffered: true });
+  } catch {}
+  const decoded = new WeakSet<HTMLImageElement>();
+  const decoding = new WeakSet<HTMLImageElement>();
+  w.__settle = {
+    state(bottom: number) {
+      let images = 0;
+      for (const img of Array.from(document.images)) {
+        if (!img.getAttribute("src") && !img.currentSrc) continue;
+        const r = img.getBoundingClientRect();
+        const top = r.top + scrollY;
+        if (r.width === 0 || r.height === 0 || top > bottom || top + r.height < 0) continue;
+        if (!img.complete) {
+          images++;
+          continue;
+        }
+        if (img.naturalWidth === 0 || decoded.has(img)) continue; // broken images do not wait
+        images++;
+        if (!decoding.has(img)) {
+          decoding.add(img);
+          img.decode().then(
+            () => decoded.add(img),
+            () => decoded.add(img),
+          );
+        }
+      }
+      return {
+        sinceChange: performance.now() - last,
+        timers: pending.size,
+        fonts: document.fonts.status === "loaded",
+        images,
+        ready: document.readyState,
+      };
+    },
+  };
+};
+
+/** Watches a page from before navigation: requests in flight, and the probe in every document. */
+export async function watchSettling(page: Page, limits: SettleLimits = DEFAULT_SETTLE) {
+  const inflight = new Map<HTTPRequest, number>();
+  let lastNet = Date.now();
+  const start = (r: HTTPRequest) => {
+    const type = r.resourceType();
+    if (type === "eventsource" || type === "websocket" || type === "ping") return;
+    inflight.set(r, Date.now());
+    lastNet = Date.now();
+  };
+  const end = (r: HTTPRequest) => {
+    if (inflight.delete(r)) lastNet = Date.now();
+  };
+  page.on("request", start);
+  page.on("requestfinished", end);
+  page.on("requestfailed", end);
+  await page.evaluateOnNewDocument(PROBE, limits.shortTimerMs, OWN_SCRIPT);
+
+  return {
+    /**
+     * Waits until no request is in flight, no short timer is pending, fonts are loaded, the images
+     * within `bottom` CSS px of the top are loaded and decoded, and nothing changed for `quietMs`; or
+     * until the cap (or `deadline`). Returns how long it took and, when the cap cut it, what was still busy.
+     */
+    async settle(opts: {
+      bottom: number;
+      deadline?: number;
+    }): Promise<{ ms: number; busy: string[] | null }> {
+      const t0 = Date.now();
+      const capAt = Math.min(t0 + limits.capMs, opts.deadline ?? Number.POSITIVE_INFINITY);
+      let busy: string[] = [];
+      for (;;) {
+        const now = Date.now();
+        for (const [r, at] of inflight) if (now - at > limits.longRequestMs) inflight.delete(r);
+        const s = (await page
+          .evaluate(
+            (b: number) =>
+              (
+                window as unknown as { __settle?: { state(b: number): Record<string, unknown> } }
+              ).__settle?.state(b) ?? null,
+            opts.bottom,
+          )
+          .catch(() => null)) as {
+          sinceChange: number;
+          timers: number;
+          fonts: boolean;
+          images: number;
+          ready: string;
+        } | null;
+        busy = [];
+        if (inflight.size > 0) busy.push(`${inflight.size} request(s) in flight`);
+        if (!s) busy.push("the document was not ready");
+        else {
+          if (s.ready !== "complete") busy.push("the document was still loading");
+          if (s.timers > 0) busy.push(`${s.timers} short timer(s) pending`);
+          if (!s.fonts) busy.push("web fonts loading");
+          if (s.images > 0) busy.push(`${s.images} image(s) not yet shown`);
+          if (Math.min(s.sinceChange, Date.now() - lastNet) < limits.quietMs)
+            busy.push("the page kept changing");
+        }
+        if (busy.length === 0) return { ms: Date.now() - t0, busy: null };
+        if (Date.now() >= capAt) return { ms: Date.now() - t0, busy };
+        await Bun.sleep(Math.min(40, Math.max(5, capAt - Date.now())));
+      }
+    },
+    stop() {
+      page.off("request", start);
+      page.off("requestfinished", end);
+      page.off("requestfailed", end);
+    },
+  };
+}
