@@ -3,4 +3,5 @@ export * from "./src/daemon.ts";
 export * from "./src/pipeline.ts";
 export * from "./src/render_types.ts";
 export * from "./src/frame/encode.ts";
+export type { Compositor } from "./src/compose/compositor.ts";
 export { createRenderMetrics, type RenderMetrics } from "./src/render_metrics.ts";

@@ -45,8 +45,11 @@ export type FilmLimits = { deadline?: number; signal?: AbortSignal };
 export type RenderPipeline = {
   film(s: CaptureSettings, limits?: FilmLimits): Promise<Capture>;
   compose(c: Capture, look: Look): Promise<Composed>;
-  /** The compositor itself: plates, the fast path's pixels and the 3D reference (tests, benches). */
-  compositor?: import("./compose/compositor.ts").Compositor;
+  /**
+   * The compositor itself (a `Compositor` of compose/compositor.ts: plates, the fast path's pixels and
+   * the 3D reference), for tests and benches. Left untyped here: compositor.ts imports this file.
+   */
+  compositor?: unknown;
   /** Settles when the plates warmed at start are ready (or warming failed). */
   warmed?(): Promise<void>;
   close(): Promise<void>;
