@@ -5,12 +5,17 @@ import { type RenderContext, sweepPendingRenders } from "@site/domain/screenshot
  * job id, and admits waiting renders a lost admission left behind (see sweepPendingRenders, 0472). The
  * first pass runs at start and looks at every render in progress, however recent: with the in-process
  * queue nothing but this process can be running them, so a crash leaves nothing pending (issue 18.4).
+ * A pass that fails (the database slow to take a connection on a busy host) is tried again after a
+ * second, with the same reach, instead of waiting for the next period.
  */
 export function startSweeper(
   ctx: RenderContext,
   opts: { everyMs?: number; staleMs?: number; onRefunded?: (n: number) => void } = {},
 ) {
   let running: Promise<unknown> | null = null;
+  let stopped = false;
+  let retry: ReturnType<typeof setTimeout> | null = null;
+  const everyMs = opts.everyMs ?? ctx.config.renderSweepEveryMs;
   const tick = (staleMs = opts.staleMs) => {
     if (running) return;
     running = sweepPendingRenders(ctx, { staleMs })
@@ -19,17 +24,29 @@ export function startSweeper(
         // A render the sweeper fails (tried too often) is refunded with it.
         if (r.failed) opts.onRefunded?.(r.failed);
       })
-      .catch((err) => ctx.log.warn("sweeper pass failed", { cause: err }))
+      .catch((err) => {
+        ctx.log.warn("sweeper pass failed; trying again shortly", { cause: err });
+        if (stopped || retry) return;
+        retry = setTimeout(
+          () => {
+            retry = null;
+            if (!stopped) tick(staleMs);
+          },
+          Math.min(1000, everyMs),
+        );
+      })
       .finally(() => {
         running = null;
       });
   };
-  const timer = setInterval(() => tick(), opts.everyMs ?? ctx.config.renderSweepEveryMs);
+  const timer = setInterval(() => tick(), everyMs);
   tick(0);
   return {
     /** Stops the timer and waits for a pass in flight. */
     async stop() {
+      stopped = true;
       clearInterval(timer);
+      if (retry) clearTimeout(retry);
       await running;
     },
     /** Resolves when the pass in flight (the start pass, right after start) has ended. */
