@@ -5,3 +5,4 @@ export * from "./src/render_types.ts";
 export * from "./src/frame/encode.ts";
 export type { Compositor } from "./src/compose/compositor.ts";
 export { createRenderMetrics, type RenderMetrics } from "./src/render_metrics.ts";
+export { type ArmedPage, armPage, DEFAULT_TIMINGS, filmPage, warmPage } from "./src/film/capture.ts";

@@ -128,18 +128,37 @@ try {
     ),
   );
 
+  // The same list while the library changes 20 times a second (a file lands every 50 ms by SQL): most
+  // reads then find their kept page outdated and read the page again (decision 0810). Reported, not a target.
+  let landing = true;
+  const lands = (async () => {
+    for (let i = 0; landing; i++) {
+      await db.db.execute(sql`
+        insert into media_files (site_id, key, name, content_type, size, width, height, source)
+        values (${site!.id}::uuid, ${`site-media/${site!.id}/landing-${i}.png`}, ${`landing-${i}.png`},
+          'image/png', 1000, 64, 48, 'upload')`);
+      await Bun.sleep(50);
+    }
+  })();
+  const changing = await load(
+    "  same, a file landing every 50 ms (not a target)",
+    `${api.url}/api/v1/sites/${site!.id}/media?limit=50`,
+    auth,
+  );
+  landing = false;
+  await lands;
+
   const healthz = results[1]!.rps;
   const pad = (s: string, n: number) => s.padEnd(n);
   console.log(
     `\n${pad("target", 52)} ${pad("req/s", 9)} ${pad("p50 ms", 8)} ${pad("p99 ms", 8)} ${pad("of /healthz", 12)} errors`,
   );
-  for (const r of results)
-    console.log(
-      `${pad(r.name, 52)} ${pad(r.rps.toFixed(0), 9)} ${pad(r.p50.toFixed(2), 8)} ${pad(r.p99.toFixed(2), 8)} ${pad(
-        `${((r.rps / healthz) * 100).toFixed(0)}%`,
-        12,
-      )} ${r.errors}`,
-    );
+  const row = (r: Result) =>
+    `${pad(r.name, 52)} ${pad(r.rps.toFixed(0), 9)} ${pad(r.p50.toFixed(2), 8)} ${pad(r.p99.toFixed(2), 8)} ${pad(
+      `${((r.rps / healthz) * 100).toFixed(0)}%`,
+      12,
+    )} ${r.errors}`;
+  for (const r of [...results, changing]) console.log(row(r));
   const keyed = results.slice(2);
   const held = keyed.every((r) => r.rps >= 0.25 * healthz && r.p99 < 50 && r.errors === 0);
   console.log(`\nkeyed reads >= 25% of /healthz with p99 < 50 ms: ${held ? "yes" : "NO"}`);

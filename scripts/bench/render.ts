@@ -4,7 +4,7 @@
  * Targets (issue 12): queue-to-done p50 < 2.5 × the bare shot in the same run; at concurrency 2 at least
  * 1.5 × the 53–62 renders/min measured before plates (so ≥ 80–93/min), on a 2-core CPU host.
  * Also: the peak memory of the daemon (process + its Chromiums).
- *   bun scripts/bench/render.ts
+ *   bun scripts/bench/render.ts            (BENCH_BARE_PAUSE_MS=1000: a pause before each bare shot)
  */
 import { readdirSync, readFileSync } from "node:fs";
 import { eq } from "drizzle-orm";
@@ -109,6 +109,9 @@ try {
     console.log(`warm-up render: ${(await render({ ...shot, recapture: true })).toFixed(0)} ms`);
     for (let i = 0; i < N; i++) {
       filmed.push(await render({ ...shot, recapture: true }));
+      // BENCH_BARE_PAUSE_MS: a pause first, so that the daemon's background work after a render (its
+      // next page being armed, the capture kept) is over before the bare shot is timed
+      if (process.env.BENCH_BARE_PAUSE_MS) await Bun.sleep(Number(process.env.BENCH_BARE_PAUSE_MS));
       bare.push(await bareShot());
       console.log(
         `render ${i + 1}/${N} (film + compose + store): ${filmed[i].toFixed(0)} ms; bare shot ${bare[i].toFixed(0)} ms`,

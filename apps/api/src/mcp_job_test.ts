@@ -1,17 +1,15 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { Client } from "@modelcontextprotocol/sdk/client/index.js";
-import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { completeRender } from "@site/domain/screenshots";
 import { sampleImage } from "@site/domain/testing";
 import { createTlsFixture } from "@site/net/testing";
+import { type AppServer, callTool, listenApp, mcpClient } from "../testing/mcp.ts";
 import { buildTestApp, type TestApp } from "../testing/mod.ts";
-
-type CallResult = { isError?: boolean; structuredContent?: any; content: { type: string; text: string }[] };
 
 // An agent's whole job over MCP, with the SDK's own client against a listening server: find the site,
 // bring in an image (import it; film another), put it on a page, publish.
 let h: TestApp;
-let api: ReturnType<typeof Bun.serve>;
+let api: AppServer;
 let images: ReturnType<typeof Bun.serve>;
 let base: string;
 const png = sampleImage("png", { width: 64, height: 40, size: 3000 });
@@ -24,33 +22,22 @@ beforeAll(async () => {
     tls: { cert: tls.cert, key: tls.key },
     fetch: () => new Response(png, { headers: { "content-type": "image/png" } }),
   });
-  let handle: (req: Request) => Response | Promise<Response> = () => new Response(null, { status: 503 });
-  api = Bun.serve({ hostname: "127.0.0.1", port: 0, fetch: (req) => handle(req) });
-  base = `http://127.0.0.1:${api.port}`;
+  api = listenApp();
+  base = api.base;
   h = await buildTestApp({
     env: { FETCH_ALLOW_HOSTS: `127.0.0.1:${images.port}`, PUBLIC_BASE_URL: base },
     fetchTls: { ca: tls.ca },
   });
-  handle = (req) => h.app.handle(req);
+  api.serve(h);
 });
 afterAll(async () => {
-  api.stop(true);
+  api.stop();
   images.stop(true);
   await h.close();
 });
 
-async function connect(key: string): Promise<Client> {
-  const client = new Client({ name: "agent", version: "1.0.0" });
-  await client.connect(
-    new StreamableHTTPClientTransport(new URL(`${base}/mcp`), {
-      requestInit: { headers: { authorization: `Bearer ${key}` } },
-    }),
-  );
-  return client;
-}
-
 async function call(client: Client, name: string, args: Record<string, unknown> = {}) {
-  const res = (await client.callTool({ name, arguments: args })) as unknown as CallResult;
+  const res = await callTool(client, name, args);
   expect(res.isError, `${name}: ${res.content[0]?.text}`).toBeFalsy();
   return res.structuredContent;
 }
@@ -64,7 +51,7 @@ describe("an agent finishes a job over MCP", () => {
       body: { name: "Lumen Bakery", slug: `lumen-${Date.now()}` },
     });
     expect(made.status).toBe(201);
-    const agent = await connect(owner.key);
+    const agent = await mcpClient(api, owner.key);
     try {
       const { sites } = await call(agent, "list_sites");
       const site = sites.find((s: { name: string }) => s.name === "Lumen Bakery");
@@ -112,27 +99,21 @@ describe("an agent finishes a job over MCP", () => {
       expect(link.loginUrl).toStartWith(`${base}/screenshot-login/`);
 
       // A page with the image: the tool writes the nested block; a made-up file is refused by name.
-      const refused = (await agent.callTool({
-        name: "create_page",
-        arguments: {
-          siteId: site.id,
-          path: "/menu",
-          title: "Menu",
-          media: [{ url: `/api/media/site-media/${site.id}/missing.png`, alt: "?" }],
-        },
-      })) as unknown as CallResult;
+      const refused = await callTool(agent, "create_page", {
+        siteId: site.id,
+        path: "/menu",
+        title: "Menu",
+        media: [{ url: `/api/media/site-media/${site.id}/missing.png`, alt: "?" }],
+      });
       expect(refused.isError).toBe(true);
       expect(refused.structuredContent.error.code).toBe("VALIDATION_ERROR");
       expect(JSON.stringify(refused.structuredContent.error.details)).toContain("missing.png");
-      const outside = (await agent.callTool({
-        name: "create_page",
-        arguments: {
-          siteId: site.id,
-          path: "/menu",
-          title: "Menu",
-          media: [{ url: "https://elsewhere.example/x.png", alt: "?" }],
-        },
-      })) as unknown as CallResult;
+      const outside = await callTool(agent, "create_page", {
+        siteId: site.id,
+        path: "/menu",
+        title: "Menu",
+        media: [{ url: "https://elsewhere.example/x.png", alt: "?" }],
+      });
       expect(outside.structuredContent.error.details[0].field).toBe("media.0.url");
 
       const created = await call(agent, "create_page", {

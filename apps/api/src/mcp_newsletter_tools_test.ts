@@ -1,38 +1,22 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { Client } from "@modelcontextprotocol/sdk/client/index.js";
-import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { addLibraryFile } from "@site/domain/media";
 import { sampleImage } from "@site/domain/testing";
+import { type AppServer, callTool, listenApp, mcpClient } from "../testing/mcp.ts";
 import { buildTestApp, type TestApp } from "../testing/mod.ts";
 
 type Json = any;
 const uniq = () => Math.random().toString(36).slice(2, 9);
 
 let h: TestApp;
-let server: ReturnType<typeof Bun.serve>;
-let base: string;
+let mcp: AppServer;
 beforeAll(async () => {
   h = await buildTestApp();
-  server = Bun.serve({ hostname: "127.0.0.1", port: 0, fetch: (req) => h.app.handle(req) });
-  base = `http://127.0.0.1:${server.port}`;
+  mcp = listenApp(h);
 });
 afterAll(async () => {
-  server.stop(true);
+  mcp.stop();
   await h.close();
 });
-
-async function connect(key: string) {
-  const client = new Client({ name: "mcp-newsletter-test", version: "1.0.0" });
-  await client.connect(
-    new StreamableHTTPClientTransport(new URL(`${base}/mcp`), {
-      requestInit: { headers: { authorization: `Bearer ${key}` } },
-    }),
-  );
-  return client;
-}
-type CallResult = { isError?: boolean; structuredContent?: Json; content: { type: string; text: string }[] };
-const callTool = async (client: Client, name: string, args: Record<string, unknown>) =>
-  (await client.callTool({ name, arguments: args })) as unknown as CallResult;
 
 describe("MCP newsletter tools", () => {
   test("an agent creates a campaign draft from a library image and lists it; a foreign image is refused by line", async () => {
@@ -43,7 +27,7 @@ describe("MCP newsletter tools", () => {
     });
     const siteId = ((await res.json()) as Json).site.id as string;
     const file = await addLibraryFile(h.ctx, { siteId, bytes: sampleImage("png"), source: "upload" });
-    const client = await connect(org.key);
+    const client = await mcpClient(mcp, org.key);
     try {
       const refused = await callTool(client, "create_campaign", {
         siteId,
@@ -66,7 +50,7 @@ describe("MCP newsletter tools", () => {
       const listed = await callTool(client, "list_campaigns", { siteId });
       expect(listed.structuredContent.campaigns.map((c: Json) => c.id)).toEqual([campaign.id]);
       const other = await h.seedOrg();
-      const stranger = await connect(other.key);
+      const stranger = await mcpClient(mcp, other.key);
       try {
         const hidden = await callTool(stranger, "list_campaigns", { siteId });
         expect(hidden.isError).toBe(true);
@@ -75,7 +59,7 @@ describe("MCP newsletter tools", () => {
         await stranger.close();
       }
       const readOnly = await h.seedOrg({ scopes: ["content:read"] });
-      const reader = await connect(readOnly.key);
+      const reader = await mcpClient(mcp, readOnly.key);
       try {
         const denied = await callTool(reader, "create_campaign", { siteId, subject: "x", html: "<p>x</p>" });
         expect(denied.isError).toBe(true);

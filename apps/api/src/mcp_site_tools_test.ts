@@ -1,38 +1,22 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { Client } from "@modelcontextprotocol/sdk/client/index.js";
-import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { addLibraryFile } from "@site/domain/media";
 import { sampleImage } from "@site/domain/testing";
+import { type AppServer, callTool, listenApp, mcpClient } from "../testing/mcp.ts";
 import { buildTestApp, type TestApp } from "../testing/mod.ts";
 
 type Json = any;
 const uniq = () => Math.random().toString(36).slice(2, 9);
 
 let h: TestApp;
-let server: ReturnType<typeof Bun.serve>;
-let base: string;
+let mcp: AppServer;
 beforeAll(async () => {
   h = await buildTestApp();
-  server = Bun.serve({ hostname: "127.0.0.1", port: 0, fetch: (req) => h.app.handle(req) });
-  base = `http://127.0.0.1:${server.port}`;
+  mcp = listenApp(h);
 });
 afterAll(async () => {
-  server.stop(true);
+  mcp.stop();
   await h.close();
 });
-
-async function connect(key: string) {
-  const client = new Client({ name: "mcp-site-test", version: "1.0.0" });
-  await client.connect(
-    new StreamableHTTPClientTransport(new URL(`${base}/mcp`), {
-      requestInit: { headers: { authorization: `Bearer ${key}` } },
-    }),
-  );
-  return client;
-}
-type CallResult = { isError?: boolean; structuredContent?: Json; content: { type: string; text: string }[] };
-const callTool = async (client: Client, name: string, args: Record<string, unknown>) =>
-  (await client.callTool({ name, arguments: args })) as unknown as CallResult;
 
 async function newSite(key: string) {
   const res = await h.call("POST", "/api/v1/sites", {
@@ -51,7 +35,7 @@ describe("MCP tools for building a site", () => {
       key: org.key,
       body: { path: "/menu", title: "Menu", content: "# Menu" },
     });
-    const client = await connect(org.key);
+    const client = await mcpClient(mcp, org.key);
     try {
       const read = await callTool(client, "get_site_layout", { siteId });
       expect(read.isError).toBeFalsy();
@@ -137,8 +121,8 @@ describe("MCP tools for building a site", () => {
     const siteId = await newSite(org.key);
     const reader = await h.seedOrg({ scopes: ["content:read"] });
     const stranger = await h.seedOrg();
-    const readOnly = await connect(reader.key);
-    const other = await connect(stranger.key);
+    const readOnly = await mcpClient(mcp, reader.key);
+    const other = await mcpClient(mcp, stranger.key);
     try {
       const denied = await callTool(readOnly, "update_site_layout", {
         siteId,

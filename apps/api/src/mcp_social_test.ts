@@ -1,34 +1,18 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { Client } from "@modelcontextprotocol/sdk/client/index.js";
-import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { sampleImage } from "@site/domain/testing";
+import { type AppServer, callTool, listenApp, mcpClient } from "../testing/mcp.ts";
 import { buildTestApp, type TestApp } from "../testing/mod.ts";
 
 let h: TestApp;
-let server: ReturnType<typeof Bun.serve>;
-let base: string;
+let mcp: AppServer;
 beforeAll(async () => {
   h = await buildTestApp();
-  server = Bun.serve({ hostname: "127.0.0.1", port: 0, fetch: (req) => h.app.handle(req) });
-  base = `http://127.0.0.1:${server.port}`;
+  mcp = listenApp(h);
 });
 afterAll(async () => {
-  server.stop(true);
+  mcp.stop();
   await h.close();
 });
-
-async function connect(key: string) {
-  const client = new Client({ name: "mcp-social-test", version: "1.0.0" });
-  await client.connect(
-    new StreamableHTTPClientTransport(new URL(`${base}/mcp`), {
-      requestInit: { headers: { authorization: `Bearer ${key}` } },
-    }),
-  );
-  return client;
-}
-type CallResult = { isError?: boolean; structuredContent?: any };
-const call = async (client: Client, name: string, args: Record<string, unknown> = {}) =>
-  (await client.callTool({ name, arguments: args })) as unknown as CallResult;
 
 describe("list_social_media", () => {
   test("the organization's social files, newest first, as the HTTP list answers them; read-only; social:write", async () => {
@@ -48,22 +32,22 @@ describe("list_social_media", () => {
         body: new Blob([bytes]),
       }),
     );
-    const client = await connect(key);
+    const client = await mcpClient(mcp, key);
     try {
       const tool = (await client.listTools()).tools.find((t) => t.name === "list_social_media")!;
       expect(tool.annotations?.readOnlyHint).toBe(true);
       expect((tool.inputSchema.properties as any).limit).toMatchObject({ minimum: 1, maximum: 100 });
-      const out = await call(client, "list_social_media", { limit: 10 });
+      const out = await callTool(client, "list_social_media", { limit: 10 });
       expect(out.structuredContent.media.map((m: any) => m.id)).toEqual([p.media.id]);
       expect(out.structuredContent.nextCursor).toBeNull();
     } finally {
       await client.close();
     }
-    const other = await connect((await h.seedOrg()).key);
-    expect((await call(other, "list_social_media")).structuredContent.media).toEqual([]);
+    const other = await mcpClient(mcp, (await h.seedOrg()).key);
+    expect((await callTool(other, "list_social_media")).structuredContent.media).toEqual([]);
     await other.close();
-    const noScope = await connect((await h.seedOrg({ scopes: ["content:read"] })).key);
-    const denied = await call(noScope, "list_social_media");
+    const noScope = await mcpClient(mcp, (await h.seedOrg({ scopes: ["content:read"] })).key);
+    const denied = await callTool(noScope, "list_social_media");
     expect(denied.isError).toBe(true);
     expect(denied.structuredContent.error.code).toBe("FORBIDDEN");
     await noScope.close();

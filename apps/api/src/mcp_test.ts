@@ -1,41 +1,24 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { Client } from "@modelcontextprotocol/sdk/client/index.js";
-import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { upsertTemplate } from "@site/domain/sites";
+import { type AppServer, callTool, listenApp, mcpClient } from "../testing/mcp.ts";
 import { buildTestApp, type TestApp } from "../testing/mod.ts";
 import { TOOLS } from "./mcp_tools.ts";
 
 let h: TestApp;
-let server: ReturnType<typeof Bun.serve>;
-let base: string;
-
+let mcp: AppServer;
 beforeAll(async () => {
   h = await buildTestApp();
-  server = Bun.serve({ hostname: "127.0.0.1", port: 0, fetch: (req) => h.app.handle(req) });
-  base = `http://127.0.0.1:${server.port}`;
+  mcp = listenApp(h);
 });
 afterAll(async () => {
-  server.stop(true);
+  mcp.stop();
   await h.close();
 });
-
-async function connect(key: string) {
-  const client = new Client({ name: "mcp-test", version: "1.0.0" });
-  const transport = new StreamableHTTPClientTransport(new URL(`${base}/mcp`), {
-    requestInit: { headers: { authorization: `Bearer ${key}` } },
-  });
-  await client.connect(transport);
-  return client;
-}
-
-type CallResult = { isError?: boolean; structuredContent?: any; content: { type: string; text: string }[] };
-const call = async (client: Client, name: string, args: Record<string, unknown> = {}) =>
-  (await client.callTool({ name, arguments: args })) as unknown as CallResult;
 
 describe("the MCP server (Streamable HTTP, stateless)", () => {
   test("initialize and tools/list show every tool with its limits in the input schema", async () => {
     const { key } = await h.seedOrg();
-    const client = await connect(key);
+    const client = await mcpClient(mcp, key);
     try {
       expect(client.getServerVersion()?.name).toBe("site-content-api");
       const { tools } = await client.listTools();
@@ -111,8 +94,8 @@ describe("the MCP server (Streamable HTTP, stateless)", () => {
 
   test("read-only tools work with a content:read key; writes name the scope they need", async () => {
     const owner = await h.seedOrg();
-    const writer = await connect(owner.key);
-    const site = (await call(writer, "create_site", { name: "Read", slug: "mcp-read" })).structuredContent
+    const writer = await mcpClient(mcp, owner.key);
+    const site = (await callTool(writer, "create_site", { name: "Read", slug: "mcp-read" })).structuredContent
       .site;
     await writer.close();
     const { createApiKey } = await import("@site/domain/core");
@@ -121,19 +104,19 @@ describe("the MCP server (Streamable HTTP, stateless)", () => {
       userId: owner.user.id,
       scopes: ["content:read"],
     });
-    const client = await connect(reader.key);
+    const client = await mcpClient(mcp, reader.key);
     try {
-      const sites = await call(client, "list_sites");
+      const sites = await callTool(client, "list_sites");
       expect(sites.structuredContent.sites.map((s: any) => s.id)).toContain(site.id);
       for (const [name, args] of [
         ["list_pages", { siteId: site.id }],
         ["list_media", { siteId: site.id }],
         ["list_screenshot_styles", { siteId: site.id, featured: true }],
       ] as const) {
-        const res = await call(client, name, args);
+        const res = await callTool(client, name, args);
         expect(res.isError, `${name}: ${res.content[0]?.text}`).toBeFalsy();
       }
-      const page = await call(client, "create_page", {
+      const page = await callTool(client, "create_page", {
         siteId: site.id,
         path: "/x",
         title: "X",
@@ -141,7 +124,7 @@ describe("the MCP server (Streamable HTTP, stateless)", () => {
       });
       expect(page.structuredContent.error.code).toBe("FORBIDDEN");
       expect(page.content[0]!.text).toContain("content:write");
-      const tooLong = await call(client, "list_sites", { limit: 1000 });
+      const tooLong = await callTool(client, "list_sites", { limit: 1000 });
       expect(tooLong.structuredContent.error).toMatchObject({ code: "VALIDATION_ERROR" });
       expect(tooLong.structuredContent.error.details[0].field).toBe("limit");
     } finally {
@@ -151,7 +134,7 @@ describe("the MCP server (Streamable HTTP, stateless)", () => {
 
   test("a tool's input is its REST route's model: the same properties and bounds as the OpenAPI body or query (and the limits a schema can state)", async () => {
     const { key } = await h.seedOrg();
-    const client = await connect(key);
+    const client = await mcpClient(mcp, key);
     try {
       const { tools } = await client.listTools();
       const input = (name: string) => tools.find((t) => t.name === name)!.inputSchema as any;
@@ -189,9 +172,9 @@ describe("the MCP server (Streamable HTTP, stateless)", () => {
 
   test("list_templates and create_site call the same rules as the HTTP routes", async () => {
     const org = await h.seedOrg();
-    const client = await connect(org.key);
+    const client = await mcpClient(mcp, org.key);
     try {
-      const made = await call(client, "create_site", { name: "Via MCP", slug: "via-mcp" });
+      const made = await callTool(client, "create_site", { name: "Via MCP", slug: "via-mcp" });
       expect(made.isError).toBeFalsy();
       expect(made.structuredContent.site).toMatchObject({
         name: "Via MCP",
@@ -207,25 +190,25 @@ describe("the MCP server (Streamable HTTP, stateless)", () => {
         siteId: made.structuredContent.site.id,
         name: "MCP template",
       });
-      const listed = await call(client, "list_templates");
+      const listed = await callTool(client, "list_templates");
       expect(listed.structuredContent.templates.map((t: any) => t.slug)).toContain("mcp-tpl");
-      const clone = await call(client, "create_site", {
+      const clone = await callTool(client, "create_site", {
         name: "Clone",
         slug: "via-mcp-clone",
         template: "mcp-tpl",
       });
       expect(clone.isError).toBeFalsy();
 
-      const taken = await call(client, "create_site", { name: "Again", slug: "via-mcp" });
+      const taken = await callTool(client, "create_site", { name: "Again", slug: "via-mcp" });
       expect(taken.isError).toBe(true);
       expect(taken.structuredContent.error.code).toBe("SLUG_TAKEN");
       expect(taken.content[0]!.text).toStartWith("SLUG_TAKEN");
-      const reserved = await call(client, "create_site", { name: "A", slug: "admin" });
+      const reserved = await callTool(client, "create_site", { name: "A", slug: "admin" });
       expect(reserved.structuredContent.error.code).toBe("RESERVED_SLUG");
-      const missing = await call(client, "create_site", { name: "No slug" });
+      const missing = await callTool(client, "create_site", { name: "No slug" });
       expect(missing.structuredContent.error.code).toBe("VALIDATION_ERROR");
       expect(missing.structuredContent.error.details[0].field).toBe("slug");
-      const noTemplate = await call(client, "create_site", {
+      const noTemplate = await callTool(client, "create_site", {
         name: "A",
         slug: "via-mcp-2",
         template: "nope",
@@ -241,18 +224,18 @@ describe("the MCP server (Streamable HTTP, stateless)", () => {
 
   test("list_media and list_screenshot_styles are read-only views of the site", async () => {
     const org = await h.seedOrg();
-    const client = await connect(org.key);
+    const client = await mcpClient(mcp, org.key);
     try {
-      const site = (await call(client, "create_site", { name: "Media", slug: "mcp-media" })).structuredContent
-        .site;
-      const media = await call(client, "list_media", { siteId: site.id });
+      const site = (await callTool(client, "create_site", { name: "Media", slug: "mcp-media" }))
+        .structuredContent.site;
+      const media = await callTool(client, "list_media", { siteId: site.id });
       expect(media.structuredContent).toEqual({ images: [], nextCursor: null });
-      const styles = await call(client, "list_screenshot_styles", { siteId: site.id, featured: true });
+      const styles = await callTool(client, "list_screenshot_styles", { siteId: site.id, featured: true });
       expect(styles.structuredContent.styles.length).toBeGreaterThanOrEqual(4);
       for (const s of styles.structuredContent.styles) expect(s.featured).toBe(true);
       const stranger = await h.seedOrg();
-      const other = await connect(stranger.key);
-      const denied = await call(other, "list_media", { siteId: site.id });
+      const other = await mcpClient(mcp, stranger.key);
+      const denied = await callTool(other, "list_media", { siteId: site.id });
       expect(denied.structuredContent.error.code).toBe("NOT_FOUND");
       await other.close();
     } finally {
@@ -262,9 +245,9 @@ describe("the MCP server (Streamable HTTP, stateless)", () => {
 
   test("a tool whose scope the key lacks answers a tool error naming the scope", async () => {
     const org = await h.seedOrg({ scopes: ["content:read"] });
-    const client = await connect(org.key);
+    const client = await mcpClient(mcp, org.key);
     try {
-      const res = await call(client, "create_site", { name: "A", slug: "no-scope" });
+      const res = await callTool(client, "create_site", { name: "A", slug: "no-scope" });
       expect(res.isError).toBe(true);
       expect(res.structuredContent.error.code).toBe("FORBIDDEN");
       expect(res.content[0]!.text).toContain("sites:write");
@@ -281,7 +264,7 @@ describe("the MCP server (Streamable HTTP, stateless)", () => {
       params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "x", version: "1" } },
     };
     for (const headers of [{}, { authorization: "Bearer sk_bogus" }] as Record<string, string>[]) {
-      const res = await fetch(`${base}/mcp`, {
+      const res = await fetch(`${mcp.base}/mcp`, {
         method: "POST",
         headers: {
           "content-type": "application/json",
@@ -294,7 +277,7 @@ describe("the MCP server (Streamable HTTP, stateless)", () => {
       expect(((await res.json()) as any).error.code).toBe("UNAUTHORIZED");
     }
     const { key } = await h.seedOrg();
-    const rejected = connect("sk_bogus");
+    const rejected = mcpClient(mcp, "sk_bogus");
     await expect(rejected).rejects.toThrow();
     expect(key).toStartWith("sk_");
   });
@@ -325,18 +308,13 @@ describe("import_media_from_url over MCP", () => {
       env: { FETCH_ALLOW_HOSTS: `127.0.0.1:${images.port}` },
       fetchTls: { ca: tls.ca },
     });
-    const srv = Bun.serve({ hostname: "127.0.0.1", port: 0, fetch: (req) => h2.app.handle(req) });
+    const srv = listenApp(h2);
     const org = await h2.seedOrg();
-    const client = new Client({ name: "mcp-import", version: "1.0.0" });
-    await client.connect(
-      new StreamableHTTPClientTransport(new URL(`http://127.0.0.1:${srv.port}/mcp`), {
-        requestInit: { headers: { authorization: `Bearer ${org.key}` } },
-      }),
-    );
+    const client = await mcpClient(srv, org.key);
     try {
-      const site = (await call(client, "create_site", { name: "Import", slug: "mcp-import" }))
+      const site = (await callTool(client, "create_site", { name: "Import", slug: "mcp-import" }))
         .structuredContent.site;
-      const ok = await call(client, "import_media_from_url", {
+      const ok = await callTool(client, "import_media_from_url", {
         siteId: site.id,
         url: `https://127.0.0.1:${images.port}/logo.png`,
         alt: "Acme logo",
@@ -350,29 +328,24 @@ describe("import_media_from_url over MCP", () => {
       expect(out.embed).toMatch(
         /<Column fillWidth paddingTop="l" paddingBottom="l">\s*<Column fillWidth>\s*<Media /,
       );
-      const listed = await call(client, "list_media", { siteId: site.id });
+      const listed = await callTool(client, "list_media", { siteId: site.id });
       expect(listed.structuredContent.images.map((i: any) => i.name)).toEqual([out.name]);
 
-      const blocked = await call(client, "import_media_from_url", {
+      const blocked = await callTool(client, "import_media_from_url", {
         siteId: site.id,
         url: "https://127.0.0.1:1/private.png",
         alt: "x",
       });
       expect(blocked.isError).toBe(true);
       expect(blocked.structuredContent.error.code).toBe("BLOCKED_HOST");
-      const notImage = await call(client, "import_media_from_url", {
+      const notImage = await callTool(client, "import_media_from_url", {
         siteId: site.id,
         url: `https://127.0.0.1:${images.port}/fake.png`,
       });
       expect(notImage.structuredContent.error.code).toBe("VALIDATION_ERROR");
       const reader = await h2.seedOrg({ scopes: ["content:read"] });
-      const readOnly = new Client({ name: "ro", version: "1.0.0" });
-      await readOnly.connect(
-        new StreamableHTTPClientTransport(new URL(`http://127.0.0.1:${srv.port}/mcp`), {
-          requestInit: { headers: { authorization: `Bearer ${reader.key}` } },
-        }),
-      );
-      const denied = await call(readOnly, "import_media_from_url", {
+      const readOnly = await mcpClient(srv, reader.key);
+      const denied = await callTool(readOnly, "import_media_from_url", {
         siteId: site.id,
         url: "https://example.com/a.png",
       });
@@ -381,7 +354,7 @@ describe("import_media_from_url over MCP", () => {
       await readOnly.close();
     } finally {
       await client.close();
-      srv.stop(true);
+      srv.stop();
       images.stop(true);
       await h2.close();
     }
@@ -400,7 +373,7 @@ describe("stateless MCP: GET and DELETE answer 405, nothing outlives a request",
     const { key } = await h.seedOrg({ scopes: ["content:read"] });
     for (const method of ["GET", "DELETE"]) {
       const started = Date.now();
-      const res = await fetch(`${base}/mcp`, {
+      const res = await fetch(`${mcp.base}/mcp`, {
         method,
         headers: { accept: "text/event-stream", authorization: `Bearer ${key}` },
         signal: AbortSignal.timeout(3000),
@@ -412,7 +385,7 @@ describe("stateless MCP: GET and DELETE answer 405, nothing outlives a request",
       expect(body.error.message).toContain("POST");
       expect(Date.now() - started).toBeLessThan(1000);
       // Like every non-public route, no key is 401 first.
-      const anonymous = await fetch(`${base}/mcp`, { method, signal: AbortSignal.timeout(3000) });
+      const anonymous = await fetch(`${mcp.base}/mcp`, { method, signal: AbortSignal.timeout(3000) });
       expect(anonymous.status).toBe(401);
     }
   });
@@ -442,13 +415,13 @@ describe("stateless MCP: GET and DELETE answer 405, nothing outlives a request",
     try {
       const post = async (i: number) => {
         const body = i % 2 === 0 ? initialize : { jsonrpc: "2.0", id: i, method: "tools/list", params: {} };
-        const res = await fetch(`${base}/mcp`, { method: "POST", headers, body: JSON.stringify(body) });
+        const res = await fetch(`${mcp.base}/mcp`, { method: "POST", headers, body: JSON.stringify(body) });
         expect(res.status).toBe(200);
         await res.arrayBuffer();
       };
       const abandonedGet = async () => {
         const ctrl = new AbortController();
-        const res = fetch(`${base}/mcp`, {
+        const res = fetch(`${mcp.base}/mcp`, {
           headers: { authorization: `Bearer ${key}`, accept: "text/event-stream" },
           signal: ctrl.signal,
         }).catch(() => null);

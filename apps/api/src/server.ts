@@ -4,6 +4,7 @@ import { startMediaSweeper } from "@site/domain/media";
 import { type NewsletterSender, openMailer, startNewsletterSender } from "@site/domain/newsletters";
 import { openRateLimiter, type Runtime } from "@site/runtime";
 import { createApp } from "./app.ts";
+import { compressed } from "./compression.ts";
 
 /** A running API: its URL, and `stop` (graceful: see decision 0805). */
 export type RunningApi = {
@@ -83,7 +84,9 @@ export function startApi(rt: Runtime): RunningApi {
         cut = resolve;
       });
       inFlight.add(cut);
-      return Promise.race([app.handle(request), cutShort]).finally(() => inFlight.delete(cut));
+      return Promise.race([app.handle(request).then((r) => compressed(request, r)), cutShort]).finally(() =>
+        inFlight.delete(cut),
+      );
     },
   });
   // Elysia is never given this listener (`app.server`): it would reload it with its own fetch, and

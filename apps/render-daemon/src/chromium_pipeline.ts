@@ -10,7 +10,7 @@ import { listStyles } from "@site/domain/screenshots";
 import type { ObjectStore } from "@site/storage";
 import { createCompositor, type WarmLook } from "./compose/compositor.ts";
 import { PermanentJobError } from "@site/queue";
-import { filmPage } from "./film/capture.ts";
+import { armPage, DEFAULT_TIMINGS, filmPage, warmPage } from "./film/capture.ts";
 import type { RenderPipeline } from "./render_types.ts";
 
 /** Builds the pipeline: a Chromium pool for filming and a warm compositor page. */
@@ -30,6 +30,8 @@ export async function createPipeline(opts: {
     localNetwork: config.allowLocalNetworkForDevelopment,
     extraCaFile: config.extraCaFile,
     concurrency: config.renderConcurrency,
+    // each spare page is armed while the film before it runs: guard, settling probe, autoconsent
+    prepare: (page) => armPage(page),
     log,
   });
   const compositor = await createCompositor({
@@ -49,8 +51,12 @@ export async function createPipeline(opts: {
       featured.map((styleId) => ({ styleId, theme, captureWidth: 1440, captureHeight: 900 })),
     );
     const t0 = performance.now();
-    // a filming browser launched now, with a spare page, rather than by the first render
-    const filmWarm = pool.withPage(async () => {}).catch(() => {});
+    // a filming browser launched now, its first frame drawn (the first screenshot of a browser sets up
+    // its compositing: seconds on SwiftShader) and the next page armed, rather than by the first render
+    const filmWarm = pool
+      .withPage((page) => warmPage(page))
+      .then(() => pool.ready())
+      .catch(() => {});
     warming = compositor
       .warm(looks)
       .then(() =>
@@ -67,12 +73,14 @@ export async function createPipeline(opts: {
     film: (s, limits) =>
       pool
         .withPage(
-          (page, context) =>
+          (page, context, armed) =>
             filmPage(
               page,
               context,
               s,
               createUrlGuard({ isBlocked: addressCheckFor(config), allowHosts: config.fetchAllowHosts }),
+              DEFAULT_TIMINGS,
+              armed,
             ),
           limits,
         )

@@ -25,7 +25,12 @@ export type RenderDaemon = { metricsUrl: string | null; stop(): Promise<void> };
  */
 export async function startRenderDaemon(
   rt: Runtime,
-  opts: { graceMs?: number; sweepEveryMs?: number } = {},
+  opts: {
+    graceMs?: number;
+    sweepEveryMs?: number;
+    /** `false`: no warm-up at start (featured plates, the film browser's first draw); default on. */
+    warm?: boolean;
+  } = {},
 ): Promise<RenderDaemon> {
   const log = rt.log.child({ app: "render-daemon" });
   const metrics = createRenderMetrics();
@@ -74,7 +79,7 @@ export async function startRenderDaemon(
     // Browsers a previous run of this daemon left (SIGKILL, OOM) are killed before new ones start.
     const swept = sweepOrphanBrowsers();
     if (swept.removed > 0) log.info("swept browsers left by a previous run", swept);
-    pipeline = await createRenderPipeline({ config: rt.config, log, store: rt.store });
+    pipeline = await createRenderPipeline({ config: rt.config, log, store: rt.store, warm: opts.warm });
     const handler = createRenderHandler({ ctx, pipeline, metrics, log });
     consumer = rt.queue.consume("render-screenshot", handler, { concurrency: rt.config.renderConcurrency });
     log.info("render daemon taking jobs", {

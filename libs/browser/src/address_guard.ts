@@ -68,6 +68,55 @@ export function createUrlGuard(opts: { isBlocked: AddressCheck; allowHosts: read
   };
 }
 
+/** What a guarded page's requests are judged by: the URL check, where refusals are logged, and what blockAds refuses. */
+export type GuardRules = {
+  check: UrlGuard;
+  log: GuardLog;
+  /** Requests refused before the address check (blockAds), counted in `log.refused`. */
+  refuse?: (req: HTTPRequest) => boolean;
+};
+
+/** A page whose request guard is installed; its rules are given (or replaced) with `use`. */
+export type ArmedGuard = { use(rules: GuardRules): void };
+
+/**
+ * Installs the request guard in a page before it is needed (a spare page of the pool), with its rules
+ * given later by `use`: until then every request is refused. The page's requests are then judged as
+ * `guardPage` says.
+ */
+export async function armGuard(page: Page): Promise<ArmedGuard> {
+  let rules: GuardRules | null = null;
+  await Promise.all([page.setBypassServiceWorker(true), page.setRequestInterception(true)]);
+  page.on("request", (req: HTTPRequest) => {
+    if (req.isInterceptResolutionHandled()) return;
+    const r = rules;
+    if (!r) {
+      req.abort("blockedbyclient").catch(() => {});
+      return;
+    }
+    if (r.refuse?.(req)) {
+      r.log.refused = (r.log.refused ?? 0) + 1;
+      req.abort("blockedbyclient").catch(() => {});
+      return;
+    }
+    r.check(req.url())
+      .then(
+        (ok) => {
+          if (ok) return req.continue();
+          r.log.blocked.push(req.url());
+          return req.abort("blockedbyclient");
+        },
+        () => req.abort("blockedbyclient"),
+      )
+      .catch(() => {});
+  });
+  return {
+    use(next) {
+      rules = next;
+    },
+  };
+}
+
 /**
  * Names the page's own requests (documents, frames, sub-resources, each redirect hop) that the guard
  * refuses, and stops them early with a readable reason. Workers, service workers, WebSockets and WebRTC
@@ -81,24 +130,5 @@ export async function guardPage(
   /** Requests refused before the address check (blockAds), counted in `log.refused`. */
   refuse?: (req: HTTPRequest) => boolean,
 ): Promise<void> {
-  await page.setBypassServiceWorker(true);
-  await page.setRequestInterception(true);
-  page.on("request", (req: HTTPRequest) => {
-    if (req.isInterceptResolutionHandled()) return;
-    if (refuse?.(req)) {
-      log.refused = (log.refused ?? 0) + 1;
-      req.abort("blockedbyclient").catch(() => {});
-      return;
-    }
-    check(req.url())
-      .then(
-        (ok) => {
-          if (ok) return req.continue();
-          log.blocked.push(req.url());
-          return req.abort("blockedbyclient");
-        },
-        () => req.abort("blockedbyclient"),
-      )
-      .catch(() => {});
-  });
+  (await armGuard(page)).use({ check, log, refuse });
 }

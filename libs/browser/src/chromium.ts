@@ -65,6 +65,11 @@ export type LaunchOptions = {
   localNetwork?: boolean;
   /** NODE_EXTRA_CA_CERTS: a PEM bundle of extra authorities this host trusts, as imports do. */
   extraCaFile?: string | null;
+  /**
+   * Composite pages in software (the GPU process stays, for WebGL): for browsers that film pages on a
+   * host without a GPU, where compositing on SwiftShader costs CPU for nothing.
+   */
+  softwareCompositing?: boolean;
   /** Name resolution of the egress proxy; tests inject one, production uses the system resolver. */
   resolve?: Resolver;
   log?: Logger;
@@ -143,7 +148,12 @@ export async function launchChromium(executablePath: string, opts: LaunchOptions
       headless: true,
       pipe: true,
       ...(home ? { env: { ...process.env, HOME: home } } : {}),
-      args: [...chromiumFlags(opts.gpu), ...proxyFlags(proxy.url), `--user-data-dir=${profile}`],
+      args: [
+        ...chromiumFlags(opts.gpu),
+        ...(opts.softwareCompositing ? ["--disable-gpu-compositing"] : []),
+        ...proxyFlags(proxy.url),
+        `--user-data-dir=${profile}`,
+      ],
       protocolTimeout: 60_000,
       // Our processes own their shutdown: puppeteer's handlers would kill every browser on SIGTERM or
       // SIGINT, cutting renders in progress short of their grace (issue 18.5). Its exit hook stays, so

@@ -6,13 +6,19 @@ import { type LaunchedBrowser, launchChromium } from "./chromium.ts";
 export type PageLimits = { deadline?: number; signal?: AbortSignal };
 
 /** Lends pages from a few Chromium instances; each browser is recycled after `pagesPerBrowser` pages. */
-export type BrowserPool = {
+export type BrowserPool<P = undefined> = {
   /**
-   * Runs `fn` on a fresh page in an isolated context. Past `limits.deadline`, or when `limits.signal`
-   * aborts, the page is killed where it stands (its renderer process, not only the call) and the call
-   * rejects with a PageDeadlineError (or the signal's reason) without waiting for `fn`.
+   * Runs `fn` on a fresh page in an isolated context (with what `prepare` made of it). Past
+   * `limits.deadline`, or when `limits.signal` aborts, the page is killed where it stands (its renderer
+   * process, not only the call) and the call rejects with a PageDeadlineError (or the signal's reason)
+   * without waiting for `fn`.
    */
-  withPage<T>(fn: (page: Page, context: BrowserContext) => Promise<T>, limits?: PageLimits): Promise<T>;
+  withPage<T>(
+    fn: (page: Page, context: BrowserContext, prepared: P) => Promise<T>,
+    limits?: PageLimits,
+  ): Promise<T>;
+  /** Settles when every launched browser's next page is open and prepared (or failed to be). */
+  ready(): Promise<void>;
   close(): Promise<void>;
 };
 
@@ -27,20 +33,24 @@ export class PageDeadlineError extends Error {
 /** How long disposing a context may take before the whole browser is killed instead. */
 const DISPOSE_GRACE_MS = 2000;
 
-type Tab = { context: BrowserContext; page: Page };
-type Slot = { launched: LaunchedBrowser | null; pages: number; spare: Promise<Tab | null> | null };
+type Tab<P> = { context: BrowserContext; page: Page; prepared: P };
+type Slot<P> = { launched: LaunchedBrowser | null; pages: number; spare: Promise<Tab<P> | null> | null };
 
-async function openTab(launched: LaunchedBrowser): Promise<Tab> {
+async function openTab<P>(
+  launched: LaunchedBrowser,
+  prepare: (page: Page, context: BrowserContext) => Promise<P>,
+): Promise<Tab<P>> {
   const context = await launched.browser.createBrowserContext();
   try {
-    return { context, page: await context.newPage() };
+    const page = await context.newPage();
+    return { context, page, prepared: await prepare(page, context) };
   } catch (err) {
     await context.close().catch(() => {});
     throw err;
   }
 }
 
-async function closeTab(tab: Tab | null): Promise<void> {
+async function closeTab<P>(tab: Tab<P> | null): Promise<void> {
   if (!tab) return;
   await tab.page.close().catch(() => {});
   await tab.context.close().catch(() => {});
@@ -48,10 +58,11 @@ async function closeTab(tab: Tab | null): Promise<void> {
 
 /**
  * Builds a pool of `concurrency` slots; browsers launch lazily and restart when they crash. Every film gets
- * a fresh isolated context; the next one is opened while the current film runs (opening a page costs
- * ~150 ms on a CPU host), and a used one is closed after its result is handed back.
+ * a fresh isolated context; the next one is opened (and `prepare`d) as soon as the current film is done
+ * (opening and arming a page costs 150–400 ms on a loaded CPU host), so that the next film finds it
+ * ready, and a used one is closed after its result is handed back.
  */
-export function createBrowserPool(opts: {
+export function createBrowserPool<P = undefined>(opts: {
   executablePath: string;
   gpu: boolean;
   /** FETCH_ALLOW_HOSTS, for each browser's egress proxy. */
@@ -62,48 +73,54 @@ export function createBrowserPool(opts: {
   extraCaFile?: string | null;
   concurrency: number;
   pagesPerBrowser?: number;
+  /**
+   * Readies each new page before it is lent (what every use needs, whatever it films); its result is
+   * handed to `withPage`'s function. A page whose preparation fails is not lent.
+   */
+  prepare?: (page: Page, context: BrowserContext) => Promise<P>;
   log: Logger;
-}): BrowserPool {
+}): BrowserPool<P> {
   const perBrowser = opts.pagesPerBrowser ?? 50;
-  const slots: Slot[] = Array.from({ length: Math.max(1, opts.concurrency) }, () => ({
+  const prepare = opts.prepare ?? (async () => undefined as P);
+  const slots: Slot<P>[] = Array.from({ length: Math.max(1, opts.concurrency) }, () => ({
     launched: null,
     pages: 0,
     spare: null,
   }));
-  const free: Slot[] = [...slots];
-  const waiters: ((s: Slot) => void)[] = [];
+  const free: Slot<P>[] = [...slots];
+  const waiters: ((s: Slot<P>) => void)[] = [];
   const closing = new Set<Promise<void>>();
   let closed = false;
 
   const acquire = () =>
-    new Promise<Slot>((resolve) => {
+    new Promise<Slot<P>>((resolve) => {
       const s = free.pop();
       if (s) resolve(s);
       else waiters.push(resolve);
     });
-  const release = (s: Slot) => {
+  const release = (s: Slot<P>) => {
     const next = waiters.shift();
     if (next) next(s);
     else free.push(s);
   };
-  const takeSpare = async (s: Slot): Promise<Tab | null> => {
+  const takeSpare = async (s: Slot<P>): Promise<Tab<P> | null> => {
     const spare = s.spare;
     s.spare = null;
     return spare ? spare : null;
   };
-  const retire = async (s: Slot) => {
+  const retire = async (s: Slot<P>) => {
     const old = s.launched;
     await closeTab(await takeSpare(s));
     s.launched = null;
     s.pages = 0;
     await old?.close();
   };
-  const prepareSpare = (s: Slot) => {
+  const prepareSpare = (s: Slot<P>) => {
     const launched = s.launched;
     if (closed || !launched || !launched.browser.connected || s.pages >= perBrowser) return;
-    s.spare = openTab(launched).catch(() => null);
+    s.spare = openTab(launched, prepare).catch(() => null);
   };
-  const closeLater = (tab: Tab) => {
+  const closeLater = (tab: Tab<P>) => {
     const p = closeTab(tab).finally(() => closing.delete(p));
     closing.add(p);
   };
@@ -113,7 +130,7 @@ export function createBrowserPool(opts: {
    * answers); when that does not settle in time the slot's whole browser is SIGKILLed with its process
    * group and the slot relaunches on its next film. Only this film's pages live in the slot's browser.
    */
-  const kill = async (s: Slot, tab: Tab) => {
+  const kill = async (s: Slot<P>, tab: Tab<P>) => {
     let timer: ReturnType<typeof setTimeout> | undefined;
     const late = new Promise<"late">((r) => {
       timer = setTimeout(() => r("late"), DISPOSE_GRACE_MS);
@@ -141,6 +158,8 @@ export function createBrowserPool(opts: {
         if (!slot.launched) {
           slot.launched = await launchChromium(opts.executablePath, {
             gpu: opts.gpu,
+            // filming on a CPU host: SwiftShader compositing costs ~15 % of a film's CPU, for nothing
+            softwareCompositing: !opts.gpu,
             allowHosts: opts.allowHosts,
             localNetwork: opts.localNetwork,
             extraCaFile: opts.extraCaFile,
@@ -148,9 +167,8 @@ export function createBrowserPool(opts: {
           });
           opts.log.debug("chromium launched");
         }
-        const tab = (await takeSpare(slot)) ?? (await openTab(slot.launched));
+        const tab = (await takeSpare(slot)) ?? (await openTab(slot.launched, prepare));
         slot.pages++;
-        prepareSpare(slot);
         let timer: ReturnType<typeof setTimeout> | undefined;
         let onAbort: (() => void) | undefined;
         const stop = new Promise<never>((_, reject) => {
@@ -161,7 +179,7 @@ export function createBrowserPool(opts: {
           onAbort = () => reject(limits.signal?.reason ?? new Error("aborted"));
           limits.signal?.addEventListener("abort", onAbort, { once: true });
         });
-        const work = fn(tab.page, tab.context);
+        const work = fn(tab.page, tab.context, tab.prepared);
         let killed = false;
         try {
           return await Promise.race([work, stop]);
@@ -180,8 +198,14 @@ export function createBrowserPool(opts: {
         }
       } finally {
         if (slot.launched && !slot.launched.browser.connected) await retire(slot);
+        // the next page is opened and prepared once this one is done, not during it: on a small host
+        // the two would share the CPU, and the film waiting on its result would pay for both
+        if (!slot.spare) prepareSpare(slot);
         release(slot);
       }
+    },
+    async ready() {
+      await Promise.all(slots.map((s) => s.spare));
     },
     async close() {
       closed = true;

@@ -12,6 +12,8 @@ export const ERROR_STATUS = {
   TEMPLATE_NOT_FOUND: 404,
   METHOD_NOT_ALLOWED: 405,
   SLUG_TAKEN: 409,
+  /** A thing still in use by another (a social file an unpublished post needs, decision 1300). */
+  CONFLICT: 409,
   TEMPLATE_UNAVAILABLE: 410,
   PRECONDITION_FAILED: 412,
   TEMPLATE_SNAPSHOT_EMPTY: 422,

@@ -25,12 +25,45 @@ export function mediaPath(key: string): string {
 
 const PLAIN_KEY = /^[A-Za-z0-9._~/-]*$/;
 
-function expiry(ctx: Context, seconds: number): number {
-  return Math.floor(ctx.clock.now().getTime() / 1000) + seconds;
+/**
+ * Default lifetimes end on a whole minute (decision 0810): a grant lives between its lifetime and a
+ * minute more, so every grant of one path minted within that minute is the same string — a browser
+ * caches the image, and the signature is computed once per minute (a list page signs 50).
+ */
+export const GRANT_STEP_SECONDS = 60;
+
+function expiry(ctx: Context, seconds: number, step = 1): number {
+  return Math.ceil((Math.floor(ctx.clock.now().getTime() / 1000) + seconds) / step) * step;
 }
+
+// Signatures of default-lifetime grants by secret, then (kind, site, key, expiry); a generation
+// lasts one step, so the map holds at most the paths signed within a minute (capped besides).
+const signed = new Map<string, { exp: number; sigs: Map<string, string> }>();
+const SIGNED_MAX = 50_000;
 
 function grantSignature(ctx: Context, kind: string, siteId: string, key: string, exp: number): string {
   return sign(ctx.config.secretKey, "media-grant", `${kind}\n${siteId}\n${key}\n${exp}`);
+}
+
+function memoSignature(ctx: Context, kind: string, siteId: string, key: string, exp: number): string {
+  let gen = signed.get(ctx.config.secretKey);
+  if (!gen || gen.exp !== exp || gen.sigs.size >= SIGNED_MAX) {
+    if (signed.size > 16) signed.clear();
+    gen = { exp, sigs: new Map() };
+    signed.set(ctx.config.secretKey, gen);
+  }
+  const id = `${kind}\n${siteId}\n${key}`;
+  let sig = gen.sigs.get(id);
+  if (sig === undefined) {
+    sig = grantSignature(ctx, kind, siteId, key, exp);
+    gen.sigs.set(id, sig);
+  }
+  return sig;
+}
+
+/** When a member grant minted now expires (default lifetime, on the minute). */
+export function memberGrantExpiry(ctx: Context): number {
+  return expiry(ctx, MEMBER_GRANT_SECONDS, GRANT_STEP_SECONDS);
 }
 
 /** Mints a delivery grant `k`: an HMAC over (kind, site, storage key, expiry), so it opens that one path. */
@@ -38,10 +71,14 @@ export function mintGrant(
   ctx: Context,
   input: { kind: GrantKind; siteId: string; key: string; ttlSeconds?: number },
 ): string {
-  const ttl = input.ttlSeconds ?? (input.kind === "visitor" ? VISITOR_GRANT_SECONDS : MEMBER_GRANT_SECONDS);
-  const exp = expiry(ctx, ttl);
   const code = KIND_CODE[input.kind];
-  return `${code}.${input.siteId}.${exp}.${grantSignature(ctx, code, input.siteId, input.key, exp)}`;
+  if (input.ttlSeconds !== undefined) {
+    const exp = expiry(ctx, input.ttlSeconds);
+    return `${code}.${input.siteId}.${exp}.${grantSignature(ctx, code, input.siteId, input.key, exp)}`;
+  }
+  const ttl = input.kind === "visitor" ? VISITOR_GRANT_SECONDS : MEMBER_GRANT_SECONDS;
+  const exp = expiry(ctx, ttl, GRANT_STEP_SECONDS);
+  return `${code}.${input.siteId}.${exp}.${memoSignature(ctx, code, input.siteId, input.key, exp)}`;
 }
 
 /** Reads a grant for `key`: its kind and site when the signature matches and it has not expired, else null. */

@@ -7,6 +7,7 @@ export * from "./quota.ts";
 export * from "./refs.ts";
 export * from "./share.ts";
 export * from "./image_types.ts";
+export * from "./landing.ts";
 export * from "./upload.ts";
 export * from "./models.ts";
 export * from "./sweeper.ts";

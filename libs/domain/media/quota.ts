@@ -51,6 +51,17 @@ export async function chargeOrgStorage(
     .where(eq(organizations.id, org.orgId));
 }
 
+/**
+ * Gives `size` bytes back to the organization's storage quota inside the caller's transaction (the
+ * organization locked by lockOrg or lockSiteOrg), never below zero: a file it counted was removed.
+ */
+export async function releaseOrgStorage(tx: Tx, org: { orgId: string }, size: number): Promise<void> {
+  await tx
+    .update(organizations)
+    .set({ storageUsedBytes: sql`greatest(${organizations.storageUsedBytes} - ${size}, 0)` })
+    .where(eq(organizations.id, org.orgId));
+}
+
 /** Bytes of the organization's prepared site uploads that may still land (counted at preparation). */
 export async function pendingOrgUploadBytes(ctx: Context, tx: Tx, orgId: string): Promise<number> {
   const [org] = await tx

@@ -13,7 +13,8 @@ import {
   storageQuotaError,
   uploadCapError,
 } from "./quota.ts";
-import { isImageType, SNIFF_BYTES, sniffImage } from "./image_types.ts";
+import { isImageType, sniffImage } from "./image_types.ts";
+import { landPreparedUpload } from "./landing.ts";
 
 /** How long a signed upload URL stays valid (the spec's 7200 s). */
 export const UPLOAD_URL_SECONDS = 7200;
@@ -68,45 +69,22 @@ export async function prepareUpload(
 
 type UploadRow = typeof mediaUploads.$inferSelect;
 
-async function reject(ctx: MediaContext, upload: UploadRow, why: AppError): Promise<AppError> {
-  await ctx.store.delete(upload.key).catch(() => {});
-  await ctx.db
-    .update(mediaUploads)
-    .set({ status: "rejected" })
-    .where(and(eq(mediaUploads.id, upload.id), eq(mediaUploads.status, "prepared")));
-  ctx.log.info("upload rejected", { key: upload.key, reason: why.message });
-  return why;
-}
-
 /**
  * Finalizes an upload whose bytes landed: the magic bytes must be the declared image type and the size
  * the signed one; the daily cap and the quota are counted in the same transaction as the library row.
  * Anything else deletes the bytes and never lists them. Returns the error when it rejected.
  */
-export async function finalizeUpload(ctx: MediaContext, upload: UploadRow): Promise<AppError | null> {
-  const head = await ctx.store.head(upload.key);
-  if (!head) return null;
-  if (head.size !== upload.size) {
-    return reject(
-      ctx,
-      upload,
-      new AppError("VALIDATION_ERROR", `file: ${head.size} bytes sent, ${upload.size} signed`),
-    );
-  }
-  const got = await ctx.store.get(upload.key, {
-    range: { start: 0, end: Math.min(head.size, SNIFF_BYTES) - 1 },
-  });
-  const prefix = got ? new Uint8Array(await new Response(got.body).arrayBuffer()) : new Uint8Array(0);
-  const sniffed = sniffImage(prefix);
-  if (!sniffed || sniffed.contentType !== upload.contentType) return reject(ctx, upload, notAnImage());
-  try {
-    await ctx.db.transaction(async (tx) => {
-      const [still] = await tx
-        .select({ status: mediaUploads.status })
-        .from(mediaUploads)
-        .where(eq(mediaUploads.id, upload.id))
-        .for("update");
-      if (still?.status !== "prepared") return;
+export function finalizeUpload(ctx: MediaContext, upload: UploadRow): Promise<AppError | null> {
+  return landPreparedUpload(ctx, {
+    table: mediaUploads,
+    id: upload.id,
+    key: upload.key,
+    size: upload.size,
+    contentType: upload.contentType,
+    sniff: sniffImage,
+    wrongType: () => notAnImage(),
+    rejectedLog: "upload rejected",
+    land: async (tx, head, sniffed) => {
       await countLanding(ctx, tx, { siteId: upload.siteId, size: head.size, countsAsUpload: true });
       await tx.insert(mediaFiles).values({
         siteId: upload.siteId,
@@ -121,12 +99,8 @@ export async function finalizeUpload(ctx: MediaContext, upload: UploadRow): Prom
         createdAt: ctx.clock.now(),
       });
       await tx.update(mediaUploads).set({ status: "landed" }).where(eq(mediaUploads.id, upload.id));
-    });
-  } catch (err) {
-    if (err instanceof AppError) return reject(ctx, upload, err);
-    throw err;
-  }
-  return null;
+    },
+  });
 }
 
 /**

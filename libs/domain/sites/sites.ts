@@ -145,16 +145,25 @@ function isoMicros(utc: string): string {
 export async function listSites(ctx: Context, principal: Principal, query: ListQuery) {
   const limit = query.limit ?? PAGE_LIMIT.default;
   // Written in SQL, timestamps formatted here: a hot keyed read, where the query builder and to_char
-  // cost more than the query.
-  type Row = Omit<SiteView, "updated_at"> & { updated: string; at: string };
-  const rows = [
-    ...(await ctx.db.execute<Row>(sql`
-      select s.id, s.name, s.slug, s.public_content_live,
+  // cost more than the query. The page comes back as one JSON array: one column to decode instead of
+  // six per row (decision 0810).
+  type Tuple = [id: string, name: string, slug: string, live: boolean, updated: string, at: string];
+  const [read] = await ctx.db.execute<{ page: Tuple[] }>(sql`
+    select coalesce(json_agg(json_build_array(p.id, p.name, p.slug, p.public_content_live, p.updated, p.at)
+      order by p.created_at desc, p.id desc), '[]'::json) as page
+    from (select s.id, s.name, s.slug, s.public_content_live, s.created_at,
         (s.updated_at at time zone 'UTC')::text as updated, s.created_at::text as at
       from sites s
       where s.org_id = ${principal.orgId}::uuid${andOlderThan(sql`s.created_at`, sql`s.id`, query.cursor)}
-      order by s.created_at desc, s.id desc limit ${limit + 1}`)),
-  ];
+      order by s.created_at desc, s.id desc limit ${limit + 1}) p`);
+  const rows = read!.page.map(([id, name, slug, public_content_live, updated, at]) => ({
+    id,
+    name,
+    slug,
+    public_content_live,
+    updated,
+    at,
+  }));
   const { page, nextCursor } = keysetPage(rows, limit, (r) => ({ at: r.at, id: r.id }));
   return {
     sites: page.map(({ at: _at, updated, ...s }): SiteView => ({ ...s, updated_at: isoMicros(updated) })),

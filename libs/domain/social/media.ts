@@ -1,7 +1,7 @@
 import { randomBytes } from "node:crypto";
 import { createCanvas, loadImage } from "@napi-rs/canvas";
-import { and, eq, gt, inArray, ne, sql } from "drizzle-orm";
-import { mediaFiles, sites, socialMedia, type Tx } from "@site/db";
+import { and, eq, gt, inArray, isNull, ne, sql } from "drizzle-orm";
+import { mediaFiles, sites, socialMedia, socialPosts, type Tx } from "@site/db";
 import {
   AppError,
   andOlderThan,
@@ -21,6 +21,7 @@ import {
   IMAGE_TYPES,
   isImageType,
   isoMillis,
+  landPreparedUpload,
   lockOrg,
   type MediaContext,
   mediaPath,
@@ -28,7 +29,7 @@ import {
   parseMediaRef,
   pendingOrgUploadBytes,
   receiveSignedBytes,
-  SNIFF_BYTES,
+  releaseOrgStorage,
   siteOfKey,
   sniffMedia,
   UPLOAD_URL_SECONDS,
@@ -151,62 +152,32 @@ export async function prepareSocialUpload(ctx: MediaContext, principal: Principa
   return { media: socialMediaView(ctx, row), upload: { ...signed, expiresInSeconds: UPLOAD_URL_SECONDS } };
 }
 
-async function rejectUpload(ctx: MediaContext, row: Row, why: AppError): Promise<AppError> {
-  await ctx.store.delete(row.key).catch(() => {});
-  await ctx.db
-    .update(socialMedia)
-    .set({ status: "rejected" })
-    .where(and(eq(socialMedia.id, row.id), eq(socialMedia.status, "prepared")));
-  ctx.log.info("social upload rejected", { key: row.key, reason: why.message });
-  return why;
-}
-
 /**
  * Lands a prepared social upload whose bytes arrived: the signed size, the declared type by magic bytes,
  * and the storage quota in the same transaction as the row turning `ready`; anything else deletes the
  * bytes and never lists them. Returns the error when it refused; null when landed or not arrived yet.
  */
-export async function finalizeSocialUpload(ctx: MediaContext, row: Row): Promise<AppError | null> {
-  const head = await ctx.store.head(row.key);
-  if (!head) return null;
-  if (head.size !== row.size)
-    return rejectUpload(
-      ctx,
-      row,
-      new AppError("VALIDATION_ERROR", `file: ${head.size} bytes sent, ${row.size} signed`),
-    );
-  const got = await ctx.store.get(row.key, {
-    range: { start: 0, end: Math.min(head.size, SNIFF_BYTES) - 1 },
-  });
-  const prefix = got ? new Uint8Array(await new Response(got.body).arrayBuffer()) : new Uint8Array(0);
-  const sniffed = sniffMedia(prefix);
-  if (!sniffed || sniffed.contentType !== row.contentType)
-    return rejectUpload(
-      ctx,
-      row,
+export function finalizeSocialUpload(ctx: MediaContext, row: Row): Promise<AppError | null> {
+  return landPreparedUpload(ctx, {
+    table: socialMedia,
+    id: row.id,
+    key: row.key,
+    size: row.size,
+    contentType: row.contentType,
+    sniff: sniffMedia,
+    wrongType: () =>
       new AppError("VALIDATION_ERROR", `file: the bytes are not ${row.contentType}`, [
         { field: "file", message: "the bytes are not the declared type" },
       ]),
-    );
-  try {
-    await ctx.db.transaction(async (tx) => {
-      const [still] = await tx
-        .select({ status: socialMedia.status })
-        .from(socialMedia)
-        .where(eq(socialMedia.id, row.id))
-        .for("update");
-      if (still?.status !== "prepared") return;
+    rejectedLog: "social upload rejected",
+    land: async (tx, head, sniffed) => {
       await chargeOrgStorage(tx, await lockOrg(tx, row.orgId), head.size);
       await tx
         .update(socialMedia)
         .set({ status: "ready", width: sniffed.width, height: sniffed.height, expiresAt: null })
         .where(eq(socialMedia.id, row.id));
-    });
-  } catch (err) {
-    if (err instanceof AppError) return rejectUpload(ctx, row, err);
-    throw err;
-  }
-  return null;
+    },
+  });
 }
 
 /** The signed PUT of a social upload served by the API itself (local-disk storage), then landing it. */
@@ -261,6 +232,75 @@ export async function listSocialMedia(ctx: MediaContext, principal: Principal, q
   ];
   const { page, nextCursor } = keysetPage(rows, limit, (r) => ({ at: `${r.utc}+00`, id: r.id }));
   return { media: page.map((r) => socialMediaView(ctx, r, r.utc)), nextCursor };
+}
+
+/** The organization's listed files: landed (`ready`), not the hidden JPEGs made for platforms. */
+function listedOf(orgId: string) {
+  return and(
+    eq(socialMedia.orgId, orgId),
+    eq(socialMedia.status, "ready"),
+    ne(socialMedia.source, "derived"),
+  );
+}
+
+/** The storage key of the JPEG made once from a file for platforms that take JPEG only (jpegVariant). */
+function jpegVariantKey(orgId: string, mediaId: string): string {
+  return socialKey(orgId, `jpeg-of-${mediaId}.jpg`);
+}
+
+/**
+ * Deletes a file of the organization's social library (decision 1300): its row, and the bytes the
+ * social library stored and counted (its own upload or generated image, and the JPEG made from it for
+ * JPEG-only platforms), their size given back to the storage quota. A registered site file keeps its
+ * bytes (the site library's, counted by it). 404 NOT_FOUND for an id that is not a listed file of the
+ * organization; 409 CONFLICT while a post not yet published lists it (a published post's file may go:
+ * the platforms hold their own copies). The bytes are deleted before the rows commit, so a store that
+ * is down (503) changes nothing and the call can be repeated.
+ */
+export async function deleteSocialMedia(ctx: MediaContext, principal: Principal, id: string): Promise<void> {
+  if (!isUuid(id)) throw notFound("media file");
+  const orgId = principal.orgId;
+  await ctx.db.transaction(async (tx) => {
+    const org = await lockOrg(tx, orgId);
+    const [row] = await tx
+      .select()
+      .from(socialMedia)
+      .where(and(eq(socialMedia.id, id), listedOf(orgId)))
+      .for("update");
+    if (!row) throw notFound("media file");
+    const waiting = await tx
+      .select({ id: socialPosts.id })
+      .from(socialPosts)
+      .where(
+        and(
+          eq(socialPosts.orgId, orgId),
+          isNull(socialPosts.publishedAt),
+          sql`${id}::uuid = any(${socialPosts.media})`,
+        ),
+      )
+      .limit(20);
+    if (waiting.length > 0)
+      throw new AppError(
+        "CONFLICT",
+        `media file ${id} is used by a post not published yet (${waiting.map((p) => p.id).join(", ")}); delete it once the post is published`,
+        { posts: waiting.map((p) => p.id) },
+      );
+    const derived = await tx
+      .select()
+      .from(socialMedia)
+      .where(and(eq(socialMedia.orgId, orgId), eq(socialMedia.key, jpegVariantKey(orgId, id))))
+      .for("update");
+    const stored = [...(row.source === "site" ? [] : [row]), ...derived];
+    await tx.delete(socialMedia).where(
+      inArray(
+        socialMedia.id,
+        [row, ...derived].map((r) => r.id),
+      ),
+    );
+    const bytes = stored.filter((r) => r.status === "ready").reduce((n, r) => n + r.size, 0);
+    if (bytes > 0) await releaseOrgStorage(tx, org, bytes);
+    for (const r of stored) await ctx.store.delete(r.key);
+  });
 }
 
 /**
@@ -367,14 +407,7 @@ export async function loadPublishMedia(
   const rows = await ctx.db
     .select()
     .from(socialMedia)
-    .where(
-      and(
-        eq(socialMedia.orgId, orgId),
-        inArray(socialMedia.id, ids),
-        eq(socialMedia.status, "ready"),
-        ne(socialMedia.source, "derived"),
-      ),
-    );
+    .where(and(inArray(socialMedia.id, ids), listedOf(orgId)));
   const missing = ids.filter((id) => !rows.some((r) => r.id === id));
   if (missing.length > 0)
     throw validationError("media", `not files of this organization's social library: ${missing.join(", ")}`);
@@ -410,7 +443,7 @@ export async function jpegVariant(
   orgId: string,
   media: PublishMedia & { id: string },
 ): Promise<PublishMedia & { id: string }> {
-  const key = socialKey(orgId, `jpeg-of-${media.id}.jpg`);
+  const key = jpegVariantKey(orgId, media.id);
   const existing = async () =>
     (
       await ctx.db

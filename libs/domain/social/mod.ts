@@ -9,5 +9,6 @@ export * from "./media_rules.ts";
 export * from "./platform.ts";
 export * from "./posts.ts";
 export * from "./report.ts";
+export * from "./text_rules.ts";
 export * from "./tokens.ts";
 export * from "./models.ts";

@@ -19,6 +19,7 @@ import type { CreatePostBody, SocialPostView, SocialPostWithMetrics, SocialTarge
 import { jpegVariant, loadPublishMedia } from "./media.ts";
 import { platformMediaViolation, publishedTypeOn } from "./media_rules.ts";
 import { PlatformError, type PlatformAdapters, type SocialPlatform } from "./platform.ts";
+import { postTextViolations } from "./text_rules.ts";
 
 // The shape is CreatePostBody's; these are the rules a schema does not say.
 function checkPostInput(input: CreatePostBody) {
@@ -55,9 +56,17 @@ export async function createSocialPost(
   const accounts = await loadAdapterAccounts(ctx, principal.orgId, accountIds, adapters, ctx.clock.now());
   const missing = accountIds.filter((id) => !accounts.some((a) => a.id === id));
   if (missing.length > 0) throw validationError("accounts", `not connected accounts: ${missing.join(", ")}`);
-  const media = await loadPublishMedia(ctx, principal.orgId, mediaIds);
-  // Every target's platform must accept the post before anything is published anywhere.
+  // Every target's platform must accept the post before anything is published anywhere: its text
+  // within the platform's limit (decision 1301), then its media.
   const platforms = [...new Set(accounts.map((a) => a.platform))];
+  const tooLong = postTextViolations(platforms, content, overrides);
+  if (tooLong.length > 0)
+    throw new AppError(
+      "VALIDATION_ERROR",
+      `${tooLong.map((t) => `${t.field}: ${t.message}`).join("; ")}; nothing was published`,
+      tooLong,
+    );
+  const media = await loadPublishMedia(ctx, principal.orgId, mediaIds);
   const broken = platforms.flatMap((platform) => {
     const why = platformMediaViolation(platform, media, { convert: true });
     return why ? [{ field: `media (${platform})`, message: why }] : [];

@@ -174,6 +174,13 @@ describe("threads: containers with status", () => {
     const err = await fails(a, { text: "x".repeat(501), media: [] });
     expect(err.message).toContain("500 characters");
   });
+
+  test("the fake counts an emoji as its UTF-8 bytes: 125 four-byte emoji are published, 126 refused", async () => {
+    const a = account("threads");
+    const ok = await publish(a, { text: "👾".repeat(125), media: [] });
+    expect(fake.publishedText(ok.platformPostId)).toBe("👾".repeat(125));
+    expect((await fails(a, { text: "👾".repeat(126), media: [] })).message).toContain("500 characters");
+  });
 });
 
 describe("tiktok: Content Posting API", () => {
@@ -291,6 +298,15 @@ describe("x: media upload then POST /2/tweets", () => {
       body: JSON.stringify({ text: "t", media: { media_ids: ["1", "2", "3", "4", "5"] } }),
     });
     expect(five.status).toBe(400);
+  });
+
+  test("the fake refuses text over 280 weighted characters and counts a URL as 23", async () => {
+    const a = account("x");
+    expect((await fails(a, { text: "a".repeat(281), media: [] })).message).toContain("280");
+    expect((await fails(a, { text: "界".repeat(141), media: [] })).message).toContain("280");
+    const linked = `${"a".repeat(256)} https://example.com/${"p/".repeat(100)}`;
+    const done = await publish(a, { text: linked, media: [] });
+    expect(fake.publishedText(done.platformPostId)).toBe(linked);
   });
 });
 

@@ -1,5 +1,5 @@
 import { sniffImage } from "@site/domain/media";
-import type { SocialPlatform } from "@site/domain/social";
+import { type SocialPlatform, threadsTextLength, xTextLength } from "@site/domain/social";
 
 /** Metric values a fake post reports, by the platforms' own names. */
 export type FakeMetrics = {
@@ -247,7 +247,8 @@ export function startFakePlatforms(opts: { latencyMs?: number } = {}) {
       } else if (ig && !mediaType) {
         return bad("The parameter image_url is required");
       } else return bad(`media_type ${mediaType ?? "(none)"} is not supported here`);
-      if (!ig && text.length > 500) return bad("text is limited to 500 characters");
+      // At most 500 characters, an emoji counted as its UTF-8 bytes (same page, Limitations).
+      if (!ig && threadsTextLength(text) > 500) return bad("text is limited to 500 characters");
       if (!ig && carouselItem && mediaType === "TEXT") return bad("a carousel item is an IMAGE or a VIDEO");
       const url = isImage ? q.get("image_url") : isVideo ? q.get("video_url") : null;
       if (url) {
@@ -498,6 +499,9 @@ export function startFakePlatforms(opts: { latencyMs?: number } = {}) {
       const b = (await body()) as { text?: string; media?: { media_ids?: string[] } };
       const ids = b.media?.media_ids ?? [];
       if (!b.text && ids.length === 0) return xProblem(400, "Invalid Request", "text or media is required");
+      // At most 280 weighted characters, a URL counting 23 (https://docs.x.com/fundamentals/counting-characters).
+      if (b.text && xTextLength(b.text) > 280)
+        return xProblem(400, "Invalid Request", "text: a post is limited to 280 weighted characters");
       if (b.media && (ids.length < 1 || ids.length > 4))
         return xProblem(400, "Invalid Request", "media.media_ids must list 1 to 4 ids");
       const media: Fetched[] = [];

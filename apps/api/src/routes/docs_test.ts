@@ -94,6 +94,16 @@ describe("OpenAPI document", () => {
     expect(statuses("/api/v1/social/media", "get")).toEqual(["200", "400", "401", "403"]);
     expect(statuses("/api/v1/social/media", "post")).toEqual(["201", "400", "401", "403"]);
     expect(statuses("/api/v1/social/media/upload", "post")).toEqual(["201", "400", "401", "403"]);
+    expect(statuses("/api/v1/social/media/{mediaId}", "delete")).toEqual([
+      "204",
+      "401",
+      "403",
+      "404",
+      "409",
+      "503",
+    ]);
+    const removal = doc.paths["/api/v1/social/media/{mediaId}"]!.delete!;
+    expect((removal.responses["409"] as any)["x-error-codes"]).toEqual(["CONFLICT"]);
     expect(statuses("/api/v1/social/media/generate", "post")).toEqual([
       "201",
       "400",

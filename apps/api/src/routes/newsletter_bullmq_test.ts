@@ -68,6 +68,12 @@ describe("newsletters on BullMQ (Redis), like renders", () => {
     expect(campaign.counts).toEqual({ queued: 0, sent: 20, failed: 0, bounced: 1 });
     const got = sink.messages.flatMap((m) => m.to).sort();
     expect(got).toEqual([...emails].sort());
-    expect((await queue.stats("newsletter-delivery")).completed).toBe(21);
+    // The last job's row is written before BullMQ moves the job to completed: wait for that move.
+    let completed = 0;
+    for (const until = Date.now() + 10_000; Date.now() < until; await Bun.sleep(50)) {
+      completed = (await queue.stats("newsletter-delivery")).completed;
+      if (completed >= 21) break;
+    }
+    expect(completed).toBe(21);
   });
 });

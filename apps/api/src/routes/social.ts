@@ -8,6 +8,7 @@ import {
   CreatePostBody,
   connectSocialAccount,
   createSocialPost,
+  deleteSocialMedia,
   disconnectSocialAccount,
   GenerateImageBody,
   generateImages,
@@ -145,7 +146,7 @@ export function socialRoutes(deps: AppDeps, auth: AuthMacros) {
         response: { 201: t.Object({ post: SocialPostView }), ...errors(400, 401, 403) },
         detail: detail(
           "Create a post and publish it on each account",
-          "Each target is published through its platform's API; a target that fails says why in `error` and does not block the others.",
+          "Each target is published through its platform's API; a target that fails says why in `error` and does not block the others. Checked first, for every target, so that a refusal publishes nothing (400 VALIDATION_ERROR naming the field): the media each platform takes, and the text's length where the platform states one (X 280 weighted characters, a URL counting 23, an emoji or CJK character 2; Threads 500 characters, an emoji counting its UTF-8 bytes), on `platformOverrides.<platform>` when given, else `content`.",
         ),
       },
     )
@@ -186,6 +187,22 @@ export function socialRoutes(deps: AppDeps, auth: AuthMacros) {
         detail: detail(
           "Register a site library file in the social media library",
           "`url` is a /api/media/<key> path of a site of the organization; the file is not copied. Registering it again answers the same entry.",
+        ),
+      },
+    )
+    .delete(
+      "/api/v1/social/media/:mediaId",
+      async ({ principal, params, set }) => {
+        await deleteSocialMedia(deps, principal, params.mediaId);
+        set.status = 204;
+        return null;
+      },
+      {
+        scope: "social:write",
+        response: { 204: t.Null(), ...errors(401, 403, 404, "CONFLICT", 503) },
+        detail: detail(
+          "Delete a file of the social media library",
+          "Removes it from the library and deletes its stored bytes (and the JPEG made from it for JPEG-only platforms), giving their size back to the organization's storage quota. A registered site library file is only unlisted here: its bytes stay with the site. 404 for an id that is not a listed file of the organization; 409 CONFLICT while a post not yet published lists it (a published post's file may go).",
         ),
       },
     )

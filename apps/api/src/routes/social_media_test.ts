@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { loadPublishMedia } from "@site/domain/social";
 import { sampleImage, sampleVideo } from "@site/domain/testing";
 import { buildTestApp, expectAuthRules, type TestApp } from "../../testing/mod.ts";
+import { uploadSocialMedia } from "../../testing/social.ts";
 
 let h: TestApp;
 beforeAll(async () => {
@@ -30,13 +31,8 @@ async function prepare(key: string, b: Json) {
   return { status: res.status, body: await body(res) };
 }
 
-/** Uploads a file into the social library and returns its entry. */
-export async function uploadSocial(key: string, bytes: Uint8Array, contentType: string) {
-  const p = await prepare(key, { contentType, size: bytes.byteLength });
-  expect(p.status).toBe(201);
-  expect((await put(p.body.upload, bytes)).status).toBe(200);
-  return p.body.media as Json;
-}
+const uploadSocial = (key: string, bytes: Uint8Array, contentType: string) =>
+  uploadSocialMedia(h, key, bytes, contentType);
 
 const list = async (key: string, q = "") => body(await h.call("GET", `/api/v1/social/media${q}`, { key }));
 

@@ -3,6 +3,7 @@ import { createCanvas } from "@napi-rs/canvas";
 import { sampleImage, sampleVideo } from "@site/domain/testing";
 import { type FakePlatforms, startFakePlatforms } from "@site/social/testing";
 import { buildTestApp, type TestApp } from "../../testing/mod.ts";
+import { fetchMediaFromApp, uploadSocialMedia } from "../../testing/social.ts";
 
 // Posts with media, end to end: the API validates every target against its platform's rules before
 // publishing anything, then each platform fetches the files through share-token URLs on this service's
@@ -13,13 +14,8 @@ let fake: FakePlatforms;
 beforeAll(async () => {
   fake = startFakePlatforms();
   h = await buildTestApp({ env: { ...fake.env, SOCIAL_POLL_INTERVAL_MS: "5" } });
-  const base = h.ctx.config.publicBaseUrl;
-  fake.verifyTikTokUrlPrefix(`${base}/api/media/`);
-  fake.setMediaFetcher(async (url) =>
-    url.startsWith(base)
-      ? h.app.handle(new Request(`http://localhost${url.slice(base.length)}`))
-      : fetch(url),
-  );
+  fake.verifyTikTokUrlPrefix(`${h.ctx.config.publicBaseUrl}/api/media/`);
+  fetchMediaFromApp(fake, h);
 });
 afterAll(async () => {
   fake.close();
@@ -43,24 +39,8 @@ async function connect(key: string, platform: string) {
   return (await body(res)).account as Json;
 }
 
-async function upload(key: string, bytes: Uint8Array, contentType: string) {
-  const p = await body(
-    await h.call("POST", "/api/v1/social/media/upload", {
-      key,
-      body: { contentType, size: bytes.byteLength },
-    }),
-  );
-  const u = new URL(p.upload.url);
-  const put = await h.app.handle(
-    new Request(`http://localhost${u.pathname}${u.search}`, {
-      method: "PUT",
-      headers: p.upload.headers,
-      body: new Blob([bytes as Uint8Array<ArrayBuffer>]),
-    }),
-  );
-  expect(put.status).toBe(200);
-  return p.media.id as string;
-}
+const upload = async (key: string, bytes: Uint8Array, contentType: string) =>
+  (await uploadSocialMedia(h, key, bytes, contentType)).id;
 
 const post = (key: string, b: Json) => h.call("POST", "/api/v1/social/posts", { key, body: b });
 

@@ -1,13 +1,13 @@
 import type { BrowserContext, CookieData, Page } from "puppeteer-core";
 import type { Capture, CaptureSettings } from "../render_types.ts";
-import { type GuardLog, guardPage, type UrlGuard, watchRefusals } from "@site/browser";
+import { type ArmedGuard, armGuard, type GuardLog, type UrlGuard, watchRefusals } from "@site/browser";
 import type { EgressRefusal } from "@site/net";
 import { PermanentJobError } from "@site/queue";
 import { detectLoginRedirect } from "./login_detection.ts";
-import { DEFAULT_SETTLE, type SettleLimits, watchSettling } from "./settle.ts";
-import { CAPTURE_LIMITS } from "@site/domain/screenshots";
+import { DEFAULT_SETTLE, type SettleLimits, type Settling, watchSettling } from "./settle.ts";
+import { CAPTURE_LIMITS, DEFAULT_CAPTURE } from "@site/domain/screenshots";
 import { isAdRequest } from "./ad_block.ts";
-import { handleCookieBanners } from "./cookie_banners.ts";
+import { type CookieBanners, handleCookieBanners } from "./cookie_banners.ts";
 import { missingFontWarnings } from "./font_check.ts";
 
 /**
@@ -18,8 +18,16 @@ export class FilmError extends Error {
   override readonly name = "FilmError";
 }
 
-/** Time limits for one film, in milliseconds; `settle` bounds each settling (see settle.ts). */
-export type FilmTimings = { navigation: number; total: number; settle: SettleLimits };
+/**
+ * Time limits for one film, in milliseconds; `settle` bounds each settling (see settle.ts). `trace`, when
+ * given, is told as each phase of the film ends (scripts/bench/film.ts times them).
+ */
+export type FilmTimings = {
+  navigation: number;
+  total: number;
+  settle: SettleLimits;
+  trace?: (phase: string) => void;
+};
 
 /** The defaults: 30 s to load, settling as long as the page needs up to 10 s, 60 s in all. */
 export const DEFAULT_TIMINGS: FilmTimings = {
@@ -74,13 +82,90 @@ function settleWarning(ms: number, busy: string[]): string {
   return `the page had not settled after ${(ms / 1000).toFixed(1)} s (${busy.join(", ")}); it was filmed as it was`;
 }
 
-/** Films one page in a fresh page of the pool: guard, session, theme, settle, optional full height, PNG. */
+/** The viewport and theme a page is armed with ahead of its film: the capture settings' defaults. */
+export const USUAL_VIEWPORT = {
+  width: DEFAULT_CAPTURE.viewportWidth,
+  height: DEFAULT_CAPTURE.viewportHeight,
+  deviceScaleFactor: DEFAULT_CAPTURE.deviceScaleFactor,
+};
+
+type Viewport = { width: number; height: number; deviceScaleFactor: number };
+
+function sameViewport(a: Partial<Viewport> | null, b: Viewport): boolean {
+  return (
+    !!a && a.width === b.width && a.height === b.height && (a.deviceScaleFactor ?? 1) === b.deviceScaleFactor
+  );
+}
+
+/**
+ * What a film needs in its page before navigation that does not depend on what is filmed: the request
+ * guard (its rules given per film; every request refused until then), the settling probe, autoconsent
+ * (taken out again for a film with hideCookieBanners: false), and a viewport and a theme.
+ */
+export type ArmedPage = {
+  guard: ArmedGuard;
+  settling: Settling;
+  consent: CookieBanners | null;
+  theme: "light" | "dark";
+};
+
+/**
+ * Arms a page: the pool does it for each spare page while the previous film runs (with the usual
+ * viewport and theme), so that a film starts with one round trip or none.
+ */
+export async function armPage(
+  page: Page,
+  opts: {
+    settle?: SettleLimits;
+    cookieBanners?: boolean;
+    theme?: "light" | "dark";
+    viewport?: Viewport;
+  } = {},
+): Promise<ArmedPage> {
+  const theme = opts.theme ?? "light";
+  const [guard, settling, consent] = await Promise.all([
+    armGuard(page),
+    watchSettling(page, opts.settle ?? DEFAULT_SETTLE),
+    opts.cookieBanners === false ? null : handleCookieBanners(page),
+    page.setViewport(opts.viewport ?? USUAL_VIEWPORT),
+    page.emulateMediaFeatures([{ name: "prefers-color-scheme", value: theme }]),
+  ]);
+  return { guard, settling, consent, theme };
+}
+
+/** What pages commonly draw: text, gradients (and gradient text), rounded corners, shadows, blur, opacity, transforms. */
+const WARM_PAGE = `<div style="font:16px system-ui,sans-serif;padding:24px">
+<h1 style="font-size:60px;background:linear-gradient(90deg,#5b5bf6,#22c1a4);-webkit-background-clip:text;background-clip:text;color:transparent">Warm 😀 漢字</h1>
+<p style="font:19px serif;text-shadow:0 1px 2px rgba(0,0,0,.3)">text ✓ ★ → ☰ ✉ © ™ ▼ ✔ ❤ ☀</p>
+<a style="display:inline-block;padding:11px 18px;border-radius:10px;background:#5b5bf6;color:#fff;box-shadow:0 6px 18px -6px #5b5bf6">button</a>
+<div style="margin:24px;height:160px;border:1px solid #e6e8f0;border-radius:16px;background:#f6f7fb;box-shadow:0 30px 60px -30px rgba(20,24,60,.35),0 2px 4px rgba(0,0,0,.1)"></div>
+<div style="height:80px;width:300px;border-radius:50%;background:radial-gradient(#fff,#f5a524);opacity:.8;transform:rotate(3deg);filter:blur(2px)"></div>
+<div style="height:60px;backdrop-filter:blur(8px);background:rgba(255,255,255,.5)"></div></div>`;
+
+/**
+ * Draws and captures what pages commonly show (WARM_PAGE) in a page of a new browser, without
+ * navigating (nothing loaded, nothing filmed): the first frames of a browser compile its raster and
+ * compositing shaders (seconds on SwiftShader under load), which a daemon pays at start rather than in
+ * its first render.
+ */
+export async function warmPage(page: Page): Promise<void> {
+  await page.evaluate((body: string) => {
+    document.body.innerHTML = body;
+  }, WARM_PAGE);
+  await page.screenshot({ type: "png" });
+}
+
+/**
+ * Films one page in a fresh page of the pool: guard, session, theme, settle, optional full height, PNG.
+ * `armed`: the page was armed ahead (armPage, default settling limits); else it is armed here with `t`'s.
+ */
 export async function filmPage(
   page: Page,
   context: BrowserContext,
   s: CaptureSettings,
   check: UrlGuard,
   t: FilmTimings = DEFAULT_TIMINGS,
+  armed?: ArmedPage,
 ): Promise<Capture> {
   let target: URL;
   try {
@@ -92,11 +177,12 @@ export async function filmPage(
     throw new PermanentJobError("only http and https pages can be filmed");
   if (!(await check(target.href)))
     throw new PermanentJobError(`${target.host} does not resolve to a public address; it cannot be filmed`);
+  t.trace?.("check");
 
   const refused: EgressRefusal[] = [];
   const stopWatching = watchRefusals(page.browser(), (r) => refused.push(r));
   try {
-    return await filmGuarded(page, context, s, check, t, target, refused);
+    return await filmGuarded(page, context, s, check, t, target, refused, armed);
   } finally {
     stopWatching();
   }
@@ -115,36 +201,63 @@ async function filmGuarded(
   t: FilmTimings,
   target: URL,
   refused: EgressRefusal[],
+  prearmed: ArmedPage | undefined,
 ): Promise<Capture> {
   const warnings: string[] = [];
   const guardLog: GuardLog = { blocked: [] };
   const deadline = Date.now() + t.total;
+  const mark = (phase: string) => t.trace?.(phase);
+  const traced = <T>(phase: string, p: Promise<T>): Promise<T> =>
+    t.trace
+      ? p.then((v) => {
+          mark(phase);
+          return v;
+        })
+      : p;
   const notPublic = (what: string) =>
     new PermanentJobError(
       `the page or one of its redirects leads to an address that is not public (${what})`,
     );
-  // independent page set-up commands, sent together (each is a browser round trip); all before navigation
-  const [, , , , settling, consent] = await Promise.all([
-    guardPage(
-      page,
-      check,
-      guardLog,
-      s.blockAds
-        ? (req) =>
-            !(req.isNavigationRequest() && req.frame() === page.mainFrame()) &&
-            isAdRequest(req.url(), req.frame()?.url() || target.href, req.resourceType())
-        : undefined,
+  const viewport = {
+    width: s.viewportWidth,
+    height: s.viewportHeight,
+    deviceScaleFactor: s.deviceScaleFactor,
+  };
+  const cookieBanners = s.hideCookieBanners !== false;
+  // A page the pool armed ahead (guard, probe, autoconsent, the usual viewport and theme) needs only
+  // what differs; otherwise it is armed now. Independent set-up commands are sent together (each is a
+  // browser round trip); all before navigation.
+  const arming = prearmed
+    ? Promise.resolve(prearmed)
+    : armPage(page, { settle: t.settle, cookieBanners, theme: s.theme, viewport });
+  const [armed] = await Promise.all([
+    traced("set-up: arm", arming),
+    traced(
+      "set-up: viewport and theme",
+      arming.then(async (a) => {
+        await Promise.all([
+          sameViewport(page.viewport(), viewport) ? null : page.setViewport(viewport),
+          a.theme === s.theme
+            ? null
+            : page.emulateMediaFeatures([{ name: "prefers-color-scheme", value: s.theme }]),
+          !cookieBanners && a.consent ? a.consent.disable() : null,
+        ]);
+      }),
     ),
-    page.setViewport({
-      width: s.viewportWidth,
-      height: s.viewportHeight,
-      deviceScaleFactor: s.deviceScaleFactor,
-    }),
-    page.emulateMediaFeatures([{ name: "prefers-color-scheme", value: s.theme }]),
-    applySession(page, context, s),
-    watchSettling(page, t.settle),
-    s.hideCookieBanners === false ? null : handleCookieBanners(page),
+    traced("set-up: session", applySession(page, context, s)),
   ]);
+  armed.guard.use({
+    check,
+    log: guardLog,
+    refuse: s.blockAds
+      ? (req) =>
+          !(req.isNavigationRequest() && req.frame() === page.mainFrame()) &&
+          isAdRequest(req.url(), req.frame()?.url() || target.href, req.resourceType())
+      : undefined,
+  });
+  const settling = armed.settling;
+  const consent = cookieBanners ? armed.consent : null;
+  mark("set-up");
 
   let response: Awaited<ReturnType<Page["goto"]>>;
   try {
@@ -159,6 +272,7 @@ async function filmGuarded(
       throw new PermanentJobError(`the page could not be reached: ${msg.split("\n")[0]}`);
     throw new FilmError(`the page did not load: ${msg.split("\n")[0]}`);
   }
+  mark("navigate");
   // A plain-HTTP document the egress proxy answered itself: refused (403) or unreachable (502, 504).
   const fromProxy = response?.headers()["x-egress-proxy"];
   if (fromProxy === "refused" && refused.length > 0) throw notPublic(refusalTarget(refused.at(-1)!));
@@ -170,6 +284,7 @@ async function filmGuarded(
   if (response && response.status() >= 400) warnings.push(`the page answered HTTP ${response.status()}`);
   const settled = await settling.settle({ bottom: s.viewportHeight, deadline });
   if (settled.busy) warnings.push(settleWarning(settled.ms, settled.busy));
+  mark("settle");
   if (s.waitForSelector) {
     const sel = s.waitForSelector;
     const limit = Math.max(0, Math.min(CAPTURE_LIMITS.waitForSelectorMs, deadline - Date.now()));
@@ -187,6 +302,7 @@ async function filmGuarded(
   }
   const banner = await consent?.settled(3000);
   if (banner) warnings.push(`a cookie pop-up (${banner}) could not be dismissed`);
+  mark("cookie pop-up");
   if (s.hideSelectors && s.hideSelectors.length > 0) {
     const invalid = await page.evaluate((selectors: string[]) => {
       const bad: string[] = [];
@@ -225,6 +341,7 @@ async function filmGuarded(
       cssHeight = cap;
     }
   }
+  mark("options");
   const finalUrl = page.url();
   const login = await detectLoginRedirect(page, target.href, finalUrl);
   if (login) warnings.push(login);
@@ -239,7 +356,9 @@ async function filmGuarded(
     );
   }
   settling.stop();
+  mark("checks");
   warnings.push(...(await missingFontWarnings(page)));
+  mark("font check");
   const delay = Math.max(0, Math.min(s.delayMs ?? 0, CAPTURE_LIMITS.maxDelayMs, deadline - Date.now()));
   if (delay > 0) await Bun.sleep(delay);
   const png = await page.screenshot({
@@ -247,6 +366,7 @@ async function filmGuarded(
     clip: { x: 0, y: 0, width: s.viewportWidth, height: cssHeight },
     captureBeyondViewport: s.fullPage,
   });
+  mark("screenshot");
   return {
     png: new Uint8Array(png),
     width: Math.round(s.viewportWidth * dsf),

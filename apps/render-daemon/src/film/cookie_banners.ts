@@ -2,28 +2,54 @@
 import { readFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
+import { filterCompactRules } from "@duckduckgo/autoconsent";
 import type { Page } from "puppeteer-core";
 import { OWN_SCRIPT } from "./settle.ts";
 
-let script: string | null = null;
-let rules: unknown = null;
+type CompactRules = Parameters<typeof filterCompactRules>[0];
 
-function load(): { script: string; rules: unknown } {
+let script: string | null = null;
+let rules: CompactRules | null = null;
+/** The rules a page no site-specific rule matches gets (most pages): the same object every time. */
+let genericOnly: ReturnType<typeof filterCompactRules> | null = null;
+let sitePatterns: RegExp[] | null = null;
+
+function load(): { script: string; rules: CompactRules } {
   if (script === null) {
     const dist = dirname(fileURLToPath(import.meta.resolve("@duckduckgo/autoconsent")));
     // named, so that settling can tell its timers from the page's (settle.ts, OWN_SCRIPT)
     script = `${readFileSync(join(dist, "autoconsent.playwright.js"), "utf8")}\n//# sourceURL=${OWN_SCRIPT}`;
-    // the compact encoding (opt-out steps only, a third of the size): it is sent to every document
-    rules = {
-      compact: JSON.parse(
-        readFileSync(
-          fileURLToPath(import.meta.resolve("@duckduckgo/autoconsent/rules/compact-rules.json")),
-          "utf8",
-        ),
+    // the compact encoding (opt-out steps only, a third of the size); each document gets its share (rulesFor)
+    rules = JSON.parse(
+      readFileSync(
+        fileURLToPath(import.meta.resolve("@duckduckgo/autoconsent/rules/compact-rules.json")),
+        "utf8",
       ),
-    };
+    ) as CompactRules;
   }
-  return { script, rules };
+  return { script, rules: rules as CompactRules };
+}
+
+/**
+ * The rules for one document, as the package's own extension sends them (filterCompactRules): the
+ * generic rules, plus the site-specific ones whose URL pattern matches — a quarter of the bundle's bytes
+ * for most pages, so less to send, decode and try on every document.
+ */
+export function rulesFor(url: string): ReturnType<typeof filterCompactRules> {
+  const all = load().rules;
+  sitePatterns ??= all.r
+    .slice(all.index.specificRuleRange[0], all.index.specificRuleRange[1])
+    .flatMap((r) => {
+      try {
+        return r[3] ? [new RegExp(r[3])] : [];
+      } catch {
+        return [];
+      }
+    });
+  // a site-specific rule for this URL: filtered for it; otherwise the generic rules, filtered once
+  if (sitePatterns.some((p) => p.test(url))) return filterCompactRules(all, { url, mainFrame: true });
+  genericOnly ??= filterCompactRules(all, { url, mainFrame: true });
+  return genericOnly;
 }
 
 // The configuration of the package's own puppeteer guide (docs/puppeteer.md), opting out.
@@ -50,14 +76,16 @@ const CONFIG = {
   },
 };
 
-type Message = { type?: string; cmp?: string; result?: boolean; id?: string; code?: string };
+type Message = { type?: string; cmp?: string; result?: boolean; id?: string; code?: string; url?: string };
 
 /**
- * Installs autoconsent in a page before navigation. `settled()` waits (at most `ms`) for a pop-up it
- * found to be handled, and says what happened.
+ * Installs autoconsent in a page before navigation (a spare page of the pool, before its film is
+ * known). `settled()` waits (at most `ms`) for a pop-up it found to be handled, and says what happened;
+ * `disable()` takes it out again before navigation (hideCookieBanners: false).
  */
 export async function handleCookieBanners(page: Page) {
-  const { script: source, rules: bundle } = load();
+  const { script: source } = load();
+  let enabled = true;
   let found: string | null = null;
   let done = false;
   let wake: (() => void) | null = null;
@@ -69,10 +97,15 @@ export async function handleCookieBanners(page: Page) {
       }, msg)
       .catch(() => {});
   await page.exposeFunction("autoconsentSendMessage", async (message: Message) => {
-    if (!message || typeof message !== "object") return;
+    if (!enabled || !message || typeof message !== "object") return;
     switch (message.type) {
       case "init":
-        return send({ type: "initResp", config: CONFIG, rules: bundle });
+        // only the main frame answers (page.evaluate): its rules, for its URL
+        return send({
+          type: "initResp",
+          config: CONFIG,
+          rules: { compact: rulesFor(message.url ?? page.url()) },
+        });
       case "eval": {
         const result = await page.evaluate(message.code ?? "undefined").catch(() => false);
         return send({ type: "evalResp", id: message.id, result });
@@ -88,8 +121,14 @@ export async function handleCookieBanners(page: Page) {
         return;
     }
   });
-  await page.evaluateOnNewDocument(source);
+  // after the binding: the content script calls it as it starts
+  const { identifier } = await page.evaluateOnNewDocument(source);
   return {
+    /** Before navigation: no content script in the page's documents, and no message answered. */
+    async disable(): Promise<void> {
+      enabled = false;
+      await page.removeScriptToEvaluateOnNewDocument(identifier);
+    },
     /** Waits up to `ms` for a found pop-up to be dismissed; returns its name when it was not. */
     async settled(ms: number): Promise<string | null> {
       if (!found || done) return null;
@@ -101,3 +140,6 @@ export async function handleCookieBanners(page: Page) {
     },
   };
 }
+
+/** A page's autoconsent (handleCookieBanners). */
+export type CookieBanners = Awaited<ReturnType<typeof handleCookieBanners>>;

@@ -173,3 +173,6 @@ export async function watchSettling(page: Page, limits: SettleLimits = DEFAULT_S
     },
   };
 }
+
+/** A page's settling watch (watchSettling). */
+export type Settling = Awaited<ReturnType<typeof watchSettling>>;

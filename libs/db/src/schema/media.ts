@@ -24,6 +24,18 @@ export const mediaFiles = pgTable(
   (t) => [index("media_files_site_created_idx").on(t.siteId, t.createdAt, t.id)],
 );
 
+/**
+ * A counter per site that moves whenever any of its media_files rows is inserted, changed or deleted —
+ * by triggers, whatever writes (migration 0008). A cached page of the library is good while it matches
+ * (decision 0810). No row yet reads as version 0.
+ */
+export const siteMediaVersions = pgTable("site_media_versions", {
+  siteId: uuid("site_id")
+    .primaryKey()
+    .references(() => sites.id, { onDelete: "cascade" }),
+  version: bigint("version", { mode: "number" }).notNull(),
+});
+
 /** A prepared signed upload: counted against the caps at preparation, finalized when the bytes land. */
 export const mediaUploads = pgTable(
   "media_uploads",

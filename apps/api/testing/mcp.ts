@@ -1,0 +1,51 @@
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import type { TestApp } from "./mod.ts";
+
+/**
+ * A server on 127.0.0.1 in front of a test app, for clients that need an address (the MCP SDK's).
+ * Its address is known before the app is given (a test that puts it in PUBLIC_BASE_URL builds the app
+ * after); until then it answers 503. Stop it in afterAll.
+ */
+export type AppServer = { base: string; serve(h: TestApp): void; stop(): void };
+
+export function listenApp(h?: TestApp): AppServer {
+  let handle: (req: Request) => Response | Promise<Response> = () => new Response(null, { status: 503 });
+  const server = Bun.serve({ hostname: "127.0.0.1", port: 0, fetch: (req) => handle(req) });
+  const s: AppServer = {
+    base: `http://127.0.0.1:${server.port}`,
+    serve: (app) => {
+      handle = (req) => app.app.handle(req);
+    },
+    stop: () => server.stop(true),
+  };
+  if (h) s.serve(h);
+  return s;
+}
+
+/** The MCP SDK's own client, connected over Streamable HTTP to `<base>/mcp` with `key` as its bearer. */
+export async function mcpClient(server: { base: string }, key: string, name = "mcp-test"): Promise<Client> {
+  const client = new Client({ name, version: "1.0.0" });
+  await client.connect(
+    new StreamableHTTPClientTransport(new URL(`${server.base}/mcp`), {
+      requestInit: { headers: { authorization: `Bearer ${key}` } },
+    }),
+  );
+  return client;
+}
+
+/** A tool's answer as the tests read it: `structuredContent` (or its error) and the text content. */
+export type CallResult = {
+  isError?: boolean;
+  structuredContent?: any;
+  content: { type: string; text: string }[];
+};
+
+/** Calls a tool with the SDK client and answers its result, an error result included. */
+export async function callTool(
+  client: Client,
+  name: string,
+  args: Record<string, unknown> = {},
+): Promise<CallResult> {
+  return (await client.callTool({ name, arguments: args })) as unknown as CallResult;
+}
