@@ -67,6 +67,20 @@ async function busyRenderers(ms = 1000): Promise<number[]> {
   return [...after].filter(([pid, t]) => t - (before.get(pid) ?? t) > ms * ticksPerMs * 0.5).map(([p]) => p);
 }
 
+/**
+ * The busy renderers left once things calm down: a page that loops never calms, so a renderer
+ * that was not killed stays in the list; the pool preparing its next spare page (a fresh
+ * renderer loading its scripts) is busy for a moment only, which a loaded host stretches past
+ * one sample (the CI failure of 2026-11-23).
+ */
+async function busyRenderersAfterCalm(ms = 10_000): Promise<number[]> {
+  const deadline = Date.now() + ms;
+  for (;;) {
+    const busy = await busyRenderers();
+    if (busy.length === 0 || Date.now() > deadline) return busy;
+  }
+}
+
 const drivers: [string, boolean, () => RenderQueue][] = [
   ["in-process", false, () => createMemoryQueue({ log })],
   [
@@ -153,7 +167,7 @@ for (const [driver, skip, makeQueue] of drivers) {
       expect(await creditsOf(a.org.id)).toBe(100);
       expect(await refundsOf(a.org.id)).toHaveLength(1);
       // The renderer that ran the loop was killed, not only the job.
-      expect(await busyRenderers()).toEqual([]);
+      expect(await busyRenderersAfterCalm()).toEqual([]);
     }, 120_000);
 
     test("organization A's 6 hanging renders do not hold back organization B's ordinary render", async () => {
@@ -200,7 +214,7 @@ for (const [driver, skip, makeQueue] of drivers) {
       expect(ends.map((e) => [e.status, e.attempts])).toEqual(Array(6).fill(["failed", 1]));
       for (const e of ends) expect(e.error).toContain("did not finish loading within");
       // Every busy page's renderer is gone with its render.
-      expect(await busyRenderers()).toEqual([]);
+      expect(await busyRenderersAfterCalm()).toEqual([]);
       expect(await creditsOf(a.org.id)).toBe(200);
       expect(await refundsOf(a.org.id)).toHaveLength(6);
       console.log(
