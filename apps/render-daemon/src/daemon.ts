@@ -14,7 +14,12 @@ import { createRenderHandler } from "./worker.ts";
 const STOP_GRACE_MS = 25_000;
 
 /** A running render daemon. */
-export type RenderDaemon = { metricsUrl: string | null; stop(): Promise<void> };
+export type RenderDaemon = {
+  metricsUrl: string | null;
+  /** Settles once the warm-up at start (featured plates, the film browser's first draw) is over. */
+  warmed(): Promise<void>;
+  stop(): Promise<void>;
+};
 
 /**
  * Starts the render daemon on a runtime: a pipeline (browser pool, and a compositor whose WebGL page
@@ -90,6 +95,9 @@ export async function startRenderDaemon(
 
   return {
     metricsUrl: metricsServer?.url ?? null,
+    warmed: async () => {
+      await pipeline?.warmed?.();
+    },
     stop() {
       // Order: stop taking jobs → finish or hand back running ones → close browsers → listeners.
       stopping ??= (async () => {
