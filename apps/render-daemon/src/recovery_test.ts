@@ -331,10 +331,10 @@ for (const driver of ["in-process", "bullmq"] as const) {
 }
 
 describe("the one process of the embedded default, SIGKILLed (in-process queue, 18.4)", () => {
-  // Skipped, not fixed (2026-11-23): on this host it now fails more often than not, on the landed code
-  // too (802c887, run alone): of three renders in progress, the one admitted last runs again only
-  // about 30 s after the restart (two within 4 s). To be found; the closing note of that day says so.
-  test.skip("on restart every render that was running is running again within 10 s, charged once", async () => {
+  // This failed more often than not until 2026-11-23: every browser launch ran certutil once per
+  // certificate of NODE_EXTRA_CA_CERTS (the system bundle here) with spawnSync, blocking the process
+  // for seconds; the last render was admitted late and the restarted sweeper stalled behind it.
+  test("on restart every render that was running is running again within 10 s, charged once", async () => {
     const h = await buildTestApp({ env: { FETCH_ALLOW_HOSTS: pages.host } });
     cleanup.push(() => h.close());
     const dataDir = mkdtempSync(join(tmpdir(), "render-crash-"));
@@ -388,7 +388,11 @@ describe("the one process of the embedded default, SIGKILLed (in-process queue, 
       const rows = await rowsOf(h, ids);
       return rows.every((r, i) => r.attempts > atCrash[i].attempts || r.status === "done");
     }, 10_000).catch(async (err) => {
-      console.log("restarted process:", second.output().slice(-3000), await rowsOf(h, ids));
+      console.log(
+        "restarted process:",
+        second.output().slice(-4000),
+        (await rowsOf(h, ids)).map((r) => [r.attempts, r.dispatchedAt, r.updatedAt]),
+      );
       throw err;
     });
     const back = Date.now() - upAt;

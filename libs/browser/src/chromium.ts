@@ -2,7 +2,7 @@ import { join } from "node:path";
 import type { Logger } from "@site/config";
 import { type EgressProxy, type EgressRefusal, type Resolver, startEgressProxy } from "@site/net";
 import puppeteer, { type Browser } from "puppeteer-core";
-import { ExtraCaError, readCaBundle, writeNssTrust } from "./extra_ca.ts";
+import { copyNssTrust, ExtraCaError, nssTrustTemplate } from "./extra_ca.ts";
 import { createProfileDir, sweepOrphanBrowsers } from "./profiles.ts";
 import { rmSync } from "node:fs";
 
@@ -100,11 +100,11 @@ let swept = false;
 const warnedCa = new Set<string>();
 
 /** The HOME Chromium gets: one whose NSS database trusts the extra CAs, or undefined (inherit). */
-function trustHome(profile: string, opts: LaunchOptions): string | undefined {
+async function trustHome(profile: string, opts: LaunchOptions): Promise<string | undefined> {
   if (!opts.extraCaFile) return undefined;
   const home = join(profile, "home");
   try {
-    writeNssTrust(home, readCaBundle(opts.extraCaFile));
+    copyNssTrust(await nssTrustTemplate(opts.extraCaFile, () => createProfileDir()), home);
     return home;
   } catch (err) {
     if (!(err instanceof ExtraCaError)) throw err;
@@ -142,7 +142,7 @@ export async function launchChromium(executablePath: string, opts: LaunchOptions
         for (const fn of listeners) fn(r);
       },
     });
-    const home = trustHome(profile, opts);
+    const home = await trustHome(profile, opts);
     const browser = await puppeteer.launch({
       executablePath,
       headless: true,

@@ -1,5 +1,5 @@
 import { X509Certificate } from "node:crypto";
-import { mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { cpSync, mkdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 
 /** The extra authorities could not be given to Chromium (no certutil, or a file that holds no certificate). */
@@ -30,10 +30,11 @@ export function hasCertutil(): boolean {
   return Bun.which("certutil") !== null;
 }
 
-function certutil(args: string[]): void {
-  const out = Bun.spawnSync(["certutil", ...args], { stdout: "pipe", stderr: "pipe" });
-  if (out.exitCode !== 0)
-    throw new ExtraCaError(`certutil ${args[0]} failed: ${out.stderr.toString().trim().slice(0, 200)}`);
+/** Runs certutil without blocking the event loop (a system bundle is 100+ certificates, a run each). */
+async function certutil(args: string[]): Promise<void> {
+  const proc = Bun.spawn(["certutil", ...args], { stdin: "ignore", stdout: "ignore", stderr: "pipe" });
+  const [code, stderr] = await Promise.all([proc.exited, new Response(proc.stderr).text()]);
+  if (code !== 0) throw new ExtraCaError(`certutil ${args[0]} failed: ${stderr.trim().slice(0, 200)}`);
 }
 
 /**
@@ -41,18 +42,55 @@ function certutil(args: string[]): void {
  * TLS server authentication only ("C,,"). Chromium launched with HOME=<home> then verifies chains to
  * these roots as it does for public ones: names, dates and constraints still apply.
  */
-export function writeNssTrust(home: string, pems: readonly string[]): void {
+export async function writeNssTrust(home: string, pems: readonly string[]): Promise<void> {
   if (!hasCertutil()) throw new ExtraCaError("certutil not found (install libnss3-tools)");
   const db = join(home, ".pki", "nssdb");
   mkdirSync(db, { recursive: true, mode: 0o700 });
-  certutil(["-N", "-d", `sql:${db}`, "--empty-password"]);
-  pems.forEach((pem, i) => {
+  await certutil(["-N", "-d", `sql:${db}`, "--empty-password"]);
+  // one after another: each run writes the same SQLite database
+  for (const [i, pem] of pems.entries()) {
     const file = join(home, `extra-ca-${i}.pem`);
     writeFileSync(file, pem);
     try {
-      certutil(["-A", "-d", `sql:${db}`, "-n", `extra-ca-${i}`, "-t", "C,,", "-a", "-i", file]);
+      await certutil(["-A", "-d", `sql:${db}`, "-n", `extra-ca-${i}`, "-t", "C,,", "-a", "-i", file]);
     } finally {
       rmSync(file, { force: true });
     }
-  });
+  }
+}
+
+const templates = new Map<string, Promise<string>>();
+
+/**
+ * A HOME whose NSS database trusts the bundle's CAs, built once per process and bundle version (path,
+ * size, modification time) in a directory this process owns (removed at exit, or swept as an orphan
+ * profile after a crash): every browser launch copies its database instead of running certutil once
+ * per certificate again (3 s of a blocked process for a 140-certificate system bundle).
+ */
+export function nssTrustTemplate(file: string, makeDir: () => string): Promise<string> {
+  let key: string;
+  try {
+    const st = statSync(file);
+    key = `${file}|${st.size}|${st.mtimeMs}`;
+  } catch (err) {
+    return Promise.reject(new ExtraCaError(`cannot read ${file}: ${(err as Error).message}`));
+  }
+  let built = templates.get(key);
+  if (!built) {
+    built = (async () => {
+      const pems = readCaBundle(file);
+      const dir = makeDir();
+      process.once("exit", () => rmSync(dir, { recursive: true, force: true }));
+      const home = join(dir, "home");
+      await writeNssTrust(home, pems);
+      return home;
+    })();
+    templates.set(key, built);
+  }
+  return built;
+}
+
+/** Gives `home` a copy of a template's NSS database (see nssTrustTemplate). */
+export function copyNssTrust(template: string, home: string): void {
+  cpSync(join(template, ".pki"), join(home, ".pki"), { recursive: true });
 }
