@@ -119,7 +119,7 @@ for (const [driver, skip, makeQueue] of drivers) {
       const id = await queueShot(h, o, pages.url("/hold?name=restarts"));
       for (let i = 1; i <= 3; i++) {
         // The subject is the hand-back, not the warm-up (start_test covers that): a stop waits for a
-        // plate being drawn, about 10 s a cycle here.
+        // plate being drawn (a compositor page still starting is closed at once).
         const daemon = await startRenderDaemon(runtimeOf(h), { graceMs: 300, warm: false });
         await until(async () => (pages.hits.get("/hold") ?? 0) >= i, 30_000);
         await daemon.stop();
@@ -128,7 +128,8 @@ for (const [driver, skip, makeQueue] of drivers) {
         expect(["waiting", "delayed"]).toContain(await h.queue.state("render-screenshot", id));
       }
       release("restarts");
-      const daemon = await startRenderDaemon(runtimeOf(h));
+      // no warm-up here either: the render needs its own look's plate, not the featured ones
+      const daemon = await startRenderDaemon(runtimeOf(h), { warm: false });
       try {
         const [row] = await allSettled(h, [id]);
         expect([row.status, row.attempts, row.error]).toEqual(["done", 1, null]);

@@ -215,8 +215,14 @@ export async function createCompositor(opts: {
   const open = async (): Promise<Page> => {
     if (page && !page.isClosed() && launched?.browser.connected) return page;
     await launched?.close();
+    if (closing) throw new Error("the compositor is closed");
     // Its page is served entirely by request interception: the egress proxy allows it nothing at all.
     launched = await launchChromium(opts.executablePath, { gpu: opts.gpu, allowHosts: [], log: opts.log });
+    if (closing) {
+      await launched.close();
+      launched = null;
+      throw new Error("the compositor is closed");
+    }
     const p = await launched.browser.newPage();
     const errors: string[] = [];
     p.on("pageerror", (e) => errors.push(e instanceof Error ? e.message : String(e)));
@@ -395,8 +401,10 @@ export async function createCompositor(opts: {
   // and tried again by that frame.
   queue = open().then(
     () => undefined,
-    (err) =>
-      opts.log.warn("compositor did not start; it is started again for the next frame", { cause: err }),
+    (err) => {
+      if (!closing)
+        opts.log.warn("compositor did not start; it is started again for the next frame", { cause: err });
+    },
   );
   return {
     plates,
@@ -449,6 +457,13 @@ export async function createCompositor(opts: {
     },
     async close() {
       closing = true;
+      // A page still starting (three.js parsed, the environment drawn: seconds on SwiftShader) is not
+      // waited for: its browser goes now and the start fails. A plate being drawn is finished first.
+      if (!page) {
+        const starting = launched;
+        launched = null;
+        await starting?.close().catch(() => {});
+      }
       await queue;
       await launched?.close();
       launched = null;
