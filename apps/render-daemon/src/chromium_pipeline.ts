@@ -51,10 +51,11 @@ export async function createPipeline(opts: {
       featured.map((styleId) => ({ styleId, theme, captureWidth: 1440, captureHeight: 900 })),
     );
     const t0 = performance.now();
-    // a filming browser launched now, its first frame drawn (the first screenshot of a browser sets up
-    // its compositing: seconds on SwiftShader) and the next page armed, rather than by the first render
+    // the filming browsers launched now, one after another, each one's first frame drawn (the first
+    // screenshot of a browser sets up its compositing: seconds on SwiftShader) and its next page armed,
+    // rather than by the first renders (the first slot is ready to film while the next one warms)
     const filmWarm = pool
-      .withPage((page) => warmPage(page))
+      .warmAll((page) => warmPage(page))
       .then(() => pool.ready())
       .catch(() => {});
     warming = compositor
