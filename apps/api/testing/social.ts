@@ -34,3 +34,26 @@ export function fetchMediaFromApp(fake: FakePlatforms, h: TestApp): void {
       : fetch(url),
   );
 }
+
+/**
+ * Connects a social account (random ids and token) through the app; answers its entry. `extra` adds
+ * or overrides body fields (an X tier, a token the strict fakes treat specially).
+ */
+export async function connectSocialAccount(
+  h: TestApp,
+  key: string,
+  platform: string,
+  extra: Record<string, unknown> = {},
+) {
+  const res = await h.call("POST", "/api/v1/social/accounts", {
+    key,
+    body: {
+      platform,
+      accountId: `${platform}-${Math.random().toString(36).slice(2, 8)}`,
+      accessToken: `tok-${platform}-${Math.random()}`,
+      ...extra,
+    },
+  });
+  expect(res.status).toBe(201);
+  return ((await res.json()) as { account: { id: string } & Record<string, any> }).account;
+}

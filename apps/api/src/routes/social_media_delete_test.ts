@@ -4,7 +4,7 @@ import { addLibraryFile } from "@site/domain/media";
 import { sampleImage } from "@site/domain/testing";
 import { type FakePlatforms, startFakePlatforms } from "@site/social/testing";
 import { buildTestApp, expectAuthRules, type TestApp } from "../../testing/mod.ts";
-import { fetchMediaFromApp, uploadSocialMedia } from "../../testing/social.ts";
+import { connectSocialAccount, fetchMediaFromApp, uploadSocialMedia } from "../../testing/social.ts";
 
 // DELETE /api/v1/social/media/<id> (decision 1300): the row, the stored bytes and their quota go; a
 // registered site file keeps its bytes; a file an unpublished post lists answers 409 CONFLICT.
@@ -29,14 +29,8 @@ const used = async (orgId: string) =>
   (await h.sql`select storage_used_bytes::int as n from organizations where id = ${orgId}`)[0]!.n as number;
 const keyOf = (url: string) => url.replace(/^\/api\/media\//, "");
 
-async function connect(key: string, platform: string, accessToken = `tok-${Math.random()}`) {
-  const res = await h.call("POST", "/api/v1/social/accounts", {
-    key,
-    body: { platform, accountId: `${platform}-${Math.random().toString(36).slice(2, 8)}`, accessToken },
-  });
-  expect(res.status).toBe(201);
-  return (await body(res)).account.id as string;
-}
+const connect = async (key: string, platform: string, accessToken?: string) =>
+  (await connectSocialAccount(h, key, platform, accessToken ? { accessToken } : {})).id;
 
 describe("auth rules", () => {
   test("DELETE /api/v1/social/media/<id>: 401 without or with a bad key, 403 without social:write", async () => {

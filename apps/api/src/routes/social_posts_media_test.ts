@@ -3,7 +3,7 @@ import { createCanvas } from "@napi-rs/canvas";
 import { sampleImage, sampleVideo } from "@site/domain/testing";
 import { type FakePlatforms, startFakePlatforms } from "@site/social/testing";
 import { buildTestApp, type TestApp } from "../../testing/mod.ts";
-import { fetchMediaFromApp, uploadSocialMedia } from "../../testing/social.ts";
+import { connectSocialAccount, fetchMediaFromApp, uploadSocialMedia } from "../../testing/social.ts";
 
 // Posts with media, end to end: the API validates every target against its platform's rules before
 // publishing anything, then each platform fetches the files through share-token URLs on this service's
@@ -26,18 +26,8 @@ type Json = Record<string, any>;
 const body = async (res: Response) => (await res.json()) as Json;
 const PLATFORMS = ["instagram", "threads", "x", "linkedin", "reddit", "tiktok"] as const;
 
-async function connect(key: string, platform: string) {
-  const res = await h.call("POST", "/api/v1/social/accounts", {
-    key,
-    body: {
-      platform,
-      accountId: `${platform}-${Math.random().toString(36).slice(2, 8)}`,
-      accessToken: `tok-${platform}-${Math.random()}`,
-      tier: platform === "x" ? "basic" : undefined,
-    },
-  });
-  return (await body(res)).account as Json;
-}
+const connect = (key: string, platform: string) =>
+  connectSocialAccount(h, key, platform, platform === "x" ? { tier: "basic" } : {}) as Promise<Json>;
 
 const upload = async (key: string, bytes: Uint8Array, contentType: string) =>
   (await uploadSocialMedia(h, key, bytes, contentType)).id;

@@ -4,6 +4,7 @@ import { captureDueSnapshots } from "@site/domain/social";
 import { type FakePlatforms, startFakePlatforms } from "@site/social/testing";
 import { createPlatformAdapters } from "@site/social";
 import { buildTestApp, expectAuthRules, type TestApp } from "../../testing/mod.ts";
+import { connectSocialAccount } from "../../testing/social.ts";
 
 let h: TestApp;
 let fake: FakePlatforms;
@@ -21,19 +22,8 @@ const DAY = 24 * HOUR;
 type Json = Record<string, any>;
 const body = async (res: Response) => (await res.json()) as Json;
 
-async function connect(key: string, platform: string, extra: Json = {}) {
-  const res = await h.call("POST", "/api/v1/social/accounts", {
-    key,
-    body: {
-      platform,
-      accountId: `${platform}-${Math.random().toString(36).slice(2, 8)}`,
-      accessToken: `tok-${Math.random()}`,
-      ...extra,
-    },
-  });
-  expect(res.status).toBe(201);
-  return (await body(res)).account as Json;
-}
+const connect = (key: string, platform: string, extra: Json = {}) =>
+  connectSocialAccount(h, key, platform, extra) as Promise<Json>;
 
 describe("auth rules", () => {
   for (const route of [

@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { type FakePlatforms, startFakePlatforms } from "@site/social/testing";
 import { buildTestApp, type TestApp } from "../../testing/mod.ts";
+import { connectSocialAccount } from "../../testing/social.ts";
 
 // X's and Threads' text limits, checked before anything is published (decision 1301), through the app
 // against the strict fakes (which refuse the same texts).
@@ -18,19 +19,8 @@ afterAll(async () => {
 type Json = Record<string, any>;
 const body = async (res: Response) => (await res.json()) as Json;
 
-async function connect(key: string, platform: string) {
-  const res = await h.call("POST", "/api/v1/social/accounts", {
-    key,
-    body: {
-      platform,
-      accountId: `${platform}-${Math.random().toString(36).slice(2, 8)}`,
-      accessToken: `tok-${Math.random()}`,
-      tier: platform === "x" ? "basic" : undefined,
-    },
-  });
-  expect(res.status).toBe(201);
-  return (await body(res)).account.id as string;
-}
+const connect = async (key: string, platform: string) =>
+  (await connectSocialAccount(h, key, platform, platform === "x" ? { tier: "basic" } : {})).id;
 
 async function post(key: string, b: Json) {
   const res = await h.call("POST", "/api/v1/social/posts", { key, body: b });
