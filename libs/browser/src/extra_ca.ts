@@ -80,12 +80,19 @@ export function nssTrustTemplate(file: string, makeDir: () => string): Promise<s
     built = (async () => {
       const pems = readCaBundle(file);
       const dir = makeDir();
-      process.once("exit", () => rmSync(dir, { recursive: true, force: true }));
       const home = join(dir, "home");
-      await writeNssTrust(home, pems);
+      try {
+        await writeNssTrust(home, pems);
+      } catch (err) {
+        rmSync(dir, { recursive: true, force: true });
+        throw err;
+      }
+      process.once("exit", () => rmSync(dir, { recursive: true, force: true }));
       return home;
     })();
     templates.set(key, built);
+    // a failure (no certutil yet, a bundle being rewritten) is tried again by the next launch
+    built.catch(() => templates.delete(key));
   }
   return built;
 }
