@@ -1,11 +1,10 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { readdirSync, readFileSync } from "node:fs";
 import { and, eq } from "drizzle-orm";
 import { createLogger } from "@site/config";
 import { creditLedger, organizations, screenshotRenders } from "@site/db";
 import { createBullQueue, createMemoryQueue, type RenderQueue } from "@site/queue";
 import { buildTestApp, runtimeOf, type TestApp } from "@site/api/testing";
-import { html, LANDING, servePages, until } from "@site/browser/testing";
+import { html, LANDING, rendererProcesses, servePages, until } from "@site/browser/testing";
 import { type RenderDaemon, startRenderDaemon } from "./daemon.ts";
 
 // Real Chromium, real PostgreSQL, and real Redis for the BullMQ driver (TEST_REDIS_URL).
@@ -30,33 +29,7 @@ afterAll(() => {
   silent.stop(true);
 });
 
-/** Chromium renderer processes under this test process, with the CPU time (ticks) each has used. */
-function renderers(): Map<number, number> {
-  const children = new Map<number, number[]>();
-  for (const e of readdirSync("/proc")) {
-    if (!/^\d+$/.test(e)) continue;
-    try {
-      const stat = readFileSync(`/proc/${e}/stat`, "utf8");
-      const ppid = Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[1]);
-      children.set(ppid, [...(children.get(ppid) ?? []), Number(e)]);
-    } catch {}
-  }
-  const found = new Map<number, number>();
-  const walk = (pid: number) => {
-    for (const kid of children.get(pid) ?? []) {
-      try {
-        if (readFileSync(`/proc/${kid}/cmdline`, "utf8").includes("--type=renderer")) {
-          const f = readFileSync(`/proc/${kid}/stat`, "utf8");
-          const fields = f.slice(f.lastIndexOf(")") + 2).split(" ");
-          found.set(kid, Number(fields[11]) + Number(fields[12]));
-        }
-      } catch {}
-      walk(kid);
-    }
-  };
-  walk(process.pid);
-  return found;
-}
+const renderers = () => rendererProcesses();
 
 /** The renderers that used more than half a core over `ms`. */
 async function busyRenderers(ms = 1000): Promise<number[]> {

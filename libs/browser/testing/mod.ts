@@ -2,3 +2,4 @@
 export * from "./pages.ts";
 export * from "./escape_pages.ts";
 export * from "./settle_pages.ts";
+export * from "./processes.ts";
