@@ -1,3 +1,4 @@
+import tlds from "tlds";
 import type { SocialPlatform } from "./platform.ts";
 
 // The text limits of the platforms that state one, counted as each platform counts (decision 1301).
@@ -30,8 +31,25 @@ const X_LIGHT_RANGES: [number, number][] = [
   [0x2032, 0x2037],
 ];
 const X_URL_WEIGHT = 23;
-// URLs with a scheme or a leading www.; trailing punctuation is the sentence's, not the URL's.
-const URL_PATTERN = /\b(?:https?:\/\/|www\.)[^\s<>"]+/giu;
+// What X links (and so counts as 23), as its reference implementation twitter-text extracts URLs: one
+// with a scheme, or a bare domain ("example.com", "docs.example.de/path") of Latin labels (ASCII and
+// accented letters, digits, inner hyphens) under a top-level domain, not right after a letter, digit,
+// "@" (an e-mail address), "$", "#", "_", ".", "/" or "-". Trailing punctuation is the sentence's.
+const LATIN_LABEL = "[a-z0-9\\u00C0-\\u00D6\\u00D8-\\u00F6\\u00F8-\\u024F\\u1E00-\\u1EFF-]+";
+const URL_PATTERN = new RegExp(
+  `(?<![\\p{L}\\p{N}@＠$#＃_./-])(?:https?://[^\\s<>"]+|(?:${LATIN_LABEL}\\.)+[\\p{L}\\p{N}-]+(?::\\d{1,5})?(?:[/?#][^\\s<>"]*)?)`,
+  "giu",
+);
+// IANA's root zone (the `tlds` package, kept current with it), Unicode labels included
+const TOP_LEVEL_DOMAINS = new Set<string>(tlds);
+
+/** Whether a match without a scheme is a domain X links: labels of letters, digits and inner hyphens, under a real TLD. */
+function isBareDomainUrl(url: string): boolean {
+  const host = url.split(/[:/?#]/u, 1)[0]!.toLowerCase();
+  const labels = host.split(".");
+  if (labels.some((l) => l === "" || l.startsWith("-") || l.endsWith("-"))) return false;
+  return TOP_LEVEL_DOMAINS.has(labels.at(-1)!);
+}
 
 function xWeight(text: string): number {
   let total = 0;
@@ -65,7 +83,8 @@ export function xTextLength(text: string): number {
       if (next === url) break;
       url = next;
     }
-    if (/^(?:https?:\/\/|www\.)$/iu.test(url)) continue;
+    if (/^https?:\/\/$/iu.test(url)) continue;
+    if (!/^https?:\/\//iu.test(url) && !isBareDomainUrl(url)) continue;
     total += xWeight(nfc.slice(last, m.index)) + X_URL_WEIGHT;
     last = m.index + url.length;
   }

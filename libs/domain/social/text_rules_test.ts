@@ -1,4 +1,5 @@
 import { describe, expect, test } from "bun:test";
+import { join } from "node:path";
 import { platformTextViolation, postTextViolations, threadsTextLength, xTextLength } from "./text_rules.ts";
 
 describe("X counts weighted characters (docs.x.com/fundamentals/counting-characters)", () => {
@@ -18,6 +19,17 @@ describe("X counts weighted characters (docs.x.com/fundamentals/counting-charact
     expect(xTextLength("(https://en.wikipedia.org/wiki/Foo_(bar))")).toBe(1 + 23 + 1);
     expect(xTextLength("www.example.com/abc and http://a.co")).toBe(23 + 5 + 23);
     expect(xTextLength("http://")).toBe(7);
+  });
+
+  test("a bare domain under a real top-level domain is a URL (23); an e-mail, a file name or a number is not", () => {
+    expect(xTextLength("see example.com now")).toBe(4 + 23 + 4);
+    expect(xTextLength("docs.example.de/guide?x=1.")).toBe(23 + 1);
+    expect(xTextLength("t.co")).toBe(23);
+    expect(xTextLength("bücher.example.com")).toBe(23);
+    expect(xTextLength("mail me: foo@example.com")).toBe(24);
+    expect(xTextLength("index.html and v1.2.3")).toBe(21);
+    expect(xTextLength("www.example.notatld")).toBe(19);
+    expect(xTextLength("пример.рф")).toBe(9); // not Latin: linked only with a scheme
   });
 
   test("280 fits, 281 does not", () => {
@@ -58,5 +70,81 @@ describe("which text of a post is checked", () => {
     expect(postTextViolations(["x"], "short", { x: long }).map((v) => v.field)).toEqual([
       "platformOverrides.x",
     ]);
+  });
+});
+
+// The texts X's reference implementation counts for comparison: links with and without a scheme, the
+// characters around them, e-mail addresses, file names, numbers, scripts and emoji.
+const CORPUS = [
+  "example.com",
+  "see example.com now",
+  "example.de",
+  "example.de/path",
+  "t.co",
+  "readme.md",
+  "node.js",
+  "v1.2.3",
+  "file.txt",
+  "index.html",
+  "foo@example.com",
+  "$example.com",
+  "#example.com",
+  "_example.com",
+  "-example.com",
+  "/example.com",
+  "example.com.",
+  "(example.com)",
+  "example.com/path?q=1#f",
+  "www.example.com",
+  "www.example.invalidtld",
+  "sub.domain.example.co.uk/x",
+  "EXAMPLE.COM",
+  "example.com:8080/x",
+  "ex-ample.com",
+  "-ex.com",
+  "ex-.com",
+  "пример.рф",
+  "example.рф",
+  "пример.com",
+  "bücher.example.com",
+  "x×y.com",
+  "例え.テスト",
+  "münchen.de",
+  "example.museum",
+  "a.b",
+  "1.2",
+  "Hello, world! 👋",
+  "日本語",
+  "https://example.com",
+  "http://",
+  "(https://en.wikipedia.org/wiki/Foo_(bar))",
+  "www.example.com/abc and http://a.co",
+  "go to google.com, then bing.com.",
+  "I❤️example.com",
+  "price 3.50 today",
+  "e.g. this",
+  "U.S.A. is",
+  "x.com/elonmusk",
+  "abc.xyz",
+  "example.app/install",
+  "👨‍👩‍👧‍👦 family",
+  "cafe\u0301",
+  "“quoted” — ok…",
+  `${"a".repeat(250)} https://example.com/${"x".repeat(80)}`,
+];
+
+describe("X's counting agrees with X's reference implementation (twitter-text parseTweet)", () => {
+  test("every text of the corpus has the weighted length twitter-text gives it", () => {
+    const oracle = Bun.spawnSync(
+      [process.execPath, join(import.meta.dir, "../testing/twitter_text_oracle.cjs")],
+      {
+        stdin: new TextEncoder().encode(JSON.stringify(CORPUS)),
+      },
+    );
+    expect(oracle.exitCode).toBe(0);
+    const reference = JSON.parse(oracle.stdout.toString()) as number[];
+    expect(CORPUS.map((text) => [text, xTextLength(text)])).toEqual(
+      CORPUS.map((text, i) => [text, reference[i]]),
+    );
   });
 });
