@@ -1,4 +1,5 @@
-import tlds from "tlds";
+import { readFileSync } from "node:fs";
+import { fileURLToPath } from "node:url";
 import type { SocialPlatform } from "./platform.ts";
 
 // The text limits of the platforms that state one, counted as each platform counts (decision 1301).
@@ -40,8 +41,12 @@ const URL_PATTERN = new RegExp(
   `(?<![\\p{L}\\p{N}@＠$#＃_./-])(?:https?://[^\\s<>"]+|(?:${LATIN_LABEL}\\.)+[\\p{L}\\p{N}-]+(?::\\d{1,5})?(?:[/?#][^\\s<>"]*)?)`,
   "giu",
 );
-// IANA's root zone (the `tlds` package, kept current with it), Unicode labels included
-const TOP_LEVEL_DOMAINS = new Set<string>(tlds);
+// IANA's root zone (the `tlds` package, kept current with it), Unicode labels included. Read as a file,
+// not imported: under Bun, a JSON module imported here and by mailparser (linkify-it) reached the second
+// importer broken, and mailparser failed to load.
+const TOP_LEVEL_DOMAINS = new Set<string>(
+  JSON.parse(readFileSync(fileURLToPath(import.meta.resolve("tlds")), "utf8")) as string[],
+);
 
 /** Whether a match without a scheme is a domain X links: labels of letters, digits and inner hyphens, under a real TLD. */
 function isBareDomainUrl(url: string): boolean {
