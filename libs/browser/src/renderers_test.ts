@@ -12,6 +12,9 @@ describe.skipIf(!chromium)("renderer processes of a filming browser (decision 12
     const launched = await launchChromium(chromium as string, { gpu: false, allowHosts: [pages.host] });
     try {
       const pid = launched.browser.process()?.pid as number;
+      // the launch's own blank tab goes first, and its renderer with it (it may start after launch returns)
+      for (const page of await launched.browser.pages()) await page.close();
+      await until(async () => rendererProcesses(pid).size === 0, 10_000);
       const before = new Set(rendererProcesses(pid).keys());
       for (let film = 0; film < 3; film++) {
         const context = await launched.browser.createBrowserContext();
