@@ -1,4 +1,4 @@
-import { readdirSync, readFileSync } from "node:fs";
+import { processTable } from "@site/browser/testing";
 
 /**
  * CPU seconds used so far by this process and each of its descendants, summed by "<browser pid>:<kind>"
@@ -6,32 +6,23 @@ import { readdirSync, readFileSync } from "node:fs";
  * "self". Reaped children count in their parent (a renderer that ended counts in its zygote).
  */
 export function cpuByProcessKind(): Map<string, number> {
-  const info = new Map<number, { ppid: number; seconds: number; kind: string }>();
-  for (const e of readdirSync("/proc")) {
-    if (!/^\d+$/.test(e)) continue;
-    try {
-      const stat = readFileSync(`/proc/${e}/stat`, "utf8");
-      const f = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-      const cmd = readFileSync(`/proc/${e}/cmdline`, "utf8");
-      const kind = cmd.match(/--type=([a-z-]+)/)?.[1] ?? (/chrom/i.test(cmd) ? "browser" : "other");
-      // utime, stime, and the same of reaped children, in clock ticks (100 per second)
-      const ticks = Number(f[11]) + Number(f[12]) + Number(f[13]) + Number(f[14]);
-      info.set(Number(e), { ppid: Number(f[1]), seconds: ticks / 100, kind });
-    } catch {}
-  }
+  const table = processTable();
+  const kindOf = (cmd: string) =>
+    cmd.match(/--type=([a-z-]+)/)?.[1] ?? (/chrom/i.test(cmd) ? "browser" : "other");
   const out = new Map<string, number>();
-  for (const [pid, i] of info) {
+  for (const [pid, i] of table) {
     let p = pid;
     let browser = 0;
     for (let hops = 0; p && p !== process.pid && hops < 64; hops++) {
-      const x = info.get(p);
+      const x = table.get(p);
       if (!x) break;
-      if (x.kind === "browser") browser = p;
+      if (kindOf(x.cmdline) === "browser") browser = p;
       p = x.ppid;
     }
     if (p !== process.pid) continue;
-    const key = pid === process.pid ? "self" : `${browser}:${i.kind}`;
-    out.set(key, (out.get(key) ?? 0) + i.seconds);
+    const key = pid === process.pid ? "self" : `${browser}:${kindOf(i.cmdline)}`;
+    // utime, stime, and the same of reaped children, in clock ticks (100 per second)
+    out.set(key, (out.get(key) ?? 0) + i.ticks / 100);
   }
   return out;
 }

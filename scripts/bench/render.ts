@@ -6,7 +6,7 @@
  * Also: the peak memory of the daemon (process + its Chromiums).
  *   bun scripts/bench/render.ts            (BENCH_BARE_PAUSE_MS=1000: a pause before each bare shot)
  */
-import { readdirSync, readFileSync } from "node:fs";
+import { readFileSync } from "node:fs";
 import { eq, inArray } from "drizzle-orm";
 import { screenshotRenders } from "@site/db";
 import { cpuByProcessKind, cpuUsedSince } from "./_process_cpu.ts";
@@ -14,7 +14,7 @@ import { findBrowser, chromiumFlags } from "@site/browser";
 import puppeteer from "puppeteer-core";
 import { buildTestApp, runtimeOf } from "@site/api/testing";
 import { startRenderDaemon } from "@site/render-daemon";
-import { html, LANDING, servePages, until } from "@site/browser/testing";
+import { descendsFrom, html, LANDING, processTable, servePages, until } from "@site/browser/testing";
 
 const N = 20;
 const pct = (xs: number[], p: number) =>
@@ -22,19 +22,10 @@ const pct = (xs: number[], p: number) =>
 
 /** Proportional set size (shared pages split fairly) of this process and every descendant. */
 function treePss(): number {
-  const parent = new Map<number, number>();
-  for (const e of readdirSync("/proc")) {
-    if (!/^\d+$/.test(e)) continue;
-    try {
-      const stat = readFileSync(`/proc/${e}/stat`, "utf8");
-      parent.set(Number(e), Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[1]));
-    } catch {}
-  }
+  const table = processTable();
   let total = 0;
-  for (const pid of parent.keys()) {
-    let p: number | undefined = pid;
-    for (let hops = 0; p && p !== process.pid && hops < 64; hops++) p = parent.get(p);
-    if (p !== process.pid) continue;
+  for (const pid of table.keys()) {
+    if (pid !== process.pid && !descendsFrom(table, pid, process.pid)) continue;
     try {
       const pss = readFileSync(`/proc/${pid}/smaps_rollup`, "utf8").match(/^Pss:\s+(\d+) kB/m);
       total += pss ? Number(pss[1]) * 1024 : 0;

@@ -29,13 +29,11 @@ afterAll(() => {
   silent.stop(true);
 });
 
-const renderers = () => rendererProcesses();
-
 /** The renderers that used more than half a core over `ms`. */
 async function busyRenderers(ms = 1000): Promise<number[]> {
-  const before = renderers();
+  const before = rendererProcesses();
   await new Promise((r) => setTimeout(r, ms));
-  const after = renderers();
+  const after = rendererProcesses();
   const ticksPerMs = 100 / 1000;
   return [...after].filter(([pid, t]) => t - (before.get(pid) ?? t) > ms * ticksPerMs * 0.5).map(([p]) => p);
 }

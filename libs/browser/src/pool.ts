@@ -165,7 +165,7 @@ export function createBrowserPool<P = undefined>(opts: {
     async warmAll(fn) {
       for (const s of slots) {
         if (closed || s.launched || !free.includes(s)) continue;
-        await lend(await acquire(s), (page) => fn(page), {}).catch(() => {});
+        await lend(await acquire(s), fn, {}).catch(() => {});
       }
     },
     async ready() {

@@ -43,17 +43,18 @@ const URL_PATTERN = new RegExp(
 );
 // IANA's root zone (the `tlds` package, kept current with it), Unicode labels included. Read as a file,
 // not imported: under Bun, a JSON module imported here and by mailparser (linkify-it) reached the second
-// importer broken, and mailparser failed to load.
-const TOP_LEVEL_DOMAINS = new Set<string>(
-  JSON.parse(readFileSync(fileURLToPath(import.meta.resolve("tlds")), "utf8")) as string[],
-);
+// importer broken, and mailparser failed to load. Read at the first bare domain, not at start-up.
+let topLevelDomains: Set<string> | null = null;
 
 /** Whether a match without a scheme is a domain X links: labels of letters, digits and inner hyphens, under a real TLD. */
 function isBareDomainUrl(url: string): boolean {
   const host = url.split(/[:/?#]/u, 1)[0]!.toLowerCase();
   const labels = host.split(".");
   if (labels.some((l) => l === "" || l.startsWith("-") || l.endsWith("-"))) return false;
-  return TOP_LEVEL_DOMAINS.has(labels.at(-1)!);
+  topLevelDomains ??= new Set<string>(
+    JSON.parse(readFileSync(fileURLToPath(import.meta.resolve("tlds")), "utf8")) as string[],
+  );
+  return topLevelDomains.has(labels.at(-1)!);
 }
 
 function xWeight(text: string): number {
