@@ -10,7 +10,7 @@ RUN bun install --frozen-lockfile --production
 
 FROM oven/bun:1-debian
 RUN apt-get update \
- && apt-get install -y --no-install-recommends chromium libnss3-tools fonts-noto-core fonts-noto-color-emoji fonts-noto-cjk fonts-liberation2 ca-certificates tini \
+ && apt-get install -y --no-install-recommends chromium chromium-headless-shell libnss3-tools fonts-noto-core fonts-noto-color-emoji fonts-noto-cjk fonts-liberation2 ca-certificates tini \
  && rm -rf /var/lib/apt/lists/*
 WORKDIR /app
 ENV NODE_ENV=production CHROMIUM_PATH=/usr/bin/chromium RENDER_CONCURRENCY=2 RENDER_METRICS_PORT=9464

@@ -16,7 +16,8 @@ import {
   chromiumFlags,
   createBrowserPool,
   createUrlGuard,
-  findBrowser,
+  findFilmBrowser,
+  isHeadlessShell,
 } from "@site/browser";
 import { html, LANDING, servePages } from "@site/browser/testing";
 import { type ArmedPage, armPage, DEFAULT_TIMINGS, filmPage, warmPage } from "@site/render-daemon";
@@ -30,7 +31,12 @@ const demo = join(import.meta.dir, "../../apps/render-daemon/demo/lumen.html");
 const pages = servePages({
   "/": () => (process.env.FILM_PAGE === "demo" ? html(readFileSync(demo, "utf8")) : html(LANDING)),
 });
-const executablePath = findBrowser(process.env.CHROMIUM_PATH ?? null);
+// the browser the daemon films with (the headless shell where there is one; RENDER_HEADLESS_SHELL=0: not)
+const executablePath = findFilmBrowser({
+  chromiumPath: process.env.CHROMIUM_PATH ?? null,
+  renderGpu: false,
+  renderHeadlessShell: process.env.RENDER_HEADLESS_SHELL !== "0",
+});
 if (!executablePath) throw new Error("no Chromium");
 const log = createLogger("error");
 // as the daemon's pool: each spare page armed ahead; ARM=0 in a variant films on a pool that does not
@@ -104,7 +110,11 @@ async function film(): Promise<Map<string, number>> {
 }
 
 let bareBrowser: Browser | null = null;
-bareBrowser = await puppeteer.launch({ executablePath, headless: true, args: chromiumFlags(false) });
+bareBrowser = await puppeteer.launch({
+  executablePath,
+  headless: isHeadlessShell(executablePath) ? "shell" : true,
+  args: chromiumFlags(false),
+});
 const bare = async () => {
   const t0 = performance.now();
   const page = await (bareBrowser as Browser).newPage();

@@ -10,7 +10,7 @@ import { readFileSync } from "node:fs";
 import { eq, inArray } from "drizzle-orm";
 import { screenshotRenders } from "@site/db";
 import { cpuByProcessKind, cpuUsedSince } from "./_process_cpu.ts";
-import { findBrowser, chromiumFlags } from "@site/browser";
+import { chromiumFlags, findFilmBrowser, isHeadlessShell } from "@site/browser";
 import puppeteer from "puppeteer-core";
 import { buildTestApp, runtimeOf } from "@site/api/testing";
 import { startRenderDaemon } from "@site/render-daemon";
@@ -72,11 +72,13 @@ try {
   };
   const shot = { url: pages.url("/"), viewportWidth: 1440, viewportHeight: 900 };
 
-  // The bare baseline: a warm Chromium, a new page, viewport, load, screenshot, close. Its shots are
-  // taken between the renders, one each, so that both see the same load on a shared host.
+  // The bare baseline: a warm browser (the one the daemon films with: the headless shell where there is
+  // one), a new page, viewport, load, screenshot, close. Its shots are taken between the renders, one
+  // each, so that both see the same load on a shared host.
+  const executablePath = findFilmBrowser(h.ctx.config) as string;
   const browser = await puppeteer.launch({
-    executablePath: findBrowser(h.ctx.config.chromiumPath) as string,
-    headless: true,
+    executablePath,
+    headless: isHeadlessShell(executablePath) ? "shell" : true,
     args: chromiumFlags(false),
   });
   const bareShot = async () => {
@@ -143,7 +145,7 @@ try {
     `queue-to-done p50 (film+compose+store): ${p50.toFixed(0)} ms  p90 ${pct(filmed, 0.9).toFixed(0)} ms  (target < 3000 ms)`,
   );
   console.log(`queue-to-done p50 (re-compose, no film):  ${pct(recomposed, 0.5).toFixed(0)} ms`);
-  console.log(`bare puppeteer screenshot p50:           ${bareP50.toFixed(0)} ms`);
+  console.log(`bare puppeteer screenshot p50:           ${bareP50.toFixed(0)} ms  (${executablePath})`);
   console.log(`ratio render / bare:                     ${(p50 / bareP50).toFixed(2)}  (target < 2.5)`);
   console.log(`throughput at concurrency 2:             ${perMin.toFixed(1)} renders/min  (target ≥ 80)`);
   const cpuPerRender = (s: number) => `${((s / ok) * 1000).toFixed(0)} ms`;

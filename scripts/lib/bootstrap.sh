@@ -37,13 +37,29 @@ ensure_chromium() {
       && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq libnss3-tools)) >/dev/null 2>&1 \
       || log "apt could not install libnss3-tools; browsers will not trust NODE_EXTRA_CA_CERTS"
   fi
-  if [ -n "${CHROMIUM_PATH:-}" ] || command -v chromium >/dev/null 2>&1 || command -v google-chrome >/dev/null 2>&1; then return; fi
+  if [ -n "${CHROMIUM_PATH:-}" ] || command -v chromium >/dev/null 2>&1 || command -v google-chrome >/dev/null 2>&1; then
+    ensure_headless_shell
+    return
+  fi
   if [ "$(id -u)" = "0" ] && command -v apt-get >/dev/null 2>&1; then
-    log "installing Chromium through apt"
-    (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium) >/dev/null 2>&1 \
-      || log "apt could not install chromium; screenshots will answer 501 NOT_CONFIGURED"
+    log "installing Chromium and its headless shell through apt"
+    (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium chromium-headless-shell) \
+      >/dev/null 2>&1 || log "apt could not install chromium; screenshots will answer 501 NOT_CONFIGURED"
   else
     log "no Chromium and not root: screenshots will answer 501 NOT_CONFIGURED"
+  fi
+}
+
+# Debian's headless shell beside its Chromium: the render daemon films with it, a third less CPU per
+# page (decision 1214); without it films use Chromium itself.
+ensure_headless_shell() {
+  [ -x /usr/lib/chromium/chromium-headless-shell ] && return
+  dpkg -s chromium >/dev/null 2>&1 || return 0
+  if [ "$(id -u)" = "0" ] && command -v apt-get >/dev/null 2>&1; then
+    log "installing chromium-headless-shell through apt"
+    (DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium-headless-shell || (apt-get update -qq \
+      && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium-headless-shell)) >/dev/null 2>&1 \
+      || log "apt could not install chromium-headless-shell; films use Chromium itself"
   fi
 }
 

@@ -3,6 +3,7 @@ import type { Logger } from "@site/config";
 import { type EgressProxy, type EgressRefusal, type Resolver, startEgressProxy } from "@site/net";
 import puppeteer, { type Browser } from "puppeteer-core";
 import { copyNssTrust, ExtraCaError, nssTrustTemplate } from "./extra_ca.ts";
+import { isHeadlessShell } from "./find_browser.ts";
 import { createProfileDir, sweepOrphanBrowsers } from "./profiles.ts";
 import { rmSync } from "node:fs";
 
@@ -148,7 +149,8 @@ export async function launchChromium(executablePath: string, opts: LaunchOptions
     const home = await trustHome(profile, opts);
     const browser = await puppeteer.launch({
       executablePath,
-      headless: true,
+      // the headless shell is the old headless mode, built alone (decision 1214)
+      headless: isHeadlessShell(executablePath) ? "shell" : true,
       pipe: true,
       ...(home ? { env: { ...process.env, HOME: home } } : {}),
       args: [

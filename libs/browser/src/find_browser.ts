@@ -1,5 +1,5 @@
 import { existsSync } from "node:fs";
-import { delimiter, join } from "node:path";
+import { basename, delimiter, dirname, join } from "node:path";
 
 const PATH_NAMES = ["chromium", "chromium-browser", "google-chrome", "google-chrome-stable"];
 
@@ -18,4 +18,41 @@ export function findBrowser(configured: string | null, path = process.env.PATH ?
     }
   }
   return null;
+}
+
+/** Whether a binary is Chromium's headless shell (chrome-headless-shell, Debian's chromium-headless-shell). */
+export function isHeadlessShell(executable: string): boolean {
+  return /headless[-_]shell$/.test(basename(executable));
+}
+
+/**
+ * The headless shell installed beside a Chromium, for filming (decision 1214): the same Blink without
+ * the browser's UI layers; a page costs about a third less CPU. Debian installs the binary in
+ * /usr/lib/chromium (with a wrapper script in /usr/bin, which would stay as the browser's parent), so
+ * the library directory is looked at first. Null when there is none: films use `chromium` itself.
+ */
+export function findHeadlessShell(chromium: string): string | null {
+  if (isHeadlessShell(chromium)) return chromium;
+  const dir = dirname(chromium);
+  const candidates = [
+    join(dir, "..", "lib", "chromium", "chromium-headless-shell"),
+    join(dir, "chromium-headless-shell"),
+    join(dir, "chrome-headless-shell"),
+  ];
+  return candidates.find((file) => existsSync(file)) ?? null;
+}
+
+/**
+ * The browser that films on this host: on a CPU host the headless shell beside Chromium when there is
+ * one and RENDER_HEADLESS_SHELL is not off; Chromium itself on a GPU host (RENDER_GPU=1), where the
+ * shell's GPU path has not been proven. Null when there is no Chromium.
+ */
+export function findFilmBrowser(config: {
+  chromiumPath: string | null;
+  renderGpu: boolean;
+  renderHeadlessShell: boolean;
+}): string | null {
+  const chromium = findBrowser(config.chromiumPath);
+  if (!chromium || config.renderGpu || !config.renderHeadlessShell) return chromium;
+  return findHeadlessShell(chromium) ?? chromium;
 }

@@ -24,6 +24,8 @@ export type Config = {
   } | null;
   chromiumPath: string | null;
   renderGpu: boolean;
+  /** RENDER_HEADLESS_SHELL: films use Chromium's headless shell when one is installed beside it (1214). */
+  renderHeadlessShell: boolean;
   renderConcurrency: number;
   /** Render queue: Redis key prefix, and the job lock after which a dead daemon's job is recovered. */
   queuePrefix: string;
@@ -262,6 +264,7 @@ export function loadConfig(env: Env = process.env): Config {
     s3,
     chromiumPath: env.CHROMIUM_PATH || null,
     renderGpu: boolSetting(env, "RENDER_GPU", false),
+    renderHeadlessShell: boolSetting(env, "RENDER_HEADLESS_SHELL", true),
     renderConcurrency: intSetting(env, "RENDER_CONCURRENCY", 2, 1),
     queuePrefix: env.QUEUE_PREFIX || "site",
     renderJobLockMs: intSetting(env, "RENDER_JOB_LOCK_MS", 30_000, 500),

@@ -102,8 +102,15 @@ describe("configuration is read once, with the contract's defaults", () => {
     expect(() => loadConfig({ ...base, PORT: "eighty" })).toThrow(/PORT/);
     expect(() => loadConfig({ ...base, DATABASE_URL: "mysql://x" })).toThrow(/DATABASE_URL/);
     expect(() => loadConfig({ ...base, RENDER_GPU: "maybe" })).toThrow(/RENDER_GPU/);
+    expect(() => loadConfig({ ...base, RENDER_HEADLESS_SHELL: "maybe" })).toThrow(/RENDER_HEADLESS_SHELL/);
     expect(() => loadConfig({ ...base, LOG_LEVEL: "loud" })).toThrow(/LOG_LEVEL/);
     expect(() => loadConfig({ ...base, MEDIA_DAILY_UPLOAD_LIMIT: "-1" })).toThrow(/MEDIA_DAILY_UPLOAD_LIMIT/);
+  });
+
+  test("films use the headless shell unless RENDER_HEADLESS_SHELL turns it off", () => {
+    expect(loadConfig(base).renderHeadlessShell).toBe(true);
+    expect(loadConfig({ ...base, RENDER_HEADLESS_SHELL: "0" }).renderHeadlessShell).toBe(false);
+    expect(loadConfig({ ...base, RENDER_HEADLESS_SHELL: "false" }).renderHeadlessShell).toBe(false);
   });
 
   test("settings override the defaults", () => {

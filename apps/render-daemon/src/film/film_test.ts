@@ -2,6 +2,8 @@ import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { findFilmBrowser, isHeadlessShell } from "@site/browser";
+import { descendsFrom, processTable } from "@site/browser/testing";
 import { createLogger, loadConfig } from "@site/config";
 import { decodeImage, pngSize } from "../frame/encode.ts";
 import { createRenderPipeline } from "../pipeline.ts";
@@ -92,12 +94,15 @@ async function pixel(png: Uint8Array, x: number, y: number): Promise<[number, nu
   return [img.data[i], img.data[i + 1], img.data[i + 2]];
 }
 
+let filmBrowser: string | null = null;
+
 beforeAll(async () => {
   const config = {
     ...loadConfig({ DATA_DIR: dataDir, SECRET_KEY: "film-test-secret-key" }),
     renderConcurrency: 1,
   };
   config.fetchAllowHosts = [`127.0.0.1:${site.port}`];
+  filmBrowser = findFilmBrowser(config);
   pipeline = await createRenderPipeline({ config, log: createLogger("error") });
 });
 
@@ -109,6 +114,19 @@ afterAll(async () => {
 });
 
 describe("film", () => {
+  test("films with the headless shell where one is installed beside Chromium (decision 1214)", async () => {
+    await pipeline.film(settings("/themed", { viewportWidth: 320, viewportHeight: 200 }));
+    const table = processTable();
+    const browsers = [...table.values()].filter(
+      (p) => descendsFrom(table, p.pid, process.pid) && !p.cmdline.includes("--type="),
+    );
+    const filming = browsers.filter((p) => p.cmdline.split("\0")[0] === filmBrowser);
+    expect(filming.length).toBeGreaterThan(0);
+    expect(filming[0]?.cmdline).toContain(
+      isHeadlessShell(filmBrowser as string) ? "--headless\0" : "--headless=new",
+    );
+  });
+
   test("films the first screen at the viewport size times the device scale factor", async () => {
     const cap = await pipeline.film(
       settings("/themed", { viewportWidth: 640, viewportHeight: 400, deviceScaleFactor: 2 }),
