@@ -34,6 +34,8 @@ const forbidden = Bun.serve({
   },
 });
 
+let workerReported = false;
+let workerDone: (() => void) | undefined;
 const site = Bun.serve({
   hostname: "127.0.0.1",
   port: 0,
@@ -56,10 +58,25 @@ const site = Bun.serve({
         return html('<form><input type="password" name="pw"></form>');
       case "/leaky":
         return html(`<img src="http://127.0.0.1:${forbidden.port}/pixel.png"><p>hello</p>`);
-      case "/worker":
+      case "/worker": {
+        workerReported = false;
+        // The worker's attempt ends in a report to /worker-done; the page's load (the image at
+        // /worker-wait) is held until then, so the film cannot finish before the worker has tried.
+        const src = `fetch('http://127.0.0.1:${forbidden.port}/from-worker').catch(() => {}).finally(() => fetch('${url.origin}/worker-done'))`;
         return html(
-          `<script>const src = "fetch('http://127.0.0.1:${forbidden.port}/from-worker').catch(() => {})"; try { new Worker(URL.createObjectURL(new Blob([src], { type: "text/javascript" }))); } catch {} try { new WebSocket("ws://127.0.0.1:${forbidden.port}/ws"); } catch {}</script><p>worker</p>`,
+          `<script>try { new Worker(URL.createObjectURL(new Blob([${JSON.stringify(src)}], { type: "text/javascript" }))); } catch {} try { new WebSocket("ws://127.0.0.1:${forbidden.port}/ws"); } catch {}</script><p>worker</p><img src="/worker-wait" width="1" height="1">`,
         );
+      }
+      case "/worker-done":
+        workerReported = true;
+        workerDone?.();
+        return new Response("ok");
+      case "/worker-wait":
+        return new Promise<void>((r) => {
+          if (workerReported) return r();
+          workerDone = r;
+          setTimeout(r, 10_000);
+        }).then(() => new Response("", { status: 204 }));
       case "/to-forbidden":
         return Response.redirect(`http://127.0.0.1:${forbidden.port}/`, 302);
       case "/session": {
