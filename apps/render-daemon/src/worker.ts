@@ -58,15 +58,6 @@ export function planVariants(
 /** Builds the job handler: film once (or reuse the stored capture), compose, store, mark done or failed. */
 export function createRenderHandler(deps: WorkerDeps) {
   const { ctx, pipeline, metrics } = deps;
-  const timed = async <T>(renderId: string, stage: Stage, work: () => Promise<T>): Promise<T> => {
-    await setRenderStage(ctx, renderId, stage);
-    const t0 = performance.now();
-    try {
-      return await work();
-    } finally {
-      metrics.observe(stage, (performance.now() - t0) / 1000);
-    }
-  };
 
   return async function handleRenderJob(job: Job<"render-screenshot">): Promise<void> {
     const renderId = job.data.renderId;
@@ -77,6 +68,19 @@ export function createRenderHandler(deps: WorkerDeps) {
       log.info("render is no longer pending; nothing to do");
       return;
     }
+    // The stage a poll shows is written beside the work, not before it (a round trip per stage): the
+    // writes run one after another, in order, and are awaited before the render is done.
+    let stageWrites: Promise<void> = Promise.resolve();
+    const timed = async <T>(stage: Stage, work: () => Promise<T>): Promise<T> => {
+      stageWrites = stageWrites.then(() => setRenderStage(ctx, renderId, stage));
+      stageWrites.catch(() => {});
+      const t0 = performance.now();
+      try {
+        return await work();
+      } finally {
+        metrics.observe(stage, (performance.now() - t0) / 1000);
+      }
+    };
     try {
       const opts = render.options as RenderOptions;
       const project = render.projectId ? await getScreenshotProject(ctx, render.projectId) : null;
@@ -122,7 +126,7 @@ export function createRenderHandler(deps: WorkerDeps) {
         keeping.push(kept);
         captures.set(v, cap);
       };
-      let capture = await timed(renderId, "film", async () => {
+      let capture = await timed("film", async () => {
         filmStart = Date.now();
         for (const v of plan.film) await filmAndKeep(v);
         const filmed = captures.get(plan.frame);
@@ -140,7 +144,7 @@ export function createRenderHandler(deps: WorkerDeps) {
       });
       if (!capture) {
         // The stored capture's bytes are gone: film again.
-        capture = await timed(renderId, "film", async () => {
+        capture = await timed("film", async () => {
           filmStart = Date.now();
           await filmAndKeep(plan.frame);
           return captures.get(plan.frame) as Capture;
@@ -150,7 +154,7 @@ export function createRenderHandler(deps: WorkerDeps) {
 
       const host = new URL(capture.finalUrl || render.sourceUrl).host;
       const cap = capture;
-      const frame = await timed(renderId, "compose", () =>
+      const frame = await timed("compose", () =>
         pipeline.compose(cap, {
           styleId: opts.look.styleId,
           framing: opts.look.framing ?? undefined,
@@ -159,7 +163,7 @@ export function createRenderHandler(deps: WorkerDeps) {
           host,
         }),
       );
-      const entry = await timed(renderId, "store", () =>
+      const entry = await timed("store", () =>
         addLibraryFile(ctx, {
           siteId: render.siteId,
           bytes: frame.bytes,
@@ -172,7 +176,7 @@ export function createRenderHandler(deps: WorkerDeps) {
           throw err;
         }),
       );
-      await Promise.all(keeping);
+      await Promise.all([...keeping, stageWrites]);
       const done = await completeRender(ctx, renderId, {
         imageKey: entry.key,
         width: entry.width ?? frame.width,

@@ -14,7 +14,7 @@ export type SettleLimits = {
 };
 
 export const DEFAULT_SETTLE: SettleLimits = {
-  quietMs: 150,
+  quietMs: 100,
   capMs: 10_000,
   shortTimerMs: 1_000,
   longRequestMs: 8_000,
@@ -151,6 +151,7 @@ export async function watchSettling(page: Page, limits: SettleLimits = DEFAULT_S
           ready: string;
         } | null;
         busy = [];
+        let quietFor = 0;
         if (inflight.size > 0) busy.push(`${inflight.size} request(s) in flight`);
         if (!s) busy.push("the document was not ready");
         else {
@@ -158,12 +159,14 @@ export async function watchSettling(page: Page, limits: SettleLimits = DEFAULT_S
           if (s.timers > 0) busy.push(`${s.timers} short timer(s) pending`);
           if (!s.fonts) busy.push("web fonts loading");
           if (s.images > 0) busy.push(`${s.images} image(s) not yet shown`);
-          if (Math.min(s.sinceChange, Date.now() - lastNet) < limits.quietMs)
-            busy.push("the page kept changing");
+          quietFor = Math.min(s.sinceChange, Date.now() - lastNet);
+          if (quietFor < limits.quietMs) busy.push("the page kept changing");
         }
         if (busy.length === 0) return { ms: Date.now() - t0, busy: null };
         if (Date.now() >= capAt) return { ms: Date.now() - t0, busy };
-        await Bun.sleep(Math.min(40, Math.max(5, capAt - Date.now())));
+        // Only the quiet window left to run: look again just as it ends rather than at the next poll.
+        const poll = busy.length === 1 && quietFor < limits.quietMs ? limits.quietMs - quietFor + 2 : 40;
+        await Bun.sleep(Math.min(40, poll, Math.max(5, capAt - Date.now())));
       }
     },
     stop() {
