@@ -187,6 +187,8 @@ export function createRenderHandler(deps: WorkerDeps) {
       metrics.observeRender((performance.now() - tookAt) / 1000);
       log.info("render done", { done, width: frame.width, height: frame.height });
     } catch (err) {
+      // a stage written after the render was released or failed would mark it active again
+      await stageWrites.catch(() => {});
       if (job.signal.aborted && !(job.signal.reason instanceof JobTimeoutError)) {
         // Handed back at shutdown: another daemon runs it again, and this try does not count (18.5).
         await releaseRenderTry(ctx, renderId).catch(() => {});
