@@ -68,12 +68,17 @@ export function createRenderHandler(deps: WorkerDeps) {
       log.info("render is no longer pending; nothing to do");
       return;
     }
-    // The stage a poll shows is written beside the work, not before it (a round trip per stage): the
-    // writes run one after another, in order, and are awaited before the render is done.
+    // The stage a poll shows is written beside the work, not before it (a round trip per stage), and
+    // only when it changes (beginRenderTry set "film"): the writes run one after another, in order, and
+    // are awaited before the render is done.
     let stageWrites: Promise<void> = Promise.resolve();
+    let shownStage: Stage = "film";
     const timed = async <T>(stage: Stage, work: () => Promise<T>): Promise<T> => {
-      stageWrites = stageWrites.then(() => setRenderStage(ctx, renderId, stage));
-      stageWrites.catch(() => {});
+      if (stage !== shownStage) {
+        shownStage = stage;
+        stageWrites = stageWrites.then(() => setRenderStage(ctx, renderId, stage));
+        stageWrites.catch(() => {});
+      }
       const t0 = performance.now();
       try {
         return await work();
