@@ -85,6 +85,26 @@ describe("per-key request rate limits", () => {
   );
 
   test.skipIf(!redisUrl)(
+    "a limiter asked the moment it is made waits for its connection: the first requests are counted",
+    async () => {
+      const limiter = createRedisRateLimiter({
+        redisUrl: redisUrl!,
+        requests: 2,
+        windowMs: 60_000,
+        prefix: `rl-fresh-${Date.now().toString(36)}`,
+        log: createLogger("silent" as never),
+      });
+      try {
+        const taken = await Promise.all([limiter.take("k"), limiter.take("k"), limiter.take("k")]);
+        expect(taken.map((d) => d.allowed).sort()).toEqual([false, true, true]);
+        expect((await limiter.take("k")).allowed).toBe(false);
+      } finally {
+        await limiter.close();
+      }
+    },
+  );
+
+  test.skipIf(!redisUrl)(
     "Redis down: the limiter lets requests through at once instead of failing them",
     async () => {
       const u = new URL(redisUrl!);

@@ -34,14 +34,38 @@ export function createRedisRateLimiter(opts: {
   timeoutMs?: number;
   log?: Logger;
 }): RateLimiter {
+  const timeoutMs = opts.timeoutMs ?? 2000;
   const redis = new IORedis(opts.redisUrl, {
     maxRetriesPerRequest: 0,
     enableOfflineQueue: false,
-    connectTimeout: opts.timeoutMs ?? 2000,
-    commandTimeout: opts.timeoutMs ?? 2000,
+    connectTimeout: timeoutMs,
+    commandTimeout: timeoutMs,
     lazyConnect: false,
   });
   redis.on("error", () => {});
+  // Without an offline queue a command sent while the connection is still being made fails at once:
+  // a freshly started API process would let everything through for 5 s. It waits for the connection
+  // instead, as long as it would wait for a command.
+  const ready = (): Promise<void> =>
+    redis.status === "ready"
+      ? Promise.resolve()
+      : new Promise((resolve, reject) => {
+          const settle = (err?: Error) => {
+            clearTimeout(timer);
+            redis.off("ready", onReady);
+            redis.off("end", onEnd);
+            if (err) reject(err);
+            else resolve();
+          };
+          const onReady = () => settle();
+          const onEnd = () => settle(new Error("Redis connection closed"));
+          const timer = setTimeout(
+            () => settle(new Error(`Redis not ready after ${timeoutMs} ms`)),
+            timeoutMs,
+          );
+          redis.once("ready", onReady);
+          redis.once("end", onEnd);
+        });
   const prefix = `${opts.prefix ?? "site"}:rl`;
   let downUntil = 0;
   let lastWarn = 0;
@@ -60,6 +84,7 @@ export function createRedisRateLimiter(opts: {
       const window = Math.floor(now / opts.windowMs);
       const weight = 1 - (now % opts.windowMs) / opts.windowMs;
       try {
+        await ready();
         const [ok, prev, curr] = (await redis.eval(
           TAKE,
           2,
