@@ -6,6 +6,7 @@ import {
   resetAfter,
   slidingEstimate,
 } from "@site/domain/core";
+import { once } from "node:events";
 import IORedis from "ioredis";
 
 // Reads the previous and current window, and counts this request only when the estimate allows it:
@@ -45,27 +46,15 @@ export function createRedisRateLimiter(opts: {
   redis.on("error", () => {});
   // Without an offline queue a command sent while the connection is still being made fails at once:
   // a freshly started API process would let everything through for 5 s. It waits for the connection
-  // instead, as long as it would wait for a command.
-  const ready = (): Promise<void> =>
-    redis.status === "ready"
-      ? Promise.resolve()
-      : new Promise((resolve, reject) => {
-          const settle = (err?: Error) => {
-            clearTimeout(timer);
-            redis.off("ready", onReady);
-            redis.off("end", onEnd);
-            if (err) reject(err);
-            else resolve();
-          };
-          const onReady = () => settle();
-          const onEnd = () => settle(new Error("Redis connection closed"));
-          const timer = setTimeout(
-            () => settle(new Error(`Redis not ready after ${timeoutMs} ms`)),
-            timeoutMs,
-          );
-          redis.once("ready", onReady);
-          redis.once("end", onEnd);
-        });
+  // instead, as long as it would wait for a command; the requests of a burst share one wait.
+  let connecting: Promise<unknown> | null = null;
+  const ready = () => {
+    if (redis.status === "ready") return undefined;
+    connecting ??= once(redis, "ready", { signal: AbortSignal.timeout(timeoutMs) }).finally(() => {
+      connecting = null;
+    });
+    return connecting;
+  };
   const prefix = `${opts.prefix ?? "site"}:rl`;
   let downUntil = 0;
   let lastWarn = 0;
@@ -79,12 +68,12 @@ export function createRedisRateLimiter(opts: {
   return {
     shared: true,
     async take(id) {
-      const now = Date.now();
-      if (now < downUntil) return open();
-      const window = Math.floor(now / opts.windowMs);
-      const weight = 1 - (now % opts.windowMs) / opts.windowMs;
+      if (Date.now() < downUntil) return open();
       try {
         await ready();
+        const now = Date.now();
+        const window = Math.floor(now / opts.windowMs);
+        const weight = 1 - (now % opts.windowMs) / opts.windowMs;
         const [ok, prev, curr] = (await redis.eval(
           TAKE,
           2,
@@ -111,6 +100,7 @@ export function createRedisRateLimiter(opts: {
           windowMs: opts.windowMs,
         };
       } catch (err) {
+        const now = Date.now();
         downUntil = now + 5000;
         if (now - lastWarn > 60_000) {
           lastWarn = now;
