@@ -76,3 +76,17 @@ ensure_fonts() {
     log "no emoji/CJK fonts and not root: such text will be filmed as boxes (the film warns)"
   fi
 }
+
+# FFmpeg (with ffprobe) for device clips: Debian's package, through apt where we are root (as Chromium).
+# FFMPEG_PATH names another binary; without one, clip requests answer 501 NOT_CONFIGURED.
+ensure_ffmpeg() {
+  if [ -n "${FFMPEG_PATH:-}" ] || command -v ffmpeg >/dev/null 2>&1; then return; fi
+  if [ "$(id -u)" = "0" ] && command -v apt-get >/dev/null 2>&1; then
+    log "installing FFmpeg through apt"
+    (DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends ffmpeg || (apt-get update -qq \
+      && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends ffmpeg)) >/dev/null 2>&1 \
+      || log "apt could not install ffmpeg; device clips will answer 501 NOT_CONFIGURED"
+  else
+    log "no FFmpeg and not root: device clips will answer 501 NOT_CONFIGURED"
+  fi
+}
