@@ -13,3 +13,4 @@ export * from "./site_chrome_strings.ts";
 export * from "./collections.ts";
 export * from "./collection_items.ts";
 export * from "./newsletters.ts";
+export * from "./clone_source_files.ts";
