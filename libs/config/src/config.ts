@@ -1,6 +1,7 @@
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { randomBytes } from "node:crypto";
 import { join, resolve } from "node:path";
+import { bounceAddressSetting, type DkimSettings, dkimSetting, heloNameSetting } from "./mail_settings.ts";
 
 /** Every setting of the service, parsed and checked at boot. */
 export type Config = {
@@ -126,6 +127,16 @@ export type Config = {
     sweepEveryMs: number;
     /** NEWSLETTER_CONCURRENCY: deliveries in flight per sending process (and SMTP connections). */
     concurrency: number;
+    /** SMTP_HELO_NAME: the EHLO name (default the host of PUBLIC_BASE_URL; an IP as `[a.b.c.d]`; never localhost). */
+    heloName: string;
+    /** DKIM_DOMAIN, DKIM_SELECTOR, DKIM_PRIVATE_KEY_FILE: every mail is signed; null: unsigned. */
+    dkim: DkimSettings | null;
+    /** MAIL_BOUNCE_ADDRESS: the envelope sender, tagged per message (`local+<tag>@domain`); default MAIL_FROM. */
+    bounceAddress: string;
+    /** NEWSLETTER_MAIL_MEDIA_TTL_S: lifetime of a campaign mail's image links (revocable per campaign); default a year. */
+    mailMediaTtlSeconds: number;
+    /** NEWSLETTER_TEST_SENDS_PER_DAY: test mails an organization may send a day to addresses that are not its members. */
+    testSendsPerDay: number;
   };
 };
 
@@ -341,6 +352,11 @@ export function loadConfig(env: Env = process.env): Config {
       leaseMs: intSetting(env, "NEWSLETTER_LEASE_MS", 120_000, 100),
       sweepEveryMs: intSetting(env, "NEWSLETTER_SWEEP_EVERY_MS", 15_000, 50),
       concurrency: intSetting(env, "NEWSLETTER_CONCURRENCY", 8, 1),
+      heloName: heloNameSetting(env, publicBaseUrl),
+      dkim: dkimSetting(env),
+      bounceAddress: bounceAddressSetting(env, mailFromSetting(env, publicBaseUrl)),
+      mailMediaTtlSeconds: intSetting(env, "NEWSLETTER_MAIL_MEDIA_TTL_S", 31_536_000, 1),
+      testSendsPerDay: intSetting(env, "NEWSLETTER_TEST_SENDS_PER_DAY", 50),
     },
   };
 }

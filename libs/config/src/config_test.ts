@@ -1,4 +1,5 @@
 import { describe, expect, test } from "bun:test";
+import { generateKeyPairSync } from "node:crypto";
 import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -34,6 +35,11 @@ describe("configuration is read once, with the contract's defaults", () => {
       leaseMs: 120_000,
       sweepEveryMs: 15_000,
       concurrency: 8,
+      heloName: "[127.0.0.1]",
+      dkim: null,
+      bounceAddress: "newsletter@localhost",
+      mailMediaTtlSeconds: 31_536_000,
+      testSendsPerDay: 50,
     });
   });
 
@@ -53,6 +59,49 @@ describe("configuration is read once, with the contract's defaults", () => {
     expect(() => loadConfig({ ...base, SMTP_RATE_PER_MINUTE: "-1" })).toThrow("SMTP_RATE_PER_MINUTE");
     expect(() => loadConfig({ ...base, NEWSLETTER_MEDIA_TOKEN_TTL_S: "0" })).toThrow(
       "NEWSLETTER_MEDIA_TOKEN_TTL_S",
+    );
+  });
+
+  test("mail delivery settings: EHLO name never localhost, DKIM keys RSA or Ed25519, bounce address", () => {
+    const helo = (env: Record<string, string>) => loadConfig({ ...base, ...env }).newsletter.heloName;
+    expect(helo({ PUBLIC_BASE_URL: "https://News.Example.com" })).toBe("news.example.com");
+    expect(helo({ PUBLIC_BASE_URL: "http://127.0.0.1:3000" })).toBe("[127.0.0.1]");
+    expect(helo({ PUBLIC_BASE_URL: "http://[::1]:3000" })).toBe("[IPv6:::1]");
+    expect(helo({ PUBLIC_BASE_URL: "http://localhost:3000" })).toBe("[127.0.0.1]");
+    expect(helo({ PUBLIC_BASE_URL: "http://localhost:3000", SMTP_HELO_NAME: "mx1.example.org" })).toBe(
+      "mx1.example.org",
+    );
+    expect(helo({ SMTP_HELO_NAME: "192.0.2.7" })).toBe("[192.0.2.7]");
+    expect(() => helo({ SMTP_HELO_NAME: "localhost" })).toThrow("SMTP_HELO_NAME");
+    const dir = mkdtempSync(join(tmpdir(), "dkim-"));
+    const pem = (type: "rsa" | "ed25519" | "ec") =>
+      (type === "rsa"
+        ? generateKeyPairSync("rsa", { modulusLength: 1024 })
+        : type === "ec"
+          ? generateKeyPairSync("ec", { namedCurve: "P-256" })
+          : generateKeyPairSync("ed25519")
+      ).privateKey.export({ type: "pkcs8", format: "pem" }) as string;
+    for (const type of ["rsa", "ed25519", "ec"] as const) writeFileSync(join(dir, `${type}.pem`), pem(type));
+    const dkim = (file: string) =>
+      loadConfig({ ...base, DKIM_DOMAIN: "example.com", DKIM_SELECTOR: "news", DKIM_PRIVATE_KEY_FILE: file })
+        .newsletter.dkim;
+    expect(dkim(join(dir, "rsa.pem"))).toMatchObject({
+      domain: "example.com",
+      selector: "news",
+      keyType: "rsa",
+    });
+    expect(dkim(join(dir, "ed25519.pem"))?.keyType).toBe("ed25519");
+    expect(() => dkim(join(dir, "ec.pem"))).toThrow("RSA or Ed25519");
+    expect(() => dkim(join(dir, "missing.pem"))).toThrow("DKIM_PRIVATE_KEY_FILE");
+    expect(() => loadConfig({ ...base, DKIM_DOMAIN: "example.com" })).toThrow("go together");
+    expect(loadConfig({ ...base, MAIL_FROM: "news@example.com" }).newsletter.bounceAddress).toBe(
+      "news@example.com",
+    );
+    expect(loadConfig({ ...base, MAIL_BOUNCE_ADDRESS: "b@example.com" }).newsletter.bounceAddress).toBe(
+      "b@example.com",
+    );
+    expect(() => loadConfig({ ...base, MAIL_BOUNCE_ADDRESS: "b+x@example.com" })).toThrow(
+      "MAIL_BOUNCE_ADDRESS",
     );
   });
 
