@@ -1,47 +1,70 @@
 import { ConfigError, loadConfig, readServerRecord, resolvePublicBase } from "@site/config";
 import { AppError } from "@site/domain/core";
 import { openRuntime } from "@site/runtime";
-import { COMMANDS, UsageError } from "./admin/commands.ts";
+import { flagsOf, nearest, parseFlags, UsageError } from "./admin/args.ts";
+import { COMMANDS } from "./admin/commands.ts";
 
-/** `bun run admin <command> [--flag value …]`: one JSON object on stdout; errors on stderr, exit 1. */
-function parseFlags(argv: string[]): Record<string, string> {
-  const flags: Record<string, string> = {};
-  for (let i = 0; i < argv.length; i++) {
-    const arg = argv[i]!;
-    if (!arg.startsWith("--")) throw new UsageError(`unexpected argument "${arg}"`);
-    const eq = arg.indexOf("=");
-    if (eq > 0) {
-      flags[arg.slice(2, eq)] = arg.slice(eq + 1);
-    } else {
-      const next = argv[i + 1];
-      if (next === undefined || next.startsWith("--")) throw new UsageError(`${arg} needs a value`);
-      flags[arg.slice(2)] = next;
-      i++;
-    }
-  }
-  return flags;
+/**
+ * `bun run admin <command> [--flag value …]`: one JSON value on stdout; errors on stderr, exit 1.
+ * `--help` (or `-h`, or `help`) prints the usage on stdout with exit 0; `<command> --help` that command's.
+ */
+const HELP_WORDS = ["--help", "-h", "help"];
+
+function usage(): string {
+  const width = Math.max(...Object.keys(COMMANDS).map((n) => n.length));
+  return `usage: bun run admin <command> [--flag value …]   (JSON on stdout; errors on stderr, exit 1)
+
+commands:
+${Object.entries(COMMANDS)
+  .map(([n, c]) => `  ${n.padEnd(width)}  ${c.usage}`)
+  .join("\n")}
+
+environment: the CLI uses the database and server of DATA_DIR (default ./.data; give it the server's
+DATA_DIR) or DATABASE_URL. Links use PUBLIC_BASE_URL, else the base the server running on DATA_DIR
+recorded (DATA_DIR/api.json), else http://HOST:PORT (default http://127.0.0.1:3000).
+\`bun run admin <command> --help\` prints one command's flags.
+`;
+}
+
+/** Says on stderr, without touching stdout, when the CLI is not talking to a running server's DATA_DIR. */
+function noteNoServer(dataDir: string, base: string, startedDatabase: boolean): void {
+  process.stderr.write(
+    startedDatabase
+      ? `note: no server is running on DATA_DIR=${dataDir}; this command started its embedded database itself. If the server runs with another DATA_DIR, give the CLI the same one.\n`
+      : `note: no server is running on DATA_DIR=${dataDir} (no live api.json there); links use ${base}. Give the CLI the server's DATA_DIR, or set PUBLIC_BASE_URL.\n`,
+  );
 }
 
 async function main(): Promise<number> {
   const [name, ...rest] = process.argv.slice(2);
-  const command = name ? COMMANDS[name] : undefined;
+  if (name === undefined || HELP_WORDS.includes(name)) {
+    process.stdout.write(usage());
+    // No command at all did nothing: the usage is the answer, but the call failed (as git does).
+    return name === undefined ? 1 : 0;
+  }
+  const command = COMMANDS[name];
   if (!command) {
+    const near = nearest(name, Object.keys(COMMANDS));
     process.stderr.write(
-      `usage: bun run admin <command> [flags]\ncommands:\n${Object.entries(COMMANDS)
-        .map(([n, c]) => `  ${n} ${c.usage}`)
-        .join("\n")}\n`,
+      `error: unknown command "${name}"${near ? `; did you mean "${near}"?` : ""} (usage: bun run admin --help)\n`,
     );
     return 1;
   }
+  if (rest.some((a) => a === "--help" || a === "-h")) {
+    process.stdout.write(`usage: bun run admin ${name} ${command.usage}\n`);
+    return 0;
+  }
   let rt: Awaited<ReturnType<typeof openRuntime>> | null = null;
   try {
-    const flags = parseFlags(rest);
+    const flags = parseFlags(name, flagsOf(command.usage), rest);
     const config = loadConfig();
     // Links the CLI prints use the base the running server recorded (DATA_DIR/api.json), unless
-    // PUBLIC_BASE_URL says otherwise: one source for this machine's public address.
+    // PUBLIC_BASE_URL, PORT or HOST say otherwise: one source for this machine's public address.
     config.publicBaseUrl = resolvePublicBase(config);
+    const record = readServerRecord(config.dataDir);
+    const serverHere = Boolean(process.env.PUBLIC_BASE_URL) || record?.running === true;
     if (name === "server:info") {
-      const record = readServerRecord(config.dataDir);
+      if (!serverHere) noteNoServer(config.dataDir, config.publicBaseUrl, false);
       process.stdout.write(
         `${JSON.stringify({
           publicBaseUrl: config.publicBaseUrl,
@@ -53,6 +76,8 @@ async function main(): Promise<number> {
       return 0;
     }
     rt = await openRuntime({ config, dbMax: 2 });
+    if (rt.ownsEmbeddedDatabase) noteNoServer(config.dataDir, config.publicBaseUrl, true);
+    else if (name === "media:share" && !serverHere) noteNoServer(config.dataDir, config.publicBaseUrl, false);
     const out = await command.run(rt, flags);
     process.stdout.write(`${JSON.stringify(out)}\n`);
     return 0;

@@ -8,6 +8,10 @@ import {
   ROLES,
   type Role,
   isUuid,
+  listAllTemplates,
+  listApiKeys,
+  listMembers,
+  listOrganizations,
   notFound,
 } from "@site/domain/core";
 import { readServerRecord } from "@site/config";
@@ -15,6 +19,9 @@ import { shareMedia } from "@site/domain/media";
 import { countRenders } from "@site/domain/screenshots";
 import { setSitePublished, upsertTemplate } from "@site/domain/sites";
 import type { Runtime } from "@site/runtime";
+import { UsageError } from "./args.ts";
+
+export { UsageError };
 
 /**
  * The render queue as an operator sees it. On BullMQ: the queue's own counts and the daemons whose worker
@@ -50,11 +57,9 @@ async function queueStatus(rt: Runtime) {
   };
 }
 
-/** A mistake in the command line itself. */
-export class UsageError extends Error {}
-
 type Flags = Record<string, string>;
-type Command = { usage: string; run(rt: Runtime, flags: Flags): Promise<unknown> };
+/** One operator command: its flags (read from `usage`, which `--help` prints) and what it does. */
+export type Command = { usage: string; run(rt: Runtime, flags: Flags): Promise<unknown> };
 
 function need(flags: Flags, name: string): string {
   const v = flags[name];
@@ -87,6 +92,10 @@ export const COMMANDS: Record<string, Command> = {
         storageQuotaBytes: int(f, "storage-quota-bytes"),
       }),
   },
+  "org:list": {
+    usage: "(prints [{id, name, credits, siteLimit, storageQuotaBytes, storageUsedBytes, createdAt}])",
+    run: (rt) => listOrganizations(rt),
+  },
   "org:credits": {
     usage: "--org ID [--add C]",
     run: (rt, f) => grantCredits(rt, need(f, "org"), int(f, "add") ?? 0),
@@ -99,6 +108,10 @@ export const COMMANDS: Record<string, Command> = {
       return createMember(rt, { orgId: need(f, "org"), email: need(f, "email"), role });
     },
   },
+  "user:list": {
+    usage: "--org ID (prints [{id, email, role}])",
+    run: (rt, f) => listMembers(rt, need(f, "org")),
+  },
   "key:create": {
     usage: "--org ID --user ID --scopes a,b,…",
     run: (rt, f) =>
@@ -110,6 +123,10 @@ export const COMMANDS: Record<string, Command> = {
           .map((s) => s.trim())
           .filter(Boolean),
       }),
+  },
+  "key:list": {
+    usage: "--org ID (prints [{id, userId, email, scopes, createdAt, revoked, revokedAt}]; never the secret)",
+    run: (rt, f) => listApiKeys(rt, need(f, "org")),
   },
   "key:revoke": { usage: "--key-id ID", run: (rt, f) => revokeApiKey(rt, need(f, "key-id")) },
   "template:create": {
@@ -126,6 +143,10 @@ export const COMMANDS: Record<string, Command> = {
         status,
       });
     },
+  },
+  "template:list": {
+    usage: "(prints [{slug, name, description, siteId, status}], withdrawn ones included)",
+    run: (rt) => listAllTemplates(rt),
   },
   "site:publish": {
     usage: "--site ID",

@@ -51,13 +51,17 @@ export function readServerRecord(dataDir: string): (ServerRecord & { running: bo
 }
 
 /**
- * The public base a tool on this machine should use: PUBLIC_BASE_URL when set, else the one the running
- * (or last) server recorded in DATA_DIR, else the configured default.
+ * The public base a tool on this machine should use: PUBLIC_BASE_URL when set, else the one the server
+ * running on DATA_DIR recorded, else `http://HOST:PORT` when PORT or HOST is set, else the base the last
+ * server of DATA_DIR recorded, else the configured default (decision 0710).
  */
 export function resolvePublicBase(
   config: { publicBaseUrl: string; dataDir: string },
   env: Record<string, string | undefined> = process.env,
 ): string {
   if (env.PUBLIC_BASE_URL) return config.publicBaseUrl;
-  return readServerRecord(config.dataDir)?.publicBaseUrl ?? config.publicBaseUrl;
+  const record = readServerRecord(config.dataDir);
+  if (record?.running) return record.publicBaseUrl;
+  if (env.PORT || env.HOST) return config.publicBaseUrl;
+  return record?.publicBaseUrl ?? config.publicBaseUrl;
 }

@@ -4,6 +4,7 @@ export * from "./context.ts";
 export * from "./errors.ts";
 export * from "./ids.ts";
 export * from "./organizations.ts";
+export * from "./operator_lists.ts";
 export * from "./pagination.ts";
 export * from "./principal.ts";
 export * from "./secrets.ts";
