@@ -60,6 +60,10 @@ export type Config = {
   operatorToken: string | null;
   /** MCP_ALLOWED_ORIGINS: browser origins besides PUBLIC_BASE_URL's that may call /mcp. */
   mcpAllowedOrigins: string[];
+  /** CORS_ORIGINS: browser origins that may call /api/v1 from their pages (CORS); none by default. */
+  corsOrigins: string[];
+  /** API_METRICS_PORT: the API's Prometheus GET /metrics listener (decision 0711); null: none. */
+  apiMetricsPort: number | null;
   /** NODE_EXTRA_CA_CERTS: a PEM bundle of extra authorities, trusted by imports (Node) and Chromium. */
   extraCaFile: string | null;
   socialApiBase: Record<string, string | null>;
@@ -77,6 +81,21 @@ export type Config = {
     authBase: Record<string, string | null>;
     /** SOCIAL_<PLATFORM>_CLIENT_ID / _CLIENT_SECRET: the OAuth client of each platform; null: none. */
     clients: Record<string, { id: string; secret: string } | null>;
+    /** SOCIAL_GRAPH_VERSION: the Instagram Graph API version (vNN.0); SOCIAL_THREADS_VERSION: Threads'. */
+    graphVersion: string;
+    threadsVersion: string;
+    /** SOCIAL_LINKEDIN_RESTRICTED_SCOPES: restricted LinkedIn scopes the app was granted (r_member_social). */
+    linkedinRestrictedScopes: string[];
+    /** SOCIAL_LINKEDIN_REFRESH_TOKENS: the app is a LinkedIn partner that receives refresh tokens. */
+    linkedinRefreshTokens: boolean;
+    /** SOCIAL_TIKTOK_AUDITED: TikTok audited the app (public posts); unaudited apps post SELF_ONLY. */
+    tiktokAudited: boolean;
+    /** SOCIAL_TIKTOK_VERIFIED_URL_PREFIXES: URL prefixes verified with TikTok for PULL_FROM_URL. */
+    tiktokVerifiedUrlPrefixes: string[];
+    /** SOCIAL_REDDIT_DEVELOPER: the Reddit user named in the User-Agent `(by /u/<name>)`. */
+    redditDeveloper: string | null;
+    /** SOCIAL_REDIRECT_ORIGINS: origins a connect `redirectUri` may be on (default PUBLIC_BASE_URL's). */
+    redirectOrigins: string[];
   };
   /** AI image generation: an OpenAI-compatible images API; `apiBase` null: not configured (501). */
   image: { apiBase: string | null; apiKey: string | null; model: string; creditsPerImage: number };
@@ -303,6 +322,8 @@ export function loadConfig(env: Env = process.env): Config {
     allowLocalNetworkForDevelopment,
     operatorToken,
     mcpAllowedOrigins: originsSetting(env, "MCP_ALLOWED_ORIGINS"),
+    corsOrigins: originsSetting(env, "CORS_ORIGINS"),
+    apiMetricsPort: env.API_METRICS_PORT ? intSetting(env, "API_METRICS_PORT", 0, 0) : null,
     extraCaFile: fileSetting(env, "NODE_EXTRA_CA_CERTS"),
     socialApiBase,
     social: {
@@ -313,6 +334,7 @@ export function loadConfig(env: Env = process.env): Config {
       },
       shareTokenSeconds: intSetting(env, "SOCIAL_SHARE_TOKEN_SECONDS", 86_400, 60),
       videoMaxBytes: intSetting(env, "SOCIAL_VIDEO_MAX_BYTES", 104_857_600, 1),
+      ...socialProviderSettings(env, publicBaseUrl),
       authBase,
       clients,
     },
@@ -358,6 +380,41 @@ export function loadConfig(env: Env = process.env): Config {
       mailMediaTtlSeconds: intSetting(env, "NEWSLETTER_MAIL_MEDIA_TTL_S", 31_536_000, 1),
       testSendsPerDay: intSetting(env, "NEWSLETTER_TEST_SENDS_PER_DAY", 50),
     },
+  };
+}
+
+/** The social settings that follow what each provider grants the app (issue 24, decisions 1010–1016). */
+function socialProviderSettings(env: Env, publicBaseUrl: string) {
+  const graphVersion = env.SOCIAL_GRAPH_VERSION || "v25.0";
+  if (!/^v\d+\.\d+$/.test(graphVersion))
+    throw new ConfigError("SOCIAL_GRAPH_VERSION must be a Graph API version like v25.0");
+  const threadsVersion = env.SOCIAL_THREADS_VERSION || "v1.0";
+  if (!/^v\d+\.\d+$/.test(threadsVersion))
+    throw new ConfigError("SOCIAL_THREADS_VERSION must be a Threads API version like v1.0");
+  const list = (name: string) =>
+    (env[name] || "")
+      .split(",")
+      .map((s) => s.trim())
+      .filter(Boolean);
+  const prefixes = list("SOCIAL_TIKTOK_VERIFIED_URL_PREFIXES");
+  for (const p of prefixes)
+    if (!/^https?:\/\/[^/]+\//.test(p))
+      throw new ConfigError(
+        `SOCIAL_TIKTOK_VERIFIED_URL_PREFIXES: "${p}" is not a URL prefix (https://host/path/)`,
+      );
+  const developer = env.SOCIAL_REDDIT_DEVELOPER?.replace(/^\/?u\//, "") || null;
+  if (developer && !/^[\w-]{3,20}$/.test(developer))
+    throw new ConfigError("SOCIAL_REDDIT_DEVELOPER must be a Reddit user name");
+  const redirectOrigins = originsSetting(env, "SOCIAL_REDIRECT_ORIGINS");
+  return {
+    graphVersion,
+    threadsVersion,
+    linkedinRestrictedScopes: list("SOCIAL_LINKEDIN_RESTRICTED_SCOPES"),
+    linkedinRefreshTokens: boolSetting(env, "SOCIAL_LINKEDIN_REFRESH_TOKENS", false),
+    tiktokAudited: boolSetting(env, "SOCIAL_TIKTOK_AUDITED", false),
+    tiktokVerifiedUrlPrefixes: prefixes,
+    redditDeveloper: developer,
+    redirectOrigins: redirectOrigins.length > 0 ? redirectOrigins : [new URL(publicBaseUrl).origin],
   };
 }
 
