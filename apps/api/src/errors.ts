@@ -59,6 +59,8 @@ export function renderError(
     });
   if (error instanceof AppError)
     return json(error.status, errorBody(error.code, error.message, error.details), {
+      // Every 429 says when to come back; a limit that knows its reset sets its own Retry-After.
+      ...(error.status === 429 ? { "retry-after": String(opts.retryAfterSeconds ?? 5) } : {}),
       ...error.headers,
       ...(error.status === 401 ? { "www-authenticate": bearerChallenge(opts.authorization) } : {}),
     });

@@ -1,4 +1,4 @@
-import { GuardedFetchError, guardedFetchStream } from "@site/net";
+import { checkFetchTarget, GuardedFetchError, guardedFetchStream, TargetError } from "@site/net";
 import { isStoreDown, StoreError } from "@site/storage";
 import { AppError } from "@site/domain/core";
 import type { ImportUrlBody } from "./models.ts";
@@ -38,6 +38,21 @@ function fetchError(err: GuardedFetchError, maxBytes: number): AppError {
   }
 }
 
+/** The guard's refusal of a URL as written (before DNS or any connection), or null when it may be fetched. */
+function refusedAsWritten(ctx: MediaContext, url: string): GuardedFetchError | null {
+  try {
+    checkFetchTarget(url, ctx.config.fetchAllowHosts ?? [], {
+      localNetwork: ctx.config.allowLocalNetworkForDevelopment,
+    });
+    return null;
+  } catch (err) {
+    if (!(err instanceof TargetError)) throw err;
+    return new GuardedFetchError(err.kind === "blocked" ? "blocked" : "invalid_url", err.message, {
+      refusedBeforeConnecting: true,
+    });
+  }
+}
+
 function baseNameOf(url: string): string {
   try {
     return decodeURIComponent(new URL(url).pathname.split("/").pop() ?? "");
@@ -59,10 +74,14 @@ export async function importFromUrl(
   if (typeof input.url !== "string" || input.url.trim() === "")
     throw new AppError("VALIDATION_ERROR", "url: required", [{ field: "url", message: "required" }]);
   const limits = ctx.config.limits;
+  const maxBytes = Math.min(limits.importMaxBytes, 10485760);
+  // A URL the guard refuses as written (not https, a guarded address, malformed) is answered before
+  // anything is reserved: no host is contacted, so it is no failed fetch, even with the limit spent.
+  const refused = refusedAsWritten(ctx, input.url.trim());
+  if (refused) throw fetchError(refused, maxBytes);
   // The attempt and the upload slot are reserved before the host is reached (decision 0806): imports in
   // flight count, so N concurrent imports cannot all pass a check made before any of them ended.
   const reservation = await reserveImport(ctx, siteId, limits.importTimeoutMs + 60_000);
-  const maxBytes = Math.min(limits.importMaxBytes, 10485760);
   let entry: LibraryEntry;
   try {
     const fetched = await guardedFetchStream(input.url.trim(), {
@@ -86,9 +105,10 @@ export async function importFromUrl(
       reservation,
     });
   } catch (err) {
-    // A failed fetch stays counted; anything else (a full store, the quota, our bug) is not the host's.
+    // A failed fetch stays counted; anything else (a full store, the quota, our bug) is not the host's,
+    // and neither is a refusal of the guard made before any connection (a name resolving to a private address).
     const failedFetch =
-      err instanceof GuardedFetchError ||
+      (err instanceof GuardedFetchError && !err.refusedBeforeConnecting) ||
       (err instanceof StoreError && !isStoreDown(err)) ||
       (err instanceof AppError && err.code === "VALIDATION_ERROR");
     await settleImportReservation(ctx, reservation, failedFetch ? "failed_fetch" : "not_counted").catch(

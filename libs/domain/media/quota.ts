@@ -101,6 +101,33 @@ export async function countRecentEvents(
   return row?.n ?? 0;
 }
 
+/**
+ * Seconds until the oldest event of `kind` still counted for the site leaves the rolling day: when the
+ * next slot frees at the latest (a reservation may free one sooner). At least 1; the Retry-After of a cap.
+ */
+export async function secondsUntilSlotFrees(
+  ctx: Context,
+  db: Tx | Context["db"],
+  siteId: string,
+  kind: "upload" | "fetch_failure",
+): Promise<number> {
+  const now = ctx.clock.now();
+  const since = new Date(now.getTime() - DAY_MS);
+  const [row] = await db
+    .select({ oldest: sql<string | null>`min(${usageEvents.createdAt})` })
+    .from(usageEvents)
+    .where(
+      and(
+        eq(usageEvents.siteId, siteId),
+        eq(usageEvents.kind, kind),
+        gt(usageEvents.createdAt, since),
+        or(isNull(usageEvents.reservedUntil), gt(usageEvents.reservedUntil, now)),
+      ),
+    );
+  const oldest = row?.oldest ? new Date(row.oldest).getTime() : now.getTime();
+  return Math.max(1, Math.ceil((oldest + DAY_MS - now.getTime()) / 1000));
+}
+
 /** The usage events an import holds while it runs: its fetch attempt and its upload slot. */
 export type ImportReservation = { attemptId: number; uploadId: number };
 
@@ -119,11 +146,13 @@ export async function reserveImport(
   return ctx.db.transaction(async (tx) => {
     await lockSiteOrg(tx, siteId);
     if ((await countRecentEvents(ctx, tx, siteId, "upload")) >= limits.dailyUploads)
-      throw uploadCapError(limits.dailyUploads);
+      throw uploadCapError(limits.dailyUploads, await secondsUntilSlotFrees(ctx, tx, siteId, "upload"));
     if ((await countRecentEvents(ctx, tx, siteId, "fetch_failure")) >= limits.dailyFetchAttempts)
       throw new AppError(
         "RATE_LIMITED",
         `this site reached its limit of ${limits.dailyFetchAttempts} failed fetches in the last 24 hours`,
+        undefined,
+        { "retry-after": String(await secondsUntilSlotFrees(ctx, tx, siteId, "fetch_failure")) },
       );
     const now = ctx.clock.now();
     const reservedUntil = new Date(now.getTime() + holdMs);
@@ -181,9 +210,14 @@ export async function pendingUploads(ctx: Context, tx: Tx, siteId: string, orgId
   return { count: site?.n ?? 0, bytes: Number(org?.bytes ?? 0) };
 }
 
-/** 429 RATE_LIMITED: the site's rolling daily upload cap is spent. */
-export function uploadCapError(limit: number): AppError {
-  return new AppError("RATE_LIMITED", `this site reached its limit of ${limit} uploads in the last 24 hours`);
+/** 429 RATE_LIMITED with Retry-After: the site's rolling daily upload cap is spent. */
+export function uploadCapError(limit: number, retryAfterSeconds: number): AppError {
+  return new AppError(
+    "RATE_LIMITED",
+    `this site reached its limit of ${limit} uploads in the last 24 hours`,
+    undefined,
+    { "retry-after": String(retryAfterSeconds) },
+  );
 }
 
 /** 403 FORBIDDEN: the organization's storage quota would be exceeded. */
@@ -217,7 +251,11 @@ export async function countLanding(
   }
   if (input.countsAsUpload) {
     const landed = await countRecentEvents(ctx, tx, input.siteId, "upload");
-    if (landed >= ctx.config.limits.dailyUploads) throw uploadCapError(ctx.config.limits.dailyUploads);
+    if (landed >= ctx.config.limits.dailyUploads)
+      throw uploadCapError(
+        ctx.config.limits.dailyUploads,
+        await secondsUntilSlotFrees(ctx, tx, input.siteId, "upload"),
+      );
   }
   if (org.used + input.size > org.quota) throw storageQuotaError(org.quota);
   await tx

@@ -10,6 +10,7 @@ import {
   countRecentEvents,
   lockSiteOrg,
   pendingUploads,
+  secondsUntilSlotFrees,
   storageQuotaError,
   uploadCapError,
 } from "./quota.ts";
@@ -46,7 +47,11 @@ export async function prepareUpload(
     const pending = await pendingUploads(ctx, tx, siteId, org.orgId);
     const landed = await countRecentEvents(ctx, tx, siteId, "upload");
     const cap = ctx.config.limits.dailyUploads;
-    if (landed + pending.count >= cap) throw uploadCapError(cap);
+    if (landed + pending.count >= cap) {
+      // A prepared upload that never lands frees its slot when its URL expires, sooner than a day.
+      const landedFrees = await secondsUntilSlotFrees(ctx, tx, siteId, "upload");
+      throw uploadCapError(cap, pending.count > 0 ? Math.min(landedFrees, UPLOAD_URL_SECONDS) : landedFrees);
+    }
     if (org.used + pending.bytes + input.size > org.quota) throw storageQuotaError(org.quota);
     await tx
       .insert(mediaUploads)

@@ -14,15 +14,22 @@ export class GuardedFetchError extends Error {
     | "network";
   /** The underlying library's error code (ENOTFOUND, CERT_HAS_EXPIRED, …), for logs; never shown as text. */
   readonly code: string | null;
+  /**
+   * True when the guard refused the URL before any connection was made (a bad URL, a scheme other than
+   * https, an address the guard does not reach, literal or resolved): no host was contacted, so it is
+   * no failed fetch (the spec counts failed fetches against a site's daily attempts).
+   */
+  readonly refusedBeforeConnecting: boolean;
   constructor(
     kind: GuardedFetchError["kind"],
     message: string,
-    opts: { cause?: unknown; code?: string } = {},
+    opts: { cause?: unknown; code?: string; refusedBeforeConnecting?: boolean } = {},
   ) {
     super(message, opts.cause === undefined ? undefined : { cause: opts.cause });
     this.name = "GuardedFetchError";
     this.kind = kind;
     this.code = opts.code ?? null;
+    this.refusedBeforeConnecting = opts.refusedBeforeConnecting ?? false;
   }
 }
 

@@ -200,15 +200,32 @@ export async function guardedFetchStream(url: string, opts: GuardedFetchOptions)
     let current = url;
     for (let hop = 0; ; hop++) {
       let target: FetchTarget;
+      // The first hop's refusals are made before any connection; a redirect's come after one.
+      const first = hop === 0;
       try {
         target = checkFetchTarget(current, opts.allowHosts ?? [], { localNetwork: opts.localNetwork });
       } catch (err) {
         if (err instanceof TargetError)
-          throw new GuardedFetchError(err.kind === "blocked" ? "blocked" : "invalid_url", err.message);
+          throw new GuardedFetchError(err.kind === "blocked" ? "blocked" : "invalid_url", err.message, {
+            refusedBeforeConnecting: first,
+          });
         throw err;
       }
       progress.stage = "resolving";
-      const pinned = await resolvePinned(target, opts.resolve);
+      let pinned: { address: string; family: 4 | 6 };
+      try {
+        pinned = await resolvePinned(target, opts.resolve);
+      } catch (err) {
+        // A resolved address the guard refuses (or plain http to a public one): still no connection.
+        // A name that does not resolve is a failure of the fetch, not a refusal of ours.
+        if (
+          first &&
+          err instanceof GuardedFetchError &&
+          (err.kind === "blocked" || err.kind === "invalid_url")
+        )
+          throw new GuardedFetchError(err.kind, err.message, { refusedBeforeConnecting: true });
+        throw err;
+      }
       const out = await fetchOnce(target, pinned, opts, progress);
       if (out.kind === "body")
         return { ...out, url: current, host: target.host, hostPort: hostPortOf(target) };
