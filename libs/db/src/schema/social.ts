@@ -19,6 +19,8 @@ export const socialAccounts = pgTable(
     refreshTokenCiphertext: text("refresh_token_ciphertext"),
     /** When the access token expires; null when unknown (a token given directly without expiry). */
     tokenExpiresAt: ts("token_expires_at"),
+    /** When the collector last warned that this token (without a refresh token) expires soon. */
+    expiryWarnedAt: ts("expiry_warned_at"),
     /**
      * `reconnect_required` once the platform refused a refresh: the account must be connected again;
      * `disconnected` after DELETE (tokens erased, history kept, no longer listed).
@@ -43,6 +45,8 @@ export const socialPosts = pgTable(
       .references(() => organizations.id, { onDelete: "cascade" }),
     content: text("content").notNull(),
     platformOverrides: jsonb("platform_overrides").notNull().default(sql`'{}'::jsonb`),
+    /** Per-platform choices of the user, with their consent (TikTok privacy level, decision 1013). */
+    platformOptions: jsonb("platform_options").notNull().default(sql`'{}'::jsonb`),
     /** The social media library files of the post, in order. */
     media: uuid("media").array().notNull().default(sql`'{}'::uuid[]`),
     publishedAt: ts("published_at"),
@@ -137,6 +141,13 @@ export const socialOauthStates = pgTable("social_oauth_states", {
   platform: text("platform").notNull(),
   codeVerifier: text("code_verifier"),
   redirectUri: text("redirect_uri"),
+  /** The user (API key's user) who started it: only they may confirm it (decision 1016). */
+  userId: uuid("user_id"),
+  /** The tokens the callback obtained, encrypted, waiting for the starting user's confirmation. */
+  pendingCiphertext: text("pending_ciphertext"),
+  /** SHA-256 of the confirmation token the callback handed to the browser. */
+  confirmHash: text("confirm_hash"),
+  confirmedAt: ts("confirmed_at"),
   expiresAt: ts("expires_at").notNull(),
   usedAt: ts("used_at"),
   createdAt: createdAt(),
