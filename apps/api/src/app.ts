@@ -1,6 +1,8 @@
 import { Elysia } from "elysia";
 import { prefixedId } from "@site/domain/core";
+import { requestMetrics } from "./api_metrics.ts";
 import { authMacros } from "./auth.ts";
+import { corsPlugin } from "./cors.ts";
 import type { AppDeps } from "./deps.ts";
 import { renderError } from "./errors.ts";
 import { assertBoundedInput } from "./input_bounds.ts";
@@ -64,6 +66,9 @@ export function createApp(deps: AppDeps) {
       }),
     )
     .onTransform({ as: "global" }, boundInput)
+    // Answers by route template (API_METRICS_PORT, decision 0711); CORS for /api/v1 (decision 0712).
+    .use(requestMetrics(deps.metrics))
+    .use(corsPlugin(deps.config.corsOrigins))
     .onAfterResponse(({ request, set }) => {
       deps.log.debug("request", {
         requestId: idOf(request),

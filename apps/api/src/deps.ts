@@ -1,4 +1,5 @@
 import type { Context } from "@site/domain/core";
+import type { ApiMetrics } from "./api_metrics.ts";
 import type { Mailer, SubscribeLimits } from "@site/domain/newsletters";
 import type { RenderQueue } from "@site/queue";
 import type { ObjectStore } from "@site/storage";
@@ -20,6 +21,8 @@ export type AppDeps = Context & {
   mailer?: Mailer;
   /** The public subscribe form's limits; default: fresh in-process limits per app. */
   subscribeLimits?: SubscribeLimits;
+  /** Where the app counts its answers (GET /metrics on API_METRICS_PORT); none: not counted. */
+  metrics?: ApiMetrics;
   /** Called when the app is closed; closes what the builder opened. */
   onClose?: () => Promise<void>;
 };

@@ -3,12 +3,15 @@ import { createKeyCache, errorBody } from "@site/domain/core";
 import { startMediaSweeper } from "@site/domain/media";
 import { type NewsletterSender, openMailer, startNewsletterSender } from "@site/domain/newsletters";
 import { openRateLimiter, type Runtime } from "@site/runtime";
+import { createApiMetrics, serveApiMetrics } from "./api_metrics.ts";
 import { createApp } from "./app.ts";
 import { compressed } from "./compression.ts";
 
 /** A running API: its URL, and `stop` (graceful: see decision 0805). */
 export type RunningApi = {
   url: string;
+  /** The Prometheus GET /metrics listener's URL (API_METRICS_PORT); null when unset. */
+  metricsUrl: string | null;
   /** Requests being answered right now. */
   readonly inFlight: number;
   /**
@@ -50,6 +53,11 @@ export function startApi(rt: Runtime): RunningApi {
     limiter,
     mailer,
     liftTimeout: (request: Request) => server.timeout(request, 0),
+    // Answers by route template, the pool, the event loop: GET /metrics on its own port (decision 0711).
+    metrics:
+      rt.config.apiMetricsPort === null
+        ? undefined
+        : createApiMetrics({ db: rt.db, poolMax: rt.config.dbPoolMax }),
   };
   const app = createApp(deps);
   const log = rt.log.child({ app: "api" });
@@ -96,10 +104,16 @@ export function startApi(rt: Runtime): RunningApi {
   // The CLI and scripts of this machine read the public base from here (DATA_DIR/api.json).
   const recorded = recordServer(rt.config.dataDir, { publicBaseUrl: rt.config.publicBaseUrl, url });
   log.info("api listening", { url, publicBaseUrl: rt.config.publicBaseUrl, recorded });
+  const metricsServer =
+    deps.metrics && rt.config.apiMetricsPort !== null
+      ? serveApiMetrics({ port: rt.config.apiMetricsPort, hostname: rt.config.host, metrics: deps.metrics })
+      : null;
+  if (metricsServer) log.info("api metrics listening", { url: metricsServer.url });
 
   let stopping: Promise<void> | null = null;
   return {
     url,
+    metricsUrl: metricsServer?.url ?? null,
     get inFlight() {
       return inFlight.size;
     },
@@ -118,6 +132,7 @@ export function startApi(rt: Runtime): RunningApi {
         // Let those answers leave before the sockets close.
         if (cut > 0) await Bun.sleep(100);
         await server.stop(true);
+        await metricsServer?.stop();
         await sweeper.stop();
         await (await sender?.catch(() => null))?.stop();
         await mailer.close();

@@ -1,4 +1,5 @@
 import { drizzle, type PostgresJsDatabase } from "drizzle-orm/postgres-js";
+import { hostname } from "node:os";
 import postgres from "postgres";
 import * as schema from "./schema/mod.ts";
 import { type EmbeddedServer, startEmbeddedPostgres } from "./embedded.ts";
@@ -37,6 +38,9 @@ export function reconnectDelaySeconds(retries: number): number {
   return Math.min(0.025 * 2 ** retries, 0.25) * (0.5 + Math.random() / 2);
 }
 
+/** The application_name of this process's pool connections (at most 63 bytes, as PostgreSQL keeps). */
+const POOL_NAME = `site-content-api ${hostname()}:${process.pid}`.slice(0, 63);
+
 /** Opens Drizzle over postgres.js on a connection URL. */
 export function connectDatabase(
   url: string,
@@ -51,7 +55,8 @@ export function connectDatabase(
     connect_timeout: (opts.connectTimeoutMs ?? 3000) / 1000,
     backoff: reconnectDelaySeconds,
     connection: {
-      application_name: "site-content-api",
+      // One name per process (host:pid), so the API's /metrics can count its own pool in pg_stat_activity.
+      application_name: POOL_NAME,
       // A transaction left open by a stuck client cannot hold locks for long either.
       ...(statementTimeout > 0
         ? { statement_timeout: statementTimeout, idle_in_transaction_session_timeout: statementTimeout * 2 }
