@@ -6,3 +6,9 @@ export { migrateDatabase } from "./src/migrate.ts";
 export { startEmbeddedPostgres, type EmbeddedServer } from "./src/embedded.ts";
 export { isUniqueViolation, isCheckViolation, isDatabaseUnavailable } from "./src/pg_errors.ts";
 export { type ChannelWatch, watchChannel } from "./src/notify.ts";
+export {
+  provisionalWrites,
+  runInWriteScope,
+  WriteScope,
+  WritesRefusedError,
+} from "./src/write_scope.ts";

@@ -5,7 +5,7 @@ import { type NewsletterSender, openMailer, startNewsletterSender } from "@site/
 import { openRateLimiter, type Runtime } from "@site/runtime";
 import { createApiMetrics, serveApiMetrics } from "./api_metrics.ts";
 import { createApp } from "./app.ts";
-import { compressed } from "./compression.ts";
+import { serveApp } from "./listener.ts";
 
 /** A running API: its URL, and `stop` (graceful: see decision 0805). */
 export type RunningApi = {
@@ -74,33 +74,16 @@ export function startApi(rt: Runtime): RunningApi {
       throw err;
     });
 
-  // Requests in flight, each with the way to answer it 503 when the grace period is over.
-  const inFlight = new Set<(r: Response) => void>();
-  let draining = false;
-  const server = Bun.serve({
+  // One listener for HTTP and the hosted sign-in's WebSocket, counting requests in flight (decision 0820).
+  const retryAfter = rt.config.retryAfterSeconds;
+  const listener = serveApp(app, {
     hostname: rt.config.host,
     port: rt.config.port,
-    // Long template clones lift the timeout per request (server.timeout); the rest keep an idle limit.
-    idleTimeout: 120,
-    // Signed local PUTs carry at most 10 MiB of image bytes.
-    maxRequestBodySize: 12 * 1024 * 1024,
-    fetch(request) {
-      // A request on a kept-alive connection after SIGTERM: refused, and the connection closed.
-      if (draining) return unavailable("the server is shutting down; retry on another instance", 1);
-      let cut!: (r: Response) => void;
-      const cutShort = new Promise<Response>((resolve) => {
-        cut = resolve;
-      });
-      inFlight.add(cut);
-      return Promise.race([app.handle(request).then((r) => compressed(request, r)), cutShort]).finally(() =>
-        inFlight.delete(cut),
-      );
-    },
+    // A request on a kept-alive connection after SIGTERM: refused, and the connection closed.
+    refuse: () => unavailable("the server is shutting down; retry on another instance", retryAfter),
   });
-  // Elysia is never given this listener (`app.server`): it would reload it with its own fetch, and
-  // requests would bypass the in-flight count that graceful shutdown relies on.
-  const port = server.port;
-  const url = `http://${rt.config.host.includes(":") ? `[${rt.config.host}]` : rt.config.host}:${port}`;
+  const server = listener.server;
+  const url = `http://${rt.config.host.includes(":") ? `[${rt.config.host}]` : rt.config.host}:${server.port}`;
   // The CLI and scripts of this machine read the public base from here (DATA_DIR/api.json).
   const recorded = recordServer(rt.config.dataDir, { publicBaseUrl: rt.config.publicBaseUrl, url });
   log.info("api listening", { url, publicBaseUrl: rt.config.publicBaseUrl, recorded });
@@ -115,23 +98,21 @@ export function startApi(rt: Runtime): RunningApi {
     url,
     metricsUrl: metricsServer?.url ?? null,
     get inFlight() {
-      return inFlight.size;
+      return listener.inFlight;
     },
     stop(opts = {}) {
       stopping ??= (async () => {
         const graceMs = opts.graceMs ?? rt.config.timeouts.shutdownGraceMs;
         const t0 = performance.now();
-        draining = true;
-        log.info("api stopping: no new connections", { inFlight: inFlight.size, graceMs });
-        // Close the listener; open connections stay until their requests are answered.
-        void server.stop(false);
-        while (inFlight.size > 0 && performance.now() - t0 < graceMs) await Bun.sleep(25);
-        const cut = inFlight.size;
-        for (const answer of [...inFlight])
-          answer(unavailable("the server is shutting down; the request did not finish in time, retry it", 1));
-        // Let those answers leave before the sockets close.
-        if (cut > 0) await Bun.sleep(100);
-        await server.stop(true);
+        log.info("api stopping: no new connections", { inFlight: listener.inFlight, graceMs });
+        const drained = await listener.drain({
+          graceMs,
+          cutShort: () =>
+            unavailable(
+              "the server is shutting down; the request did not finish in time, retry it",
+              retryAfter,
+            ),
+        });
         await metricsServer?.stop();
         await sweeper.stop();
         await (await sender?.catch(() => null))?.stop();
@@ -140,7 +121,7 @@ export function startApi(rt: Runtime): RunningApi {
         if (limiter !== rt.limiter) await limiter?.close();
         log.info("api stopped", {
           finishedMs: Math.round(performance.now() - t0),
-          cutShort: cut,
+          ...drained,
         });
       })();
       return stopping;
