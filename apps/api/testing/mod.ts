@@ -81,6 +81,7 @@ export async function buildTestApp(
       publicBaseUrl: config.publicBaseUrl,
       secretKey: config.secretKey,
       maxPutBytes: Math.max(10485760, config.social.videoMaxBytes),
+      minFreeBytes: config.storageMinFreeBytes,
     });
   // The render queue: in-process unless the test brings its own (BullMQ on TEST_REDIS_URL).
   const queue = opts.queue ?? createMemoryQueue({ log });

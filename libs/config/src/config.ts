@@ -52,6 +52,11 @@ export type Config = {
   };
   fetchAllowHosts: string[];
   /**
+   * STORAGE_MIN_FREE_BYTES: the local-disk store refuses a write that would leave less free space than
+   * this, and /readyz answers 503 naming storage below it (decision 0831). Not used with S3.
+   */
+  storageMinFreeBytes: number;
+  /**
    * ALLOW_LOCAL_NETWORK_FOR_DEVELOPMENT=1: URL import and filming may reach loopback and private
    * addresses (this machine, its network). Development only: refused at boot when NODE_ENV=production.
    */
@@ -355,6 +360,7 @@ export function loadConfig(env: Env = process.env): Config {
     },
     dbPoolMax: intSetting(env, "DB_POOL_MAX", 10, 1),
     retryAfterSeconds: intSetting(env, "RETRY_AFTER_SECONDS", 5, 1),
+    storageMinFreeBytes: intSetting(env, "STORAGE_MIN_FREE_BYTES", 64 * 1024 * 1024),
     apiKeyCacheTtlMs: intSetting(env, "API_KEY_CACHE_TTL_MS", 30_000),
     rateLimit: {
       requests: intSetting(env, "RATE_LIMIT_REQUESTS", 0),

@@ -1,5 +1,5 @@
 import { createHash, createHmac, randomBytes, timingSafeEqual } from "node:crypto";
-import { mkdir, open, readdir, readFile, rename, rm, stat, unlink, writeFile } from "node:fs/promises";
+import { mkdir, open, readdir, readFile, rename, rm, stat, statfs, unlink, writeFile } from "node:fs/promises";
 import { dirname, join, resolve, sep } from "node:path";
 import {
   assertSafeKey,
@@ -21,6 +21,11 @@ export type FsStoreOptions = {
   secretKey: string;
   /** The largest body a presigned PUT may carry, whatever it was signed for. */
   maxPutBytes?: number;
+  /**
+   * STORAGE_MIN_FREE_BYTES: a write that would leave less free space on the disk is refused as `full`,
+   * and checkWritable fails below it, so readiness and writes share one threshold (0: no threshold).
+   */
+  minFreeBytes?: number;
   now?: () => Date;
 };
 
@@ -58,7 +63,29 @@ export function openFsStore(opts: FsStoreOptions): ObjectStore {
     if (!p.startsWith(base + sep)) throw new StoreError("invalid_key", "invalid storage key");
     return p;
   };
+  const minFree = opts.minFreeBytes ?? 0;
   const dataPath = (key: string) => pathOf(root, key);
+
+  /** Refuses (`full`) a write of `bytes` that would leave less than minFreeBytes free on the disk. */
+  async function assertRoomFor(bytes: number): Promise<void> {
+    if (minFree <= 0) return;
+    let free: number;
+    try {
+      await mkdir(root, { recursive: true });
+      const fs = await statfs(root);
+      free = fs.bavail * fs.bsize;
+    } catch (err) {
+      throw (
+        storeErrorOf(err) ??
+        new StoreError("unavailable", "the object store's free space cannot be read", { cause: err })
+      );
+    }
+    if (free - bytes < minFree)
+      throw new StoreError(
+        "full",
+        `the object store keeps ${minFree} bytes free and has ${free}; a write of ${bytes} bytes is refused`,
+      );
+  }
   const metaPath = (key: string) => `${pathOf(join(root, ".meta"), key)}.json`;
 
   async function readMeta(key: string): Promise<Meta | null> {
@@ -108,6 +135,7 @@ export function openFsStore(opts: FsStoreOptions): ObjectStore {
   ): Promise<ObjectInfo> {
     const path = dataPath(key);
     const meta = metaPath(key);
+    await assertRoomFor(o.size ?? 0);
     const tmpDir = join(root, ".tmp");
     await mkdir(tmpDir, { recursive: true });
     const tmp = join(tmpDir, randomBytes(12).toString("hex"));
@@ -232,6 +260,8 @@ export function openFsStore(opts: FsStoreOptions): ObjectStore {
     async checkWritable() {
       const tmpDir = join(root, ".tmp");
       const probe = join(tmpDir, `probe-${randomBytes(6).toString("hex")}`);
+      // Below the threshold every write is refused: not ready, whatever a small probe could still do.
+      await assertRoomFor(0);
       try {
         await mkdir(tmpDir, { recursive: true });
         // A few blocks, not an empty file: creating an inode can succeed on a disk with no space.

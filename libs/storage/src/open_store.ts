@@ -15,6 +15,7 @@ export function openObjectStore(config: Config, opts: { now?: () => Date } = {})
     publicBaseUrl: config.publicBaseUrl,
     secretKey: config.secretKey,
     maxPutBytes: Math.max(MAX_MEDIA_BYTES, config.social.videoMaxBytes),
+    minFreeBytes: config.storageMinFreeBytes,
     now: opts.now,
   });
 }
