@@ -6,6 +6,7 @@ export * from "./library.ts";
 export * from "./quota.ts";
 export * from "./refs.ts";
 export * from "./share.ts";
+export * from "./site_files.ts";
 export * from "./image_types.ts";
 export * from "./landing.ts";
 export * from "./upload.ts";

@@ -1,10 +1,12 @@
-import { and, eq, or } from "drizzle-orm";
-import { mediaFiles, sites } from "@site/db";
+import { eq } from "drizzle-orm";
+import { sites } from "@site/db";
 import { type Context, AppError, notFound, isUuid } from "@site/domain/core";
 import { mediaPath, mintShareToken, SHARE_TOKEN_SECONDS } from "./grants.ts";
+import { filesOfSite } from "./site_files.ts";
 
 /**
- * A share-token (`t`) delivery URL for one library file of a site (or of its template host), for
+ * A share-token (`t`) delivery URL for one file of a site (filesOfSite: its library, and for a clone the
+ * host files its copied content carried), for
  * consumers without a session: social platforms at publish, e-mail recipients at send time.
  */
 export async function shareMedia(
@@ -17,19 +19,9 @@ export async function shareMedia(
   }
   if (!isUuid(input.siteId)) throw notFound("site");
   const key = input.key.replace(/^\/?api\/media\//, "");
-  const [site] = await ctx.db
-    .select({ host: sites.clonedFromSiteId })
-    .from(sites)
-    .where(eq(sites.id, input.siteId))
-    .limit(1);
+  const [site] = await ctx.db.select({ id: sites.id }).from(sites).where(eq(sites.id, input.siteId)).limit(1);
   if (!site) throw notFound("site");
-  const owners = site.host ? [input.siteId, site.host] : [input.siteId];
-  const [file] = await ctx.db
-    .select({ key: mediaFiles.key })
-    .from(mediaFiles)
-    .where(and(eq(mediaFiles.key, key), or(...owners.map((o) => eq(mediaFiles.siteId, o)))))
-    .limit(1);
-  if (!file) throw notFound("media file of this site");
+  if (!(await filesOfSite(ctx, input.siteId, [key])).has(key)) throw notFound("media file of this site");
   const t = mintShareToken(ctx, { siteId: input.siteId, key, ttlSeconds: ttl });
   return { url: `${ctx.config.publicBaseUrl}${mediaPath(key)}?t=${t}` };
 }

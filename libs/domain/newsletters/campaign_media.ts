@@ -1,13 +1,13 @@
 import { type Context, AppError } from "@site/domain/core";
 import {
+  filesOfSite,
   grantMemberUrl,
   mediaPath,
   mediaRefBases,
   mintShareToken,
   readMediaRef,
-  siteOfKey,
 } from "@site/domain/media";
-import { type MediaRefInput, mediaOwners, storableMediaRefs } from "@site/domain/sites";
+import { type MediaRefInput, storableMediaRefs } from "@site/domain/sites";
 import { type HtmlScan, rewriteCampaignHtml, scanCampaignHtml } from "./campaign_html.ts";
 
 /** How many problems a refusal lists. */
@@ -88,8 +88,8 @@ export async function storableCampaignHtml(ctx: Context, siteId: string, html: s
 }
 
 /**
- * Rewrites the media paths of stored campaign HTML through `sign`, for keys of the site (or its
- * template host) only: whatever the stored text says, a grant is never minted for another site's key
+ * Rewrites the media paths of stored campaign HTML through `sign`, for files of the site only
+ * (filesOfSite: its library, and for a clone the host files its copied content carried): whatever the stored text says, a grant is never minted for another site's key
  * (the check at signing is independent of the check at write). Other URLs stay as they are.
  */
 async function signStored(
@@ -99,13 +99,16 @@ async function signStored(
   sign: (key: string) => string,
   scan: HtmlScan = scanCampaignHtml(html),
 ): Promise<string> {
-  const owners = await mediaOwners(ctx, siteId);
   const bases = mediaRefBases(ctx.config);
+  const keys = scan.urls.flatMap((u) => {
+    const ref = readMediaRef(bases, u.url);
+    return ref.kind === "outside" ? [] : [ref.key];
+  });
+  const owned = await filesOfSite(ctx, siteId, keys);
   return rewriteCampaignHtml(html, scan, (url) => {
     const ref = readMediaRef(bases, url);
     if (ref.kind === "outside") return url;
-    const owner = siteOfKey(ref.key);
-    if (!owner || !owners.includes(owner)) return mediaPath(ref.key);
+    if (!owned.has(ref.key)) return mediaPath(ref.key);
     return sign(ref.key);
   });
 }

@@ -32,10 +32,20 @@ const itemColumns = {
 };
 type ItemRow = { id: string; position: number; values: unknown; updatedAt: string };
 
-/** What reading items needs: the site's pages (only when a field is a link) and a media signer. */
-async function readerFor(ctx: Context, siteId: string, collection: CollectionRow, reader: Reader) {
+/** What reading `rows` needs: the site's pages (only when a field is a link) and a media signer. */
+async function readerFor(
+  ctx: Context,
+  siteId: string,
+  collection: CollectionRow,
+  reader: Reader,
+  rows: ItemRow[],
+) {
   const index = collection.fields.some((f) => f.type === "link") ? await loadPageIndex(ctx.db, siteId) : null;
-  const sign = mediaSigner(ctx, siteId, reader);
+  const images = collection.fields.filter((f) => f.type === "image").map((f) => f.key);
+  const paths = rows.flatMap((r) =>
+    images.map((k) => (r.values as StoredValues)[k]).filter((v): v is string => typeof v === "string"),
+  );
+  const sign = await mediaSigner(ctx, siteId, reader, paths);
   return (row: ItemRow): CollectionItem => ({
     id: row.id,
     position: row.position,
@@ -69,7 +79,7 @@ export async function listItems(
     .orderBy(asc(collectionItems.position))
     .limit(limit + 1);
   const { page, nextCursor } = keysetPage(rows, limit, (r) => r.position, encodePositionCursor);
-  const view = await readerFor(ctx, siteId, collection, reader);
+  const view = await readerFor(ctx, siteId, collection, reader, page);
   return { items: page.map(view), nextCursor };
 }
 
@@ -138,7 +148,7 @@ export async function upsertItems(
     if (problems.length) throw refuse(problems);
     return { collection, rows: out };
   });
-  const view = await readerFor(ctx, siteId, written.collection, "member");
+  const view = await readerFor(ctx, siteId, written.collection, "member", written.rows);
   return written.rows.map(view);
 }
 
@@ -226,6 +236,6 @@ export async function reorderItems(
     .from(collectionItems)
     .where(eq(collectionItems.collectionId, collection.id))
     .orderBy(asc(collectionItems.position));
-  const view = await readerFor(ctx, siteId, collection, "member");
+  const view = await readerFor(ctx, siteId, collection, "member", rows);
   return rows.map(view);
 }

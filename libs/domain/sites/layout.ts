@@ -71,10 +71,12 @@ async function storedRow(ctx: Context, siteId: string) {
 
 type Row = NonNullable<Awaited<ReturnType<typeof storedRow>>>;
 
-function stateOf(ctx: Context, input: { siteId: string; row: Row; index: PageIndex; reader: Reader }) {
+async function stateOf(ctx: Context, input: { siteId: string; row: Row; index: PageIndex; reader: Reader }) {
   const { siteId, row, index, reader } = input;
+  const stored = readStoredLayout(row.layout);
+  const sign = await mediaSigner(ctx, siteId, reader, stored.logo ? [stored.logo] : []);
   const state = {
-    layout: layoutView(readStoredLayout(row.layout), index, mediaSigner(ctx, siteId, reader)),
+    layout: layoutView(stored, index, sign),
     styles: readStoredStyles(row.styles),
     updatedAt: row.updatedAt,
   };

@@ -85,7 +85,7 @@ export async function translateLinks(
         media.map((ref, i) => ({ field: `hrefs.${i}`, ref })),
       )
     : { stored: new Map<string, string>() };
-  const sign = mediaSigner(ctx, siteId, "member");
+  const sign = await mediaSigner(ctx, siteId, "member", checked.stored.values());
   const links = hrefs.map((href, i): TranslatedLink => {
     const p = parsed[i]!;
     switch (p.kind) {

@@ -1,7 +1,5 @@
-import { and, eq, inArray, or } from "drizzle-orm";
-import { mediaFiles, sites } from "@site/db";
 import { type Context, AppError } from "@site/domain/core";
-import { type MediaContext, mediaRefBases, settleUploads } from "@site/domain/media";
+import { filesOfSite, type MediaContext, mediaRefBases, settleUploads } from "@site/domain/media";
 import { MAX_PAGE_MEDIA_REFS, MAX_PROBLEMS, type PageMediaRef, type PageScan } from "./page_scan.ts";
 import { isScanFailure, scanFailureError, scanPage } from "./page_scan_pool.ts";
 
@@ -29,8 +27,8 @@ export async function scanPageForWrite(ctx: Context, content: string): Promise<P
 /**
  * Checks the media references of page MDX, found by parsing it in a worker (page_scan.ts: every URL of
  * every attribute, image, link and definition; a media path anywhere else is refused), against the
- * library: each must name an existing file of this
- * site or of the template host it was cloned from, by its canonical url (never a displayUrl with a grant,
+ * library: each must name a file of this site (filesOfSite: its library, and for a clone the host files
+ * its copied content carried), by its canonical url (never a displayUrl with a grant,
  * never an outside URL); otherwise 400 VALIDATION_ERROR listing each bad reference and why. A bare Media
  * outside Column > Column passes with a warning that the visual editor cannot edit it.
  */
@@ -51,14 +49,7 @@ export async function checkPageMedia(ctx: Context, siteId: string, content: stri
     // Uploads that went straight to object storage become files once settled.
     const store = (ctx as Partial<MediaContext>).store;
     if (store) await settleUploads({ ...ctx, store }, [...wanted.keys()]);
-    const owners = await mediaOwners(ctx, siteId);
-    const found = await ctx.db
-      .select({ key: mediaFiles.key })
-      .from(mediaFiles)
-      .where(
-        and(inArray(mediaFiles.key, [...wanted.keys()]), or(...owners.map((o) => eq(mediaFiles.siteId, o)))),
-      );
-    const known = new Set(found.map((f) => f.key));
+    const known = await filesOfSite(ctx, siteId, wanted.keys());
     for (const [key, rs] of wanted) {
       if (known.has(key)) continue;
       for (const r of rs) {
@@ -90,17 +81,4 @@ export async function checkPageMedia(ctx: Context, siteId: string, content: stri
       `${scan.bareCount - scan.bareMedia.length} more Media elements are not inside Column > Column`,
     );
   return { warnings };
-}
-
-/**
- * The sites whose library files a page of `siteId` may name: the site itself and the gallery template
- * host it was cloned from (clones copy media references, not files).
- */
-export async function mediaOwners(ctx: Context, siteId: string): Promise<string[]> {
-  const [site] = await ctx.db
-    .select({ host: sites.clonedFromSiteId })
-    .from(sites)
-    .where(eq(sites.id, siteId))
-    .limit(1);
-  return site?.host ? [siteId, site.host] : [siteId];
 }

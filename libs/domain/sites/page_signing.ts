@@ -1,10 +1,10 @@
 import type { Context } from "@site/domain/core";
 import {
+  filesOfSite,
   grantMemberUrl,
   grantVisitorUrl,
   isPublicIdentityKey,
   mediaRefBases,
-  siteOfKey,
 } from "@site/domain/media";
 import { MAX_PAGE_MEDIA_REFS } from "./page_scan.ts";
 import { isScanFailure, scanPage } from "./page_scan_pool.ts";
@@ -20,9 +20,8 @@ export type SignedPage = { content: string; unsigned: UnsignedMedia[]; notes: st
 
 /**
  * Signs the media references of stored page MDX for a reader, found by parsing it (page_scan.ts), never
- * by pattern: each reference to a key of one of `owners` (`site-media/<owner>/…`: the site being read
- * and the template host it was cloned from; an organization-wide reader would pass its organization's
- * sites) is replaced by its delivery URL with a grant of `siteId` (`visitor`: absolute under
+ * by pattern: each reference to a file of the site (filesOfSite: its library, and for a clone the host
+ * files its copied content carried, decision 0610) is replaced by its delivery URL with a grant of `siteId` (`visitor`: absolute under
  * PUBLIC_BASE_URL; `member`: the media list's displayUrl form). Whatever the stored text says, no other
  * key is signed: a foreign key, a path in text or code, or a URL carrying another path stays as stored
  * (no grant) and is reported here and in the log. The content is sanitized first (mdx_sanitize.ts,
@@ -33,7 +32,7 @@ export type SignedPage = { content: string; unsigned: UnsignedMedia[]; notes: st
  */
 export async function signPageMedia(
   ctx: Context,
-  input: { siteId: string; owners: string[]; pageId: string; content: string; grant: "visitor" | "member" },
+  input: { siteId: string; pageId: string; content: string; grant: "visitor" | "member" },
 ): Promise<SignedPage> {
   const log = (unsigned: UnsignedMedia[], notes: string[]) => {
     if (unsigned.length > 0 || notes.length > 0)
@@ -67,7 +66,11 @@ export async function signPageMedia(
           `${scan.removed} construct(s) removed for readers: script-capable elements, expressions, ESM, event handlers or script URLs (decision 0312)`,
         ]
       : [];
-  const owners = new Set(input.owners);
+  const owned = await filesOfSite(
+    ctx,
+    input.siteId,
+    refs.filter((r) => !isPublicIdentityKey(r.key)).map((r) => r.key),
+  );
   const unsigned: UnsignedMedia[] = scan.problems.map((p) => ({
     ref: p.ref,
     line: p.line,
@@ -84,8 +87,7 @@ export async function signPageMedia(
   let at = 0;
   for (const r of refs) {
     if (isPublicIdentityKey(r.key)) continue;
-    const owner = siteOfKey(r.key);
-    if (!owner || !owners.has(owner)) {
+    if (!owned.has(r.key)) {
       unsigned.push({ ref: r.url, line: r.line, reason: "not a file of this site: not signed" });
       continue;
     }

@@ -6,7 +6,7 @@ import { loadPageIndex, type PageIndex, pageIndexOf } from "./links.ts";
 import type { CreatePageBody, PageView, UpdatePageBody } from "./models.ts";
 import { MAX_PAGE_BYTES } from "./models.ts";
 import { linkSpansOf, readPageLinks, storePageLinks } from "./page_links.ts";
-import { checkPageMedia, mediaOwners, scanPageForWrite } from "./page_media.ts";
+import { checkPageMedia, scanPageForWrite } from "./page_media.ts";
 import { lockSitePages, MAX_PAGE_POSITION, makeRoomAt, nextPagePosition } from "./page_order.ts";
 import { signPageMedia } from "./page_signing.ts";
 
@@ -90,12 +90,10 @@ async function touchSite(ctx: Context, siteId: string) {
 /** Adds what members see: the content with the site's media signed with member grants (issue 17, 11). */
 async function forMembers(ctx: Context, siteId: string, rows: PageRow[]): Promise<PageView[]> {
   if (rows.length === 0) return [];
-  const owners = await mediaOwners(ctx, siteId);
   return Promise.all(
     rows.map(async (row) => {
       const signed = await signPageMedia(ctx, {
         siteId,
-        owners,
         pageId: row.id,
         content: row.content,
         grant: "member",

@@ -12,7 +12,6 @@ async function publishedSite(ctx: Context, slug: string) {
       name: sites.name,
       slug: sites.slug,
       live: sites.publicContentLive,
-      host: sites.clonedFromSiteId,
     })
     .from(sites)
     .where(eq(sites.slug, slug))
@@ -42,7 +41,7 @@ type PublicRow = {
 
 /**
  * A page for visitors: links to pages translated to their current paths (first: the stored spans index
- * the stored text), then media of the site (or its template host) signed with visitor grants, nothing else.
+ * the stored text), then media of the site (filesOfSite) signed with visitor grants, nothing else.
  */
 async function forVisitors(
   ctx: Context,
@@ -53,7 +52,6 @@ async function forVisitors(
   const { links, ...page } = row;
   const { content } = await signPageMedia(ctx, {
     siteId: site.id,
-    owners: site.host ? [site.id, site.host] : [site.id],
     pageId: page.id,
     content: readPageLinks(row.content, linkSpansOf(links, row.content), index),
     grant: "visitor",

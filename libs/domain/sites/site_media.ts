@@ -1,7 +1,12 @@
-import { and, eq, inArray, or } from "drizzle-orm";
-import { mediaFiles, sites } from "@site/db";
 import type { Context } from "@site/domain/core";
-import { grantMemberUrl, grantVisitorUrl, mediaPath, parseMediaRef, siteOfKey } from "@site/domain/media";
+import {
+  filesOfSite,
+  grantMemberUrl,
+  grantVisitorUrl,
+  mediaPath,
+  parseMediaRef,
+  siteOfKey,
+} from "@site/domain/media";
 import type { Problem } from "./_input.ts";
 
 /** Who reads stored media references: a member of the organization, or a visitor of a published site. */
@@ -12,8 +17,8 @@ export type MediaRefInput = { field: string; ref: string };
 
 /**
  * Checks media references written in settings (a logo, an image field): each must be a `/api/media/<key>`
- * path (bare, under PUBLIC_BASE_URL, or a legacy storage URL) of a file of this site's library or of the
- * template host it was cloned from. A grant or share token on the URL (a read answer written back) is
+ * path (bare, under PUBLIC_BASE_URL, or a legacy storage URL) of a file of this site (filesOfSite: its
+ * library, and for a clone the host files its copied content carried). A grant or share token on the URL (a read answer written back) is
  * dropped. Returns each reference's bare path to store, and a problem per refused one.
  */
 export async function storableMediaRefs(
@@ -37,19 +42,7 @@ export async function storableMediaRefs(
     wanted.set(parsed.key, [...(wanted.get(parsed.key) ?? []), r]);
   }
   if (wanted.size === 0) return { stored, problems };
-  const [site] = await ctx.db
-    .select({ host: sites.clonedFromSiteId })
-    .from(sites)
-    .where(eq(sites.id, siteId))
-    .limit(1);
-  const owners = site?.host ? [siteId, site.host] : [siteId];
-  const found = await ctx.db
-    .select({ key: mediaFiles.key })
-    .from(mediaFiles)
-    .where(
-      and(inArray(mediaFiles.key, [...wanted.keys()]), or(...owners.map((o) => eq(mediaFiles.siteId, o)))),
-    );
-  const known = new Set(found.map((f) => f.key));
+  const known = await filesOfSite(ctx, siteId, wanted.keys());
   for (const [key, rs] of wanted) {
     if (known.has(key)) {
       for (const r of rs) stored.set(r.ref, mediaPath(key));
@@ -57,7 +50,7 @@ export async function storableMediaRefs(
     }
     const owner = siteOfKey(key);
     const message =
-      owner && !owners.includes(owner)
+      owner && owner !== siteId
         ? "another site's file: upload or import it into this site's library"
         : "unknown file: not in this site's media library";
     for (const r of rs) problems.push({ field: r.field, ref: r.ref, message });
@@ -68,13 +61,32 @@ export async function storableMediaRefs(
 /**
  * A signer for stored media paths: member reads get a short-lived member grant (a path, like a library
  * displayUrl), visitor reads of a published site an absolute URL with a visitor grant (like public pages).
+ * Only files of the site (filesOfSite, asked once here for every path in `paths`) are signed, whatever
+ * was stored (the check at signing does not trust the one at write, decision 0610): any other path — a
+ * foreign file, a host file the clone's content never carried, or a path not in `paths` — is returned as
+ * stored, with no grant.
  */
-export function mediaSigner(ctx: Context, siteId: string, reader: Reader): (stored: string) => string {
-  return (stored) => {
+export async function mediaSigner(
+  ctx: Context,
+  siteId: string,
+  reader: Reader,
+  paths: Iterable<string>,
+): Promise<(stored: string) => string> {
+  const keyOf = (stored: string) => {
     const parsed = parseMediaRef(ctx.config, stored);
-    if (parsed.kind === "outside") return stored;
+    return parsed.kind === "outside" ? null : parsed.key;
+  };
+  const keys: string[] = [];
+  for (const p of paths) {
+    const key = keyOf(p);
+    if (key) keys.push(key);
+  }
+  const owned = await filesOfSite(ctx, siteId, keys);
+  return (stored) => {
+    const key = keyOf(stored);
+    if (!key || !owned.has(key)) return stored;
     return reader === "member"
-      ? grantMemberUrl(ctx, siteId, parsed.key)
-      : `${ctx.config.publicBaseUrl}${grantVisitorUrl(ctx, siteId, parsed.key)}`;
+      ? grantMemberUrl(ctx, siteId, key)
+      : `${ctx.config.publicBaseUrl}${grantVisitorUrl(ctx, siteId, key)}`;
   };
 }

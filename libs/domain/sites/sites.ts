@@ -20,6 +20,7 @@ import {
   type ListQuery,
   PAGE_LIMIT,
 } from "@site/domain/core";
+import { mediaRefBases } from "@site/domain/media";
 import type { CreateSiteBody, SiteView } from "./models.ts";
 import { DEFAULT_STYLES, welcomePage } from "./defaults.ts";
 import { defaultStoredLayout } from "./layout.ts";
@@ -108,7 +109,7 @@ export async function createSite(
       if (template) {
         // A large template may copy for minutes (decision 0005): lift the statement bound for this one.
         await tx.execute(sql`set local statement_timeout = '300s'`);
-        await copyTemplate(tx, template.siteId, site!.id);
+        await copyTemplate(tx, template.siteId, site!.id, mediaRefBases(ctx.config));
       } else {
         const welcome = await tx
           .insert(pages)

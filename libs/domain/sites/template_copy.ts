@@ -1,5 +1,7 @@
 import { and, eq, sql } from "drizzle-orm";
 import { collectionItems, pages, siteLayouts, type Tx } from "@site/db";
+import type { MediaRefBases } from "@site/domain/media";
+import { recordCloneFiles } from "./clone_files.ts";
 import { DEFAULT_STYLES } from "./defaults.ts";
 import { defaultStoredLayout } from "./layout.ts";
 import { pageIndexOf, remapHref } from "./links.ts";
@@ -17,11 +19,17 @@ function remapJson(value: unknown, map: Map<string, string>): unknown {
 /**
  * Copies a template host site into a new site inside the creating transaction (a failure anywhere rolls
  * the whole site back): pages, layout and styles, chrome strings and default locale, collections with
- * their items. Media references stay as they are (clones copy references, not files); every page
+ * their items. Media references stay as they are (clones copy references, not files), and the host files
+ * they name are recorded as the clone's (recordCloneFiles, decision 0610); every page
  * reference — in page MDX, navigation, footer and link fields — is pointed at the clone's own page of
  * the same path.
  */
-export async function copyTemplate(tx: Tx, hostSiteId: string, siteId: string): Promise<void> {
+export async function copyTemplate(
+  tx: Tx,
+  hostSiteId: string,
+  siteId: string,
+  bases: MediaRefBases,
+): Promise<void> {
   const host = sql`${hostSiteId}::uuid`;
   const site = sql`${siteId}::uuid`;
   const copied = (await tx.execute(sql`
@@ -75,6 +83,7 @@ export async function copyTemplate(tx: Tx, hostSiteId: string, siteId: string): 
     from collection_items ci
     join collections oc on oc.id = ci.collection_id and oc.site_id = ${host}
     join collections nc on nc.site_id = ${site} and nc.key = oc.key`);
+  await recordCloneFiles(tx, bases, hostSiteId, siteId);
   if (map.size === 0) return;
   const referring = (await tx.execute(sql`
     select ci.id, ci.values from collection_items ci

@@ -96,13 +96,18 @@ describe("pages reference real library files", () => {
     expect(r.body.warnings[0]).toContain("visual editor");
   });
 
-  test("a clone may reference the files of the template host it was cloned from", async () => {
+  test("a clone may reference the host files its copied content carried, and no other file of the host", async () => {
     const hostId = await newSite();
     const hostFile = await addFile(hostId);
+    const uncarried = await addFile(hostId);
+    expect((await writePage(hostId, block(hostFile.url))).status).toBe(201);
     const slug = `tpl-${uniq()}`;
     await upsertTemplate(h.ctx, { slug, siteId: hostId, name: "T", status: "approved" });
     const cloneId = await newSite(slug);
     expect((await writePage(cloneId, block(hostFile.url))).status).toBe(201);
+    const refused = await writePage(cloneId, block(uncarried.url));
+    expect(refused.status).toBe(400);
+    expect(refused.body.error.details[0].ref).toBe(uncarried.url);
     const stranger = await newSite();
     expect((await writePage(stranger, block(hostFile.url))).status).toBe(400);
   });
