@@ -45,9 +45,11 @@ describe("readiness follows the writes' free-space threshold (STORAGE_MIN_FREE_B
       }),
     );
     const putBody = (await put.json()) as Json;
-    expect({ status: put.status, code: putBody.error.code, dependency: putBody.error.details.dependency }).toEqual(
-      { status: 503, code: "SERVICE_UNAVAILABLE", dependency: "storage" },
-    );
+    expect({
+      status: put.status,
+      code: putBody.error.code,
+      dependency: putBody.error.details.dependency,
+    }).toEqual({ status: 503, code: "SERVICE_UNAVAILABLE", dependency: "storage" });
     expect(putBody.error.message).toMatch(/^File storage is full right now/);
     expect(await h.db.select().from(mediaFiles).where(eq(mediaFiles.siteId, site.id))).toEqual([]);
 
