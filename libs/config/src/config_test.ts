@@ -114,6 +114,14 @@ describe("configuration is read once, with the contract's defaults", () => {
       videoMaxBytes: 104857600,
       authBase: { instagram: null, threads: null, x: null, linkedin: null, reddit: null, tiktok: null },
       clients: { instagram: null, threads: null, x: null, linkedin: null, reddit: null, tiktok: null },
+      graphVersion: "v25.0",
+      threadsVersion: "v1.0",
+      linkedinRestrictedScopes: [],
+      linkedinRefreshTokens: false,
+      tiktokAudited: false,
+      tiktokVerifiedUrlPrefixes: [],
+      redditDeveloper: null,
+      redirectOrigins: [new URL(c.publicBaseUrl).origin],
     });
     expect(c.image).toEqual({ apiBase: null, apiKey: null, model: "gpt-image-1", creditsPerImage: 10 });
     const set = loadConfig({
@@ -132,6 +140,37 @@ describe("configuration is read once, with the contract's defaults", () => {
     expect(() => loadConfig({ ...base, LINKEDIN_API_VERSION: "2024-11" })).toThrow(/LINKEDIN_API_VERSION/);
     expect(() => loadConfig({ ...base, IMAGE_API_BASE: "ftp://x" })).toThrow(/IMAGE_API_BASE/);
     expect(() => loadConfig({ ...base, SOCIAL_POLL_MAX_ATTEMPTS: "0" })).toThrow(/SOCIAL_POLL_MAX_ATTEMPTS/);
+  });
+
+  test("social provider settings (issue 24): versions, restricted scopes, TikTok audit and prefixes, redirect origins", () => {
+    const c = loadConfig({
+      ...base,
+      PUBLIC_BASE_URL: "https://api.example.com/base",
+      SOCIAL_GRAPH_VERSION: "v26.0",
+      SOCIAL_LINKEDIN_RESTRICTED_SCOPES: "r_member_social",
+      SOCIAL_TIKTOK_AUDITED: "1",
+      SOCIAL_TIKTOK_VERIFIED_URL_PREFIXES: "https://cdn.example.com/media/",
+      SOCIAL_REDDIT_DEVELOPER: "/u/acme_dev",
+    });
+    expect(c.social).toMatchObject({
+      graphVersion: "v26.0",
+      linkedinRestrictedScopes: ["r_member_social"],
+      tiktokAudited: true,
+      tiktokVerifiedUrlPrefixes: ["https://cdn.example.com/media/"],
+      redditDeveloper: "acme_dev",
+      redirectOrigins: ["https://api.example.com"],
+    });
+    expect(
+      loadConfig({ ...base, SOCIAL_REDIRECT_ORIGINS: "https://app.example, http://127.0.0.1:5173" }).social
+        .redirectOrigins,
+    ).toEqual(["https://app.example", "http://127.0.0.1:5173"]);
+    expect(() => loadConfig({ ...base, SOCIAL_GRAPH_VERSION: "25" })).toThrow(/SOCIAL_GRAPH_VERSION/);
+    expect(() => loadConfig({ ...base, SOCIAL_REDIRECT_ORIGINS: "https://a.example/x" })).toThrow(
+      /SOCIAL_REDIRECT_ORIGINS/,
+    );
+    expect(() => loadConfig({ ...base, SOCIAL_TIKTOK_VERIFIED_URL_PREFIXES: "cdn.example" })).toThrow(
+      /SOCIAL_TIKTOK_VERIFIED_URL_PREFIXES/,
+    );
   });
 
   test("MCP_ALLOWED_ORIGINS lists origins, normalized; a path or another scheme fails at boot", () => {
