@@ -1,5 +1,5 @@
 import { and, eq, gt, inArray, isNull, or, sql } from "drizzle-orm";
-import { mediaUploads, organizations, sites, type Tx, usageEvents } from "@site/db";
+import { mediaUploads, organizations, provisionalWrites, sites, type Tx, usageEvents } from "@site/db";
 import { type Context, AppError, notFound } from "@site/domain/core";
 
 const DAY_MS = 24 * 3600 * 1000;
@@ -137,11 +137,13 @@ export type ImportReservation = { attemptId: number; uploadId: number };
  * daily limits (decision 0806): 429 RATE_LIMITED when either is spent. The reservation lapses after
  * `holdMs` if the process dies; confirmImport/releaseImport settle it when the import ends.
  */
-export async function reserveImport(
-  ctx: Context,
-  siteId: string,
-  holdMs: number,
-): Promise<ImportReservation> {
+export function reserveImport(ctx: Context, siteId: string, holdMs: number): Promise<ImportReservation> {
+  // Provisional: a reservation lapses by itself, so it does not oblige a request cut short at shutdown
+  // to finish (decision 0820).
+  return provisionalWrites(() => reserveImportNow(ctx, siteId, holdMs));
+}
+
+async function reserveImportNow(ctx: Context, siteId: string, holdMs: number): Promise<ImportReservation> {
   const limits = ctx.config.limits;
   return ctx.db.transaction(async (tx) => {
     await lockSiteOrg(tx, siteId);
