@@ -3,6 +3,7 @@ import { hostname } from "node:os";
 import postgres from "postgres";
 import * as schema from "./schema/mod.ts";
 import { type EmbeddedServer, startEmbeddedPostgres } from "./embedded.ts";
+import { checkStatement } from "./write_scope.ts";
 
 /** The Drizzle database with the whole schema. */
 export type Database = PostgresJsDatabase<typeof schema>;
@@ -80,9 +81,13 @@ function preparing<T extends object>(client: T): T {
       const value = Reflect.get(target, prop, receiver) as unknown;
       if (typeof value !== "function") return value;
       const fn = value as (...a: unknown[]) => unknown;
+      // Every statement Drizzle sends passes here: a write of a request already answered 503 at
+      // shutdown is refused before it is sent (decision 0820).
       if (prop === "unsafe")
-        return (query: string, args?: unknown[], options?: Record<string, unknown>) =>
-          fn(query, args, { ...options, prepare: true });
+        return (query: string, args?: unknown[], options?: Record<string, unknown>) => {
+          checkStatement(query);
+          return fn(query, args, { ...options, prepare: true });
+        };
       if (prop === "begin" || prop === "savepoint")
         return (...args: unknown[]) => {
           const body = args.pop() as (c: object) => unknown;
