@@ -1,6 +1,7 @@
 export * from "./organizations.ts";
 export * from "./users.ts";
 export * from "./api_keys.ts";
+export * from "./idempotency.ts";
 export * from "./sites.ts";
 export * from "./pages.ts";
 export * from "./templates.ts";
