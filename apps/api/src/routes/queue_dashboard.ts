@@ -63,9 +63,43 @@ export function operatorGate(config: Pick<Config, "operatorToken" | "secretKey">
 }
 
 /**
+ * What the dashboard's pages may load: this origin only (bull-board's page links Google Fonts; it is
+ * removed, and the browser is told to fetch nothing from elsewhere). Decision 0713.
+ */
+export const DASHBOARD_CSP =
+  "default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; font-src 'self'; connect-src 'self'; object-src 'none'; base-uri 'self'; frame-ancestors 'none'; form-action 'self'";
+
+/** The dashboard page without its outside requests (the Google Fonts stylesheet; the UI falls back to sans-serif). */
+export function withoutOutsideRequests(html: string): string {
+  return html.replace(/<link[^>]+href="https?:\/\/[^"]*"[^>]*>\s*/g, "");
+}
+
+function localOnly(response: unknown, set: { headers: Record<string, unknown> }): Response | Promise<Response> | undefined {
+  if (response instanceof Response) {
+    if (!(response.headers.get("content-type") ?? "").includes("text/html")) return;
+    const headers = new Headers(response.headers);
+    headers.set("content-security-policy", DASHBOARD_CSP);
+    headers.delete("content-length");
+    return response
+      .text()
+      .then((html) => new Response(withoutOutsideRequests(html), { status: response.status, headers }));
+  }
+  if (typeof response === "string" && /^\s*<!DOCTYPE html/i.test(response)) {
+    return new Response(withoutOutsideRequests(response), {
+      headers: {
+        ...(set.headers as Record<string, string>),
+        "content-type": "text/html; charset=utf-8",
+        "content-security-policy": DASHBOARD_CSP,
+      },
+    });
+  }
+}
+
+/**
  * The operators' queue dashboard (bull-board) at /admin/queues, behind OPERATOR_TOKEN: the render
- * queue's jobs by state, their data and errors, retry and clean. Only with Redis (BullMQ) and a token;
- * the in-process queue has nothing to show from outside (see `bun run admin queue:status`).
+ * queue's jobs by state, their data and errors, read-only (no clean, retry, promote or delete: the
+ * token opens a view, decision 0713). Only with Redis (BullMQ) and a token; the in-process queue has
+ * nothing to show from outside (see `bun run admin queue:status`).
  */
 export async function queueDashboardRoutes(config: Config, log: Logger): Promise<Elysia> {
   const none = new Elysia({ name: "queue-dashboard" });
@@ -73,7 +107,7 @@ export async function queueDashboardRoutes(config: Config, log: Logger): Promise
   const { queues, close } = openQueuesForDashboard({ redisUrl: config.redisUrl, prefix: config.queuePrefix });
   const adapter = new ElysiaAdapter(QUEUE_DASHBOARD_PATH);
   createBullBoard({
-    queues: queues.map((queue) => new BullMQAdapter(queue, { readOnlyMode: false })),
+    queues: queues.map((queue) => new BullMQAdapter(queue, { readOnlyMode: true })),
     serverAdapter: adapter,
     options: { uiConfig: { boardTitle: "Site Content API queues" } },
   });
@@ -89,6 +123,7 @@ export async function queueDashboardRoutes(config: Config, log: Logger): Promise
   log.info("queue dashboard mounted", { path: QUEUE_DASHBOARD_PATH });
   const mounted = new Elysia({ name: "queue-dashboard" })
     .onRequest(({ request }) => gate(request))
+    .mapResponse({ as: "scoped" }, ({ responseValue, set }) => localOnly(responseValue, set))
     .onStop(close)
     .use(board);
   return mounted as unknown as Elysia;

@@ -60,9 +60,41 @@ describe("the queue dashboard (bull-board)", () => {
 
       const api = await h.call("GET", "/admin/queues/api/queues", { key: TOKEN });
       expect(api.status).toBe(200);
-      const body = (await api.json()) as { queues: { name: string; counts: Record<string, number> }[] };
+      const body = (await api.json()) as {
+        queues: {
+          name: string;
+          counts: Record<string, number>;
+          readOnlyMode: boolean;
+          allowRetries: boolean;
+        }[];
+      };
       const renders = body.queues.find((q) => q.name === "renders");
       expect(renders?.counts.waiting).toBe(1);
+
+      // Served without outside requests: no Google Fonts, and a CSP that allows this origin only.
+      expect(html).not.toContain("fonts.googleapis.com");
+      expect(html).not.toMatch(/(href|src)="https?:\/\//);
+      const csp = page.headers.get("content-security-policy")!;
+      expect(csp).toContain("default-src 'self'");
+      expect(csp).toContain("font-src 'self'");
+      expect(csp).not.toMatch(/https?:/);
+
+      // Read-only for a token holder: the UI offers no clean, retry or delete, and the API refuses them.
+      expect(renders).toMatchObject({ readOnlyMode: true, allowRetries: false });
+      for (const [method, path] of [
+        ["PUT", "/admin/queues/api/queues/renders/clean/waiting"],
+        ["PUT", "/admin/queues/api/queues/renders/clean/completed"],
+        ["PUT", "/admin/queues/api/queues/renders/retry/failed"],
+        ["PUT", "/admin/queues/api/queues/renders/empty"],
+        ["PUT", `/admin/queues/api/queues/renders/${id}/clean`],
+      ] as const) {
+        const res = await h.call(method, path, { key: TOKEN });
+        expect([method, path, res.status]).toEqual([method, path, 405]);
+      }
+      const after = (await (
+        await h.call("GET", "/admin/queues/api/queues", { key: TOKEN })
+      ).json()) as typeof body;
+      expect(after.queues.find((q) => q.name === "renders")?.counts.waiting).toBe(1);
     },
     30_000,
   );
