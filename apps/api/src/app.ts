@@ -10,6 +10,7 @@ import { mcpRoutes } from "./mcp.ts";
 import { docsRoutes } from "./routes/docs.ts";
 import { healthRoutes } from "./routes/health.ts";
 import { chromeRoutes } from "./routes/chrome.ts";
+import { clipRoutes } from "./routes/clips.ts";
 import { collectionRoutes } from "./routes/collections.ts";
 import { deliveryRoutes } from "./routes/delivery.ts";
 import { layoutRoutes } from "./routes/layout.ts";
@@ -83,6 +84,7 @@ export function createApp(deps: AppDeps) {
     .use(screenshotRoutes(deps, auth))
     .use(screenshotStyleRoutes(deps, auth))
     .use(loginPageRoutes(deps))
+    .use(clipRoutes(deps, auth))
     .use(socialRoutes(deps, auth))
     .use(socialOAuthCallbackRoutes(deps))
     .use(templateRoutes(deps, auth))

@@ -37,6 +37,10 @@ export type Config = {
   renderOrgConcurrency: number;
   /** The whole film step of a render; a page still busy then is killed and the render fails (0471). */
   renderPageDeadlineMs: number;
+  /** FFMPEG_PATH: the FFmpeg that encodes device clips; null finds `ffmpeg` on PATH (none: clips answer 501). */
+  ffmpegPath: string | null;
+  /** CLIP_CREDITS: the price of one device clip (default 30). */
+  clipCredits: number;
   /** How often the sweeper checks that every render in progress still has its job (0472). */
   renderSweepEveryMs: number;
   /** Hosted sign-in browsers of one process, in all and per organization (0473). */
@@ -306,6 +310,8 @@ export function loadConfig(env: Env = process.env): Config {
     renderMetricsPort: env.RENDER_METRICS_PORT ? intSetting(env, "RENDER_METRICS_PORT", 0, 0) : null,
     renderOrgConcurrency: intSetting(env, "RENDER_ORG_CONCURRENCY", 2, 1),
     renderPageDeadlineMs: intSetting(env, "RENDER_PAGE_DEADLINE_MS", 20_000, 1000),
+    ffmpegPath: env.FFMPEG_PATH || null,
+    clipCredits: intSetting(env, "CLIP_CREDITS", 30, 1),
     renderSweepEveryMs: intSetting(env, "RENDER_SWEEP_EVERY_MS", 5_000, 100),
     loginBrowsers: {
       total: intSetting(env, "LOGIN_BROWSERS_MAX", 4, 1),

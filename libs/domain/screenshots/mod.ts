@@ -7,3 +7,6 @@ export * from "./source_url.ts";
 export * from "./styles.ts";
 export * from "./models.ts";
 export * from "./render_stats.ts";
+export * from "./clip_models.ts";
+export * from "./clips.ts";
+export * from "./ffmpeg.ts";

@@ -1,11 +1,14 @@
 import { and, asc, eq, inArray, isNotNull, isNull, lt, sql } from "drizzle-orm";
-import { creditLedger, organizations, screenshotRenders, type Tx } from "@site/db";
+import { screenshotRenders, type Tx } from "@site/db";
 import { JOBS, type RenderQueue } from "@site/queue";
 import {
   type Principal,
   type Context,
   AppError,
+  debitCredits,
   notFound,
+  recordDebit,
+  refundOnce,
   isUuid,
   outageOf,
   unavailableError,
@@ -55,15 +58,7 @@ export async function queueScreenshot(
     );
 
   const { renderId, admitted } = await ctx.db.transaction(async (tx) => {
-    const [debited] = await tx
-      .update(organizations)
-      .set({ credits: sql`${organizations.credits} - ${SCREENSHOT_CREDITS}` })
-      .where(
-        and(eq(organizations.id, principal.orgId), sql`${organizations.credits} >= ${SCREENSHOT_CREDITS}`),
-      )
-      .returning({ credits: organizations.credits });
-    if (!debited)
-      throw new AppError("QUOTA_EXCEEDED", `not enough AI credits: a screenshot costs ${SCREENSHOT_CREDITS}`);
+    await debitCredits(tx, principal.orgId, SCREENSHOT_CREDITS, `a screenshot costs ${SCREENSHOT_CREDITS}`);
     const project = await upsertScreenshotProject(tx, {
       siteId: site.id,
       sourceUrl: req.url,
@@ -83,15 +78,29 @@ export async function queueScreenshot(
         credits: SCREENSHOT_CREDITS,
       })
       .returning({ id: screenshotRenders.id });
-    await tx.insert(creditLedger).values({
+    await recordDebit(tx, {
       orgId: principal.orgId,
-      delta: -SCREENSHOT_CREDITS,
+      amount: SCREENSHOT_CREDITS,
       reason: "screenshot_debit",
       renderId: render.id,
     });
     return { renderId: render.id, admitted: await admitRenders(ctx, tx, principal.orgId) };
   });
 
+  await dispatchQueued(ctx, renderId, admitted);
+  return { estimate: false, renderId, status: "pending", sourceUrl: req.url, credits: SCREENSHOT_CREDITS };
+}
+
+/**
+ * After a render (still or clip) was queued and committed: enqueues it when admitted (job id = render
+ * id) and the other renders its admission let in. A failed enqueue fails the render with its refund
+ * and answers 503 (a queue outage, Retry-After) or 502: nothing was charged in the end.
+ */
+export async function dispatchQueued(
+  ctx: RenderContext,
+  renderId: string,
+  admitted: string[],
+): Promise<void> {
   if (admitted.includes(renderId)) {
     try {
       await ctx.queue.enqueue("render-screenshot", { renderId }, { jobId: renderId });
@@ -116,7 +125,6 @@ export async function queueScreenshot(
     ctx,
     admitted.filter((id) => id !== renderId),
   );
-  return { estimate: false, renderId, status: "pending", sourceUrl: req.url, credits: SCREENSHOT_CREDITS };
 }
 
 /** Namespace of the per-organization advisory lock that serializes admission (0470). */
@@ -130,7 +138,7 @@ const ADMISSION_LOCK = 470;
  * caller enqueues them after commit (a crash in between leaves them admitted without a job: the sweeper
  * enqueues those).
  */
-async function admitRenders(ctx: Context, tx: Tx, orgId: string): Promise<string[]> {
+export async function admitRenders(ctx: Context, tx: Tx, orgId: string): Promise<string[]> {
   await tx.execute(sql`select pg_advisory_xact_lock(${ADMISSION_LOCK}, hashtext(${orgId}))`);
   const [{ n }] = await tx
     .select({ n: sql<number>`count(*)::int` })
@@ -165,7 +173,7 @@ async function admitRenders(ctx: Context, tx: Tx, orgId: string): Promise<string
 }
 
 /** Enqueues renders just admitted; a failure is left to the sweeper (the render stays admitted). */
-async function enqueueAdmitted(ctx: RenderContext, ids: string[]): Promise<void> {
+export async function enqueueAdmitted(ctx: RenderContext, ids: string[]): Promise<void> {
   for (const renderId of ids) {
     try {
       await ctx.queue.enqueue("render-screenshot", { renderId }, { jobId: renderId });
@@ -216,7 +224,7 @@ export async function getRender(
 ): Promise<RenderView> {
   const site = await getOwnSite(ctx, principal, siteId);
   const row = await findRender(ctx, renderId);
-  if (!row || row.siteId !== site.id) throw notFound("screenshot render");
+  if (!row || row.kind !== "still" || row.siteId !== site.id) throw notFound("screenshot render");
   const view = renderView(row);
   if (view.status !== "done" || !row.imageKey) return view;
   return { ...view, displayUrl: grantMemberUrl(ctx, site.id, row.imageKey) };
@@ -273,7 +281,7 @@ export async function completeRender(
 }
 
 /**
- * Fails a pending render for good and refunds its credits exactly once (the ledger is unique per render
+ * Fails a pending render (a still or a clip) for good and refunds its credits exactly once (the ledger is unique per render
  * and reason, so a second call, a retry or a racing daemon refunds nothing), and admits its
  * organization's next waiting render in the same transaction. False when not pending.
  */
@@ -289,18 +297,18 @@ export async function failRender(ctx: RenderContext, renderId: string, error: st
         finishedAt: sql`now()`,
       })
       .where(and(eq(screenshotRenders.id, renderId), eq(screenshotRenders.status, "pending")))
-      .returning({ orgId: screenshotRenders.orgId, credits: screenshotRenders.credits });
+      .returning({
+        orgId: screenshotRenders.orgId,
+        credits: screenshotRenders.credits,
+        kind: screenshotRenders.kind,
+      });
     if (!row) return { failed: false, admitted: [] };
-    const refunded = await tx
-      .insert(creditLedger)
-      .values({ orgId: row.orgId, delta: row.credits, reason: "screenshot_refund", renderId })
-      .onConflictDoNothing()
-      .returning({ id: creditLedger.id });
-    if (refunded.length > 0)
-      await tx
-        .update(organizations)
-        .set({ credits: sql`${organizations.credits} + ${row.credits}` })
-        .where(eq(organizations.id, row.orgId));
+    await refundOnce(tx, {
+      orgId: row.orgId,
+      amount: row.credits,
+      reason: row.kind === "clip" ? "clip_refund" : "screenshot_refund",
+      renderId,
+    });
     return { failed: true, admitted: await admitRenders(ctx, tx, row.orgId) };
   });
   await enqueueAdmitted(ctx, admitted);

@@ -12,7 +12,15 @@ export const creditLedger = pgTable(
       .references(() => organizations.id, { onDelete: "cascade" }),
     delta: integer("delta").notNull(),
     reason: text("reason", {
-      enum: ["grant", "screenshot_debit", "screenshot_refund", "image_debit", "image_refund"],
+      enum: [
+        "grant",
+        "screenshot_debit",
+        "screenshot_refund",
+        "image_debit",
+        "image_refund",
+        "clip_debit",
+        "clip_refund",
+      ],
     }).notNull(),
     renderId: uuid("render_id"),
     createdAt: createdAt(),

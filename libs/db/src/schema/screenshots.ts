@@ -1,8 +1,9 @@
 import { sql } from "drizzle-orm";
-import { boolean, index, integer, jsonb, pgTable, real, text, unique, uuid } from "drizzle-orm/pg-core";
+import { boolean, check, index, integer, jsonb, pgTable, real, text, unique, uuid } from "drizzle-orm/pg-core";
 import { createdAt, ts, uuidPk } from "./_columns.ts";
 import { organizations } from "./organizations.ts";
 import { sites } from "./sites.ts";
+import { socialMedia } from "./social.ts";
 
 /** A screenshot project: one per site and normalized source URL, with its capture settings and variants. */
 export const screenshotProjects = pgTable(
@@ -27,14 +28,20 @@ export const screenshotProjects = pgTable(
   (t) => [unique("screenshot_projects_site_url").on(t.siteId, t.sourceUrl)],
 );
 
-/** A screenshot render: pending, done or failed; job id = render id. */
+/**
+ * A render of the render farm: a screenshot still (kind `still`, of a site) or a device clip (kind
+ * `clip`, of an organization's social library: no site, decision 1220); pending, done or failed; job
+ * id = render id.
+ */
 export const screenshotRenders = pgTable(
   "screenshot_renders",
   {
     id: uuidPk(),
-    siteId: uuid("site_id")
+    /** Null only for a clip (a CHECK says so). */
+    siteId: uuid("site_id").references(() => sites.id, { onDelete: "cascade" }),
+    kind: text("kind", { enum: ["still", "clip"] })
       .notNull()
-      .references(() => sites.id, { onDelete: "cascade" }),
+      .default("still"),
     orgId: uuid("org_id")
       .notNull()
       .references(() => organizations.id, { onDelete: "cascade" }),
@@ -46,7 +53,12 @@ export const screenshotRenders = pgTable(
     options: jsonb("options").notNull(),
     stage: text("stage"),
     credits: integer("credits").notNull(),
+    /** A still's library image; a clip's video (in the social library). */
     imageKey: text("image_key"),
+    /** A clip's poster (its first frame, JPEG). */
+    posterKey: text("poster_key"),
+    /** A clip's entry in the social media library. */
+    mediaId: uuid("media_id").references(() => socialMedia.id, { onDelete: "set null" }),
     width: integer("width"),
     height: integer("height"),
     error: text("error"),
@@ -65,6 +77,8 @@ export const screenshotRenders = pgTable(
     index("screenshot_renders_site_idx").on(t.siteId, t.createdAt),
     index("screenshot_renders_status_idx").on(t.status, t.updatedAt),
     index("screenshot_renders_org_pending_idx").on(t.orgId, t.createdAt).where(sql`${t.status} = 'pending'`),
+    check("screenshot_renders_kind_check", sql`${t.kind} in ('still', 'clip')`),
+    check("screenshot_renders_site_of_still", sql`${t.kind} = 'clip' OR ${t.siteId} IS NOT NULL`),
   ],
 );
 

@@ -1,0 +1,250 @@
+import { and, eq, sql } from "drizzle-orm";
+import { screenshotRenders, socialMedia } from "@site/db";
+import { findBrowser } from "@site/browser";
+import { AppError, debitCredits, isUuid, notFound, type Principal, recordDebit } from "@site/domain/core";
+import { chargeOrgStorage, grantOrgMemberUrl, lockOrg, type MediaContext } from "@site/domain/media";
+import { socialKey, socialMediaView } from "@site/domain/social";
+import type { ClipMotion, ClipQueueAnswer, ClipRequestBody, ClipView } from "./clip_models.ts";
+import { findFfmpeg } from "./ffmpeg.ts";
+import { type CaptureOptions, DEFAULT_CAPTURE_EXTRAS } from "./options.ts";
+import { admitRenders, dispatchQueued, enqueueAdmitted, type RenderContext } from "./renders.ts";
+import { parsePublicPageUrl } from "./source_url.ts";
+import { resolveStyle } from "./styles.ts";
+
+/** What a clip renders: the output and its motion. */
+export type ClipSpec = {
+  motion: ClipMotion;
+  durationS: number;
+  fps: 24 | 30 | 60;
+  width: number;
+  height: number;
+};
+
+/** A clip render's stored options: the look, the capture settings and the clip itself. */
+export type ClipOptions = {
+  look: { styleId: string | null; theme: "light" | "dark" };
+  capture: CaptureOptions;
+  clip: ClipSpec;
+};
+
+/** The clip a body asks for, its defaults filled in (1080×1350 portrait, 6 s, 30 fps). */
+export function clipSpecOf(
+  body: Pick<ClipRequestBody, "motion" | "durationS" | "fps" | "width" | "height">,
+): ClipSpec {
+  return {
+    motion: body.motion,
+    durationS: body.durationS ?? 6,
+    fps: body.fps ?? 30,
+    width: body.width ?? 1080,
+    height: body.height ?? 1350,
+  };
+}
+
+/**
+ * Queues a device clip (CONTRACT "Device clips"): the page URL (400), the style (404), a free estimate
+ * (200); 501 without Chromium or FFmpeg before charging; then in ONE transaction CLIP_CREDITS are debited
+ * (402 when short), the clip is written as a pending render of kind `clip` of the organization and
+ * admitted with its organization's stills (0470: one cap for both); after commit it is enqueued on the
+ * render farm. A failed enqueue refunds and answers 503/502.
+ */
+export async function queueClip(
+  ctx: RenderContext,
+  principal: Principal,
+  body: ClipRequestBody,
+): Promise<ClipQueueAnswer> {
+  const url = parsePublicPageUrl(body.url, ctx.config.fetchAllowHosts, {
+    localNetwork: ctx.config.allowLocalNetworkForDevelopment,
+  });
+  const style = resolveStyle(body.styleId ?? null);
+  if (!style)
+    throw new AppError("NOT_FOUND", `styleId: no screenshot style "${body.styleId}"`, [
+      { field: "styleId", message: "unknown style" },
+    ]);
+  const credits = ctx.config.clipCredits;
+  if (body.estimateOnly) return { estimate: true, credits };
+  if (!findBrowser(ctx.config.chromiumPath))
+    throw new AppError("NOT_CONFIGURED", "device clips are not configured on this server (no Chromium)");
+  if (!findFfmpeg(ctx.config.ffmpegPath))
+    throw new AppError("NOT_CONFIGURED", "device clips are not configured on this server (no FFmpeg)");
+  const viewport = style.look.viewport ?? { width: 1440, height: 900, deviceScaleFactor: 1 };
+  const options: ClipOptions = {
+    look: { styleId: body.styleId ?? null, theme: body.theme ?? "light" },
+    capture: {
+      viewportWidth: body.viewportWidth ?? viewport.width,
+      viewportHeight: body.viewportHeight ?? viewport.height,
+      deviceScaleFactor: viewport.deviceScaleFactor,
+      fullPage: true,
+      ...DEFAULT_CAPTURE_EXTRAS,
+      ...(body.hideSelectors !== undefined && { hideSelectors: body.hideSelectors.map((s) => s.trim()) }),
+      ...(body.waitForSelector !== undefined && { waitForSelector: body.waitForSelector.trim() || null }),
+      ...(body.delayMs !== undefined && { delayMs: body.delayMs }),
+      ...(body.blockAds !== undefined && { blockAds: body.blockAds }),
+      ...(body.hideCookieBanners !== undefined && { hideCookieBanners: body.hideCookieBanners }),
+    },
+    clip: clipSpecOf(body),
+  };
+  const { clipId, admitted } = await ctx.db.transaction(async (tx) => {
+    await debitCredits(tx, principal.orgId, credits, `a device clip costs ${credits}`);
+    const [row] = await tx
+      .insert(screenshotRenders)
+      .values({
+        kind: "clip",
+        siteId: null,
+        orgId: principal.orgId,
+        sourceUrl: url,
+        status: "pending",
+        options,
+        credits,
+      })
+      .returning({ id: screenshotRenders.id });
+    await recordDebit(tx, {
+      orgId: principal.orgId,
+      amount: credits,
+      reason: "clip_debit",
+      renderId: row.id,
+    });
+    return { clipId: row.id, admitted: await admitRenders(ctx, tx, principal.orgId) };
+  });
+  await dispatchQueued(ctx, clipId, admitted);
+  return { clipId, status: "pending", credits };
+}
+
+/** A clip of the caller's organization as the API answers it; 404 for an unknown clip or another's. */
+export async function getClip(ctx: MediaContext, principal: Principal, clipId: string): Promise<ClipView> {
+  if (!isUuid(clipId)) throw notFound("clip");
+  const [row] = await ctx.db
+    .select()
+    .from(screenshotRenders)
+    .where(
+      and(
+        eq(screenshotRenders.id, clipId),
+        eq(screenshotRenders.kind, "clip"),
+        eq(screenshotRenders.orgId, principal.orgId),
+      ),
+    )
+    .limit(1);
+  if (!row) throw notFound("clip");
+  const spec = (row.options as ClipOptions).clip;
+  let media: ClipView["media"] = null;
+  if (row.status === "done" && row.mediaId) {
+    const [m] = await ctx.db.select().from(socialMedia).where(eq(socialMedia.id, row.mediaId)).limit(1);
+    if (m) media = socialMediaView(ctx, m);
+  }
+  return {
+    clipId: row.id,
+    status: row.status,
+    media,
+    posterUrl:
+      row.status === "done" && row.posterKey ? grantOrgMemberUrl(ctx, row.orgId, row.posterKey) : null,
+    durationS: spec.durationS,
+    fps: spec.fps,
+    width: row.width ?? spec.width,
+    height: row.height ?? spec.height,
+    warnings: (row.warnings ?? []) as string[],
+    error: row.status === "failed" ? (row.error ?? "the clip failed; the credits were refunded") : null,
+  };
+}
+
+/**
+ * Lists a finished clip in the organization's social media library: the MP4 (kind `video`, with its
+ * width and height) and its poster (a hidden `derived` JPEG, served to members like the video), stored
+ * first, then counted against the storage quota in the transaction that lists them. A refusal (quota)
+ * deletes the bytes again. Returns the video's media id and the poster's key.
+ */
+export async function addClipToLibrary(
+  ctx: MediaContext,
+  orgId: string,
+  clip: { video: Uint8Array; poster: Uint8Array; width: number; height: number; baseName: string },
+): Promise<{ mediaId: string; videoKey: string; posterKey: string }> {
+  const stem = `${clip.baseName
+    .toLowerCase()
+    .replace(/[^a-z0-9]+/g, "-")
+    .replace(/^-+|-+$/g, "")
+    .slice(0, 40)}-${Date.now().toString(36)}${crypto.randomUUID().slice(0, 8)}`;
+  const videoKey = socialKey(orgId, `${stem}.mp4`);
+  const posterKey = socialKey(orgId, `${stem}-poster.jpg`);
+  await ctx.store.put(videoKey, clip.video, { contentType: "video/mp4" });
+  await ctx.store.put(posterKey, clip.poster, { contentType: "image/jpeg" });
+  try {
+    const mediaId = await ctx.db.transaction(async (tx) => {
+      await chargeOrgStorage(tx, await lockOrg(tx, orgId), clip.video.byteLength + clip.poster.byteLength);
+      const now = ctx.clock.now();
+      const common = {
+        orgId,
+        status: "ready" as const,
+        width: clip.width,
+        height: clip.height,
+        createdAt: now,
+      };
+      const rows = await tx
+        .insert(socialMedia)
+        .values([
+          {
+            ...common,
+            key: videoKey,
+            kind: "video",
+            contentType: "video/mp4",
+            size: clip.video.byteLength,
+            source: "generated",
+          },
+          {
+            ...common,
+            key: posterKey,
+            kind: "image",
+            contentType: "image/jpeg",
+            size: clip.poster.byteLength,
+            source: "derived",
+          },
+        ])
+        .returning({ id: socialMedia.id, key: socialMedia.key });
+      return rows.find((r) => r.key === videoKey)!.id;
+    });
+    return { mediaId, videoKey, posterKey };
+  } catch (err) {
+    await ctx.store.delete(videoKey).catch(() => {});
+    await ctx.store.delete(posterKey).catch(() => {});
+    throw err;
+  }
+}
+
+/**
+ * Marks a pending clip done with its library entry and admits its organization's next waiting render in
+ * the same transaction (enqueued after commit); false when it was no longer pending (the library entry
+ * is then removed again by the caller).
+ */
+export async function completeClip(
+  ctx: RenderContext,
+  clipId: string,
+  result: {
+    mediaId: string;
+    videoKey: string;
+    posterKey: string;
+    width: number;
+    height: number;
+    warnings: string[];
+  },
+): Promise<boolean> {
+  const { done, admitted } = await ctx.db.transaction(async (tx) => {
+    const [row] = await tx
+      .update(screenshotRenders)
+      .set({
+        status: "done",
+        stage: null,
+        imageKey: result.videoKey,
+        posterKey: result.posterKey,
+        mediaId: result.mediaId,
+        width: result.width,
+        height: result.height,
+        warnings: result.warnings,
+        error: null,
+        updatedAt: sql`now()`,
+        finishedAt: sql`now()`,
+      })
+      .where(and(eq(screenshotRenders.id, clipId), eq(screenshotRenders.status, "pending")))
+      .returning({ orgId: screenshotRenders.orgId });
+    if (!row) return { done: false, admitted: [] as string[] };
+    return { done: true, admitted: await admitRenders(ctx, tx, row.orgId) };
+  });
+  await enqueueAdmitted(ctx, admitted);
+  return done;
+}
