@@ -7,11 +7,13 @@ import {
   addressCheckFor,
   PageDeadlineError,
 } from "@site/browser";
-import { listStyles } from "@site/domain/screenshots";
+import { findFfmpeg, listStyles } from "@site/domain/screenshots";
 import type { ObjectStore } from "@site/storage";
 import { createCompositor, type WarmLook } from "./compose/compositor.ts";
 import { PermanentJobError } from "@site/queue";
 import { armPage, DEFAULT_TIMINGS, filmPage, warmPage } from "./film/capture.ts";
+import { type EncoderKind, hasEncoder } from "./clip/encoder.ts";
+import { renderClip } from "./clip/render_clip.ts";
 import type { RenderPipeline } from "./render_types.ts";
 
 /** Builds the pipeline: a Chromium pool for filming and a warm compositor page. */
@@ -48,6 +50,7 @@ export async function createPipeline(opts: {
     redisPrefix: config.queuePrefix,
   });
   let warming: Promise<void> = Promise.resolve();
+  let encoder: Promise<EncoderKind> | null = null;
   if (opts.warm !== false) {
     // The featured styles' plates at the default viewport (1440×900), light first: a first render of
     // them is then a warp, not a 3D draw. In the background: jobs are taken meanwhile.
@@ -99,6 +102,15 @@ export async function createPipeline(opts: {
           );
         }),
     compose: (c, look) => compositor.compose(c, look),
+    clip: async (c, look, spec, signal) => {
+      const ffmpeg = findFfmpeg(config.ffmpegPath);
+      // Cannot succeed however often it is retried (the API answers 501 on such hosts).
+      if (!ffmpeg)
+        throw new PermanentJobError("device clips need FFmpeg, which this render host does not have");
+      encoder ??= (async (): Promise<EncoderKind> =>
+        config.renderGpu && (await hasEncoder(ffmpeg, "h264_nvenc")) ? "h264_nvenc" : "libx264")();
+      return renderClip({ compositor, ffmpeg, encoder: await encoder }, c, look, spec, signal);
+    },
     compositor,
     warmed: () => warming,
     close: async () => {

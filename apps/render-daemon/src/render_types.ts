@@ -10,6 +10,8 @@ export type CaptureSettings = {
   deviceScaleFactor: number;
   fullPage: boolean;
   theme: "light" | "dark";
+  /** CSS px: a full-page film stops here without a warning (a clip's bounded capture, decision 1220). */
+  maxHeight?: number;
   cookies?: unknown[];
   localStorage?: Record<string, Record<string, string>>;
 } & Partial<CaptureExtras>;
@@ -50,7 +52,33 @@ export type RenderPipeline = {
    * the 3D reference), for tests and benches. Left untyped here: compositor.ts imports this file.
    */
   compositor?: unknown;
+  /**
+   * Makes a device clip of a filmed page: frames drawn one at a time (plates + warp) and piped into
+   * FFmpeg; the MP4 and its poster (the first frame, JPEG).
+   */
+  clip(c: Capture, look: Look, spec: ClipRenderSpec, signal?: AbortSignal): Promise<ClipOutput>;
   /** Settles when the plates warmed at start are ready (or warming failed). */
   warmed?(): Promise<void>;
   close(): Promise<void>;
+};
+
+/** What a clip render needs beyond the look: its motion and output, and the rows the screen shows at once. */
+export type ClipRenderSpec = {
+  motion: "scroll" | "scroll-tilt" | "orbit";
+  durationS: number;
+  fps: number;
+  width: number;
+  height: number;
+  /** The viewport's height in capture pixels: what the screen shows at once. */
+  windowHeight: number;
+};
+
+/** A finished clip: the MP4, the poster JPEG, what to tell the caller, and where the time went (ms). */
+export type ClipOutput = {
+  video: Uint8Array;
+  poster: Uint8Array;
+  width: number;
+  height: number;
+  warnings: string[];
+  timings: { plates: number; frames: number; encodeWait: number; total: number; encoder: string };
 };

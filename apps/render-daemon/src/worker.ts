@@ -20,6 +20,7 @@ import {
   type Variant,
 } from "@site/domain/screenshots";
 import { type Job, JobTimeoutError, PermanentJobError } from "@site/queue";
+import { runClip } from "./clip/clip_worker.ts";
 import type { RenderMetrics, Stage } from "./render_metrics.ts";
 import type { Capture, CaptureSettings, RenderPipeline } from "./render_types.ts";
 
@@ -87,12 +88,20 @@ export function createRenderHandler(deps: WorkerDeps) {
       }
     };
     try {
+      if (render.kind === "clip") {
+        await runClip({ ctx, pipeline, log }, render, job.signal, timed, () => stageWrites);
+        metrics.outcome("done");
+        metrics.observeRender((performance.now() - tookAt) / 1000);
+        return;
+      }
+      const siteId = render.siteId;
+      if (!siteId) throw new PermanentJobError("a screenshot render without a site");
       const opts = render.options as RenderOptions;
       const project = render.projectId ? await getScreenshotProject(ctx, render.projectId) : null;
       if (!project) throw new PermanentJobError("the screenshot project no longer exists");
       const hash = captureSettingsHash(render.sourceUrl, opts.capture);
       const plan = planVariants(opts, project, hash);
-      const session = await loadBrowserSession(ctx, render.siteId);
+      const session = await loadBrowserSession(ctx, siteId);
       const settings = (theme: Variant): CaptureSettings => ({
         url: render.sourceUrl,
         ...opts.capture,
@@ -170,7 +179,7 @@ export function createRenderHandler(deps: WorkerDeps) {
       );
       const entry = await timed("store", () =>
         addLibraryFile(ctx, {
-          siteId: render.siteId,
+          siteId,
           bytes: frame.bytes,
           source: "screenshot",
           alt: `Screenshot of ${host}`,

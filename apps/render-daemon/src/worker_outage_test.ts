@@ -43,6 +43,9 @@ const fakePipeline: RenderPipeline = {
     height: 60,
     contentType: "image/webp",
   }),
+  clip: async () => {
+    throw new Error("no clips in this test");
+  },
   close: async () => {},
 };
 

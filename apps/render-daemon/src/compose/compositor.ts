@@ -54,10 +54,36 @@ export type Compositor = {
   reference(c: Capture, look: Look): Promise<Pixels>;
   /** The plate key of a look and a function that draws its plate on the page (no cache): tests share it. */
   plateJob(c: Capture, look: Look): Promise<{ key: string; draw: () => Promise<PlatePixels> }>;
+  /**
+   * A clip's scene: the plate of each pose at the output size (cached and shared like stills' plates),
+   * and the tall capture drawn once at the size the screen shows it. `windowHeight`: the capture rows
+   * the screen shows at once (the viewport's height in device pixels), which sets a browser window's
+   * screen aspect as for a still of that viewport.
+   */
+  clipScene(
+    c: Capture,
+    look: Look,
+    opts: { width: number; height: number; windowHeight: number; poses: ClipPose[]; framing?: number },
+  ): Promise<ClipScene>;
   /** Builds (or loads) the plates of these looks ahead of the first render that needs them. */
   warm(looks: WarmLook[]): Promise<void>;
   plates: PlateCache;
   close(): Promise<void>;
+};
+
+/** A clip's pose at one instant, degrees: the device's turn and the camera's move (scene main_browser.ts). */
+export type ClipPose = { yaw: number; azimuth: number; elevation: number };
+
+/** What a clip's frames are drawn from: a plate per pose, and the screen's content as one tall strip. */
+export type ClipScene = {
+  /** The plates, one per pose asked for, in order. */
+  plates: PlatePixels[];
+  /** Header (status bar or chrome bar, fixed) then the whole capture, at the screen's size in the frame. */
+  strip: Pixels;
+  /** Rows of the strip's fixed header. */
+  header: number;
+  /** The screen's window through the strip: its width and height in strip pixels. */
+  window: { width: number; height: number };
 };
 
 /** A look to warm: the capture size it will frame (the default viewport's is 1440×900). */
@@ -104,21 +130,20 @@ export function plateKey(p: {
   width: number;
   height: number;
   aspect: number;
+  /** A clip's pose (decision 1221); stills have none. */
+  motion?: ClipPose;
 }): string {
-  return createHash("sha256")
-    .update(
-      JSON.stringify([
-        SCENE_VERSION,
-        p.style.look,
-        p.theme,
-        p.framing,
-        p.width,
-        p.height,
-        p.aspect.toFixed(4),
-      ]),
-    )
-    .digest("hex")
-    .slice(0, 40);
+  const parts: unknown[] = [
+    SCENE_VERSION,
+    p.style.look,
+    p.theme,
+    p.framing,
+    p.width,
+    p.height,
+    p.aspect.toFixed(4),
+  ];
+  if (p.motion) parts.push(["motion", p.motion.yaw, p.motion.azimuth, p.motion.elevation]);
+  return createHash("sha256").update(JSON.stringify(parts)).digest("hex").slice(0, 40);
 }
 
 /** The output frame for a capture: as wide as the capture (1024 to 3840 px), 16:10. */
@@ -435,6 +460,61 @@ export async function createCompositor(opts: {
     async plateJob(c, look) {
       const { job, key } = await resolve(c, look);
       return { key, draw: () => buildPlate(job) };
+    },
+    async clipScene(c, look, o) {
+      const windowCapture = { ...c, height: Math.min(c.height, o.windowHeight) };
+      const base = await resolve(windowCapture, look);
+      const framing = Math.max(0.4, Math.min(3, (look.framing ?? 1) * (o.framing ?? 1)));
+      const plateOf = (motion: ClipPose) => {
+        const job: ComposeJob = { ...base.job, width: o.width, height: o.height, framing, motion };
+        const key = plateKey({
+          style: base.style,
+          theme: look.theme,
+          framing,
+          width: o.width,
+          height: o.height,
+          aspect: base.job.aspect,
+          motion,
+        });
+        return plateFor(job, key);
+      };
+      // one after another: the page draws one plate at a time anyway, and each is cached once drawn
+      const plates: PlatePixels[] = [];
+      for (const pose of o.poses) plates.push(await plateOf(pose));
+      const [capture, chromeImage] = await Promise.all([
+        decodedCapture(c),
+        base.bar ? barImage(base.bar.url) : null,
+      ]);
+      let target = { width: 1, height: 1 };
+      for (const p of plates) {
+        const e = screenExtent(p.corners);
+        target = { width: Math.max(target.width, e.width), height: Math.max(target.height, e.height) };
+      }
+      const texW = Math.min(capture.width, 4096);
+      const tw = Math.max(1, Math.min(texW, Math.ceil(target.width)));
+      // the whole capture below the header: the strip's aspect covers it all
+      const drawn = screenImage({
+        capture,
+        chrome: chromeImage && base.bar ? { image: chromeImage, height: base.bar.height } : null,
+        phone: base.style.look.device === "phone",
+        aspect: 10,
+        target: { width: tw, height: tw * 10 },
+        measure: true,
+      });
+      const stripAspect = (drawn.header + capture.height * (tw / capture.width)) / tw;
+      const strip = screenImage({
+        capture,
+        chrome: chromeImage && base.bar ? { image: chromeImage, height: base.bar.height } : null,
+        phone: base.style.look.device === "phone",
+        aspect: stripAspect,
+        target: { width: tw, height: tw * stripAspect },
+      });
+      return {
+        plates,
+        strip,
+        header: strip.header,
+        window: { width: strip.width, height: Math.round(strip.width * base.job.aspect) },
+      };
     },
     async warm(looks) {
       for (const w of looks) {

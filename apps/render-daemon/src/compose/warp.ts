@@ -200,13 +200,15 @@ export function screenImage(opts: {
   phone: boolean;
   aspect: number;
   target: { width: number; height: number };
-}): Pixels {
+  /** Only measure the header (no pixels are read back): a clip sizes its strip with it. */
+  measure?: boolean;
+}): Pixels & { header: number } {
   const { capture, chrome, target } = opts;
   const texW = Math.min(capture.width, 4096);
   const texH = Math.max(1, Math.round(texW * opts.aspect));
   const tw = Math.max(1, Math.min(texW, Math.ceil(target.width)));
   const th = Math.max(1, Math.round((tw * texH) / texW));
-  const canvas = createCanvas(tw, th);
+  const canvas = createCanvas(tw, opts.measure ? 1 : th);
   const g = canvas.getContext("2d");
   g.imageSmoothingEnabled = true;
   g.imageSmoothingQuality = "high";
@@ -226,9 +228,11 @@ export function screenImage(opts: {
     g.drawImage(chrome.image, 0, y, tw, bh);
     y += bh;
   }
+  const header = y;
+  if (opts.measure) return { data: new Uint8Array(0), width: tw, height: th, header };
   const visible = Math.min(capture.height, Math.ceil((th - y) / (s * k)));
   if (visible > 0) g.drawImage(capture.image, 0, 0, capture.width, visible, 0, y, tw, visible * s * k);
-  return { data: g.getImageData(0, 0, tw, th).data, width: tw, height: th };
+  return { data: g.getImageData(0, 0, tw, th).data, width: tw, height: th, header };
 }
 
 /** A BMP (BITMAPV4, 32-bit BGRA masks, top-down) header for RGBA pixels: Bun.Image reads it without a copy. */

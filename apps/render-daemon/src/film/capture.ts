@@ -325,7 +325,8 @@ async function filmGuarded(
   }
 
   const dsf = s.deviceScaleFactor;
-  const cap = Math.min(MAX_PAGE_HEIGHT, Math.floor(16384 / dsf));
+  // a clip films a bounded stretch of the page (maxHeight); a still the whole page up to the caps
+  const cap = Math.min(MAX_PAGE_HEIGHT, Math.floor(16384 / dsf), s.maxHeight ?? Number.POSITIVE_INFINITY);
   let cssHeight = s.viewportHeight;
   if (s.fullPage) {
     await scrollThrough(page, cap);
@@ -337,7 +338,8 @@ async function filmGuarded(
     );
     cssHeight = Math.max(s.viewportHeight, full);
     if (cssHeight > cap) {
-      warnings.push(`the page is ${cssHeight} px tall; the full-page capture was cut at ${cap} px`);
+      if (!s.maxHeight)
+        warnings.push(`the page is ${cssHeight} px tall; the full-page capture was cut at ${cap} px`);
       cssHeight = cap;
     }
   }

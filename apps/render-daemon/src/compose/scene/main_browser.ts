@@ -44,6 +44,12 @@ export type ComposeJob = {
   quality: number;
   /** Answer raw RGBA pixels instead of an encoded image (the reference path of tests and benches). */
   raw?: boolean;
+  /**
+   * A clip's pose at one instant (degrees): the device turned about its vertical axis (`yaw`) and the
+   * camera moved around it (`azimuth`, `elevation`), after the look is framed, so that every angle of a
+   * clip keeps the same camera distance (decision 1221).
+   */
+  motion?: { yaw: number; azimuth: number; elevation: number };
 };
 
 // MSAA: plates are drawn once per look, so anti-aliased edges cost nothing per render.
@@ -584,6 +590,23 @@ function stageScene(job: ComposeJob, device: Device): void {
   camera.near = Math.max(0.01, dist / 100);
   camera.far = dist * 20 + radius * 10;
   camera.updateProjectionMatrix();
+  const motion = job.motion;
+  if (motion && (motion.yaw !== 0 || motion.azimuth !== 0 || motion.elevation !== 0)) {
+    // turned about the device's own centre, the framing of the still kept
+    const pivot = center.clone();
+    group.position
+      .sub(pivot)
+      .applyAxisAngle(new THREE.Vector3(0, 1, 0), rad(motion.yaw))
+      .add(pivot);
+    group.rotateOnWorldAxis(new THREE.Vector3(0, 1, 0), rad(motion.yaw));
+    group.updateMatrixWorld(true);
+    const az = rad(look.camera.azimuth + motion.azimuth);
+    const el = rad(look.camera.elevation + motion.elevation);
+    const moved = new THREE.Vector3(Math.sin(az) * Math.cos(el), Math.sin(el), Math.cos(az) * Math.cos(el));
+    camera.position.copy(center).addScaledVector(moved.normalize(), dist);
+    camera.lookAt(center);
+    camera.updateMatrixWorld();
+  }
 
   // light direction is relative to the camera's side, so every angle keeps the same mood
   const la = rad(look.camera.azimuth + look.light.azimuth);
@@ -609,6 +632,7 @@ function stageScene(job: ComposeJob, device: Device): void {
   sc.updateProjectionMatrix();
   key.shadow.radius = 3 + look.shadow.softness * 5;
   const shadowKey = JSON.stringify([
+    job.motion ?? null,
     look.device,
     look.finish,
     look.rotation,

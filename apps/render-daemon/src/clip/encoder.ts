@@ -1,0 +1,141 @@
+// Frames piped into FFmpeg as raw RGBA (decision 1222): H.264, yuv420p, faststart, CRF, no audio.
+import { spawn } from "node:child_process";
+
+/** How a clip is encoded: libx264 on a CPU host, NVENC where the host has a GPU and FFmpeg has it. */
+export type EncoderKind = "libx264" | "h264_nvenc";
+
+/** x264's constant rate factor for clips: visually clean text at sizes social platforms re-encode. */
+export const CLIP_CRF = 20;
+
+/** FFmpeg's arguments for `frames` raw RGBA frames of `width`×`height` on stdin, written to `out`. */
+export function ffmpegArgs(o: {
+  width: number;
+  height: number;
+  fps: number;
+  frames: number;
+  out: string;
+  encoder: EncoderKind;
+}): string[] {
+  const codec =
+    o.encoder === "h264_nvenc"
+      ? ["-c:v", "h264_nvenc", "-preset", "p4", "-rc", "vbr", "-cq", String(CLIP_CRF + 3), "-b:v", "0"]
+      : ["-c:v", "libx264", "-preset", "veryfast", "-crf", String(CLIP_CRF)];
+  return [
+    "-hide_banner",
+    "-loglevel",
+    "error",
+    "-f",
+    "rawvideo",
+    "-pix_fmt",
+    "rgba",
+    "-s",
+    `${o.width}x${o.height}`,
+    "-framerate",
+    String(o.fps),
+    "-i",
+    "pipe:0",
+    "-frames:v",
+    String(o.frames),
+    "-an",
+    "-vf",
+    "scale=out_color_matrix=bt709:out_range=tv,format=yuv420p",
+    ...codec,
+    "-profile:v",
+    "high",
+    "-pix_fmt",
+    "yuv420p",
+    "-colorspace",
+    "bt709",
+    "-color_primaries",
+    "bt709",
+    "-color_trc",
+    "bt709",
+    "-color_range",
+    "tv",
+    "-r",
+    String(o.fps),
+    "-video_track_timescale",
+    String(o.fps * 1000),
+    "-movflags",
+    "+faststart",
+    "-f",
+    "mp4",
+    "-y",
+    o.out,
+  ];
+}
+
+/**
+ * Runs FFmpeg over `frames` frames drawn by `draw(i, pixels)` into one of `buffers` (RGBA views, reused:
+ * a buffer is drawn again only once FFmpeg has taken its bytes). Writes wait for the pipe (back-pressure):
+ * memory stays at the buffers, whatever the clip's length. `onFirst` sees frame 0 before it is sent.
+ * Resolves when FFmpeg exits 0; rejects with its last error lines otherwise, or when `signal` aborts.
+ */
+export async function encodeFrames(o: {
+  ffmpeg: string;
+  args: string[];
+  frames: number;
+  buffers: Uint8Array[];
+  draw(i: number, pixels: Uint8Array): void;
+  onFirst?(index: number): Promise<void>;
+  signal?: AbortSignal;
+}): Promise<{ encodeWaitMs: number; drawMs: number }> {
+  const child = spawn(o.ffmpeg, o.args, { stdio: ["pipe", "ignore", "pipe"] });
+  let stderr = "";
+  child.stderr.on("data", (d: Buffer) => {
+    stderr = (stderr + d.toString()).slice(-2000);
+  });
+  const exited = new Promise<number>((resolve, reject) => {
+    child.on("error", reject);
+    child.on("close", (code, sig) => resolve(code ?? (sig ? 128 : 1)));
+  });
+  exited.catch(() => {});
+  const kill = () => child.kill("SIGKILL");
+  o.signal?.addEventListener("abort", kill, { once: true });
+  const pending: (Promise<void> | null)[] = o.buffers.map(() => null);
+  let encodeWaitMs = 0;
+  let drawMs = 0;
+  let broken: Error | null = null;
+  child.stdin.on("error", (err) => {
+    broken = err;
+  });
+  try {
+    for (let i = 0; i < o.frames; i++) {
+      if (o.signal?.aborted) throw o.signal.reason ?? new Error("aborted");
+      if (broken) break;
+      const slot = i % o.buffers.length;
+      const t0 = performance.now();
+      await pending[slot];
+      const t1 = performance.now();
+      encodeWaitMs += t1 - t0;
+      const buf = o.buffers[slot];
+      o.draw(i, buf);
+      drawMs += performance.now() - t1;
+      if (i === 0 && o.onFirst) await o.onFirst(slot);
+      pending[slot] = new Promise<void>((resolve) => {
+        child.stdin.write(buf, () => resolve());
+      });
+    }
+    const t0 = performance.now();
+    await Promise.all(pending);
+    child.stdin.end();
+    const code = await exited;
+    encodeWaitMs += performance.now() - t0;
+    if (code !== 0 || broken)
+      throw new Error(`FFmpeg failed (exit ${code}): ${stderr.trim().split("\n").slice(-3).join(" | ")}`);
+    return { encodeWaitMs, drawMs };
+  } catch (err) {
+    kill();
+    throw err;
+  } finally {
+    o.signal?.removeEventListener("abort", kill);
+  }
+}
+
+/** Whether this FFmpeg lists an encoder (NVENC is only tried where RENDER_GPU=1 says there is a GPU). */
+export async function hasEncoder(ffmpeg: string, name: string): Promise<boolean> {
+  const p = Bun.spawn([ffmpeg, "-hide_banner", "-encoders"], { stdout: "pipe", stderr: "ignore" });
+  const out = await new Response(p.stdout).text();
+  await p.exited;
+  return new RegExp(`\\s${name}\\s`).test(out);
+}

@@ -1,0 +1,111 @@
+// A device clip from a filmed page: plates once per pose, then frame by frame into FFmpeg (1220–1222).
+import { mkdtemp, readFile, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import type { Compositor } from "../compose/compositor.ts";
+import { blendPlates, warpClipFrame } from "../compose/clip_warp.ts";
+import { encodeFrame, frameBuffer, type PlatePixels } from "../compose/warp.ts";
+import type { Capture, ClipOutput, ClipRenderSpec, Look } from "../render_types.ts";
+import { type EncoderKind, encodeFrames, ffmpegArgs } from "./encoder.ts";
+import { frameAt, platePoses } from "./motion.ts";
+
+/** JPEG quality of a clip's poster. */
+const POSTER_QUALITY = 88;
+
+/** Frames in flight: one being drawn, two waiting in FFmpeg's pipe. */
+const BUFFERS = 3;
+
+/**
+ * Renders a clip: the look's plates at each pose (cached and shared), the capture drawn once as a tall
+ * strip at the screen's size, then each frame warped and composited into a reused buffer and piped into
+ * FFmpeg; the poster is frame 0 as JPEG. The MP4 is written to a private temporary directory (faststart
+ * moves the index to the front, which needs a seekable file) and read back.
+ */
+export async function renderClip(
+  deps: { compositor: Compositor; ffmpeg: string; encoder: EncoderKind },
+  capture: Capture,
+  look: Look,
+  spec: ClipRenderSpec,
+  signal?: AbortSignal,
+): Promise<ClipOutput> {
+  const t0 = performance.now();
+  const frames = Math.round(spec.durationS * spec.fps);
+  const scene = await deps.compositor.clipScene(capture, look, {
+    width: spec.width,
+    height: spec.height,
+    windowHeight: spec.windowHeight,
+    poses: platePoses(spec.motion),
+    // a moving device keeps a little more room around it
+    framing: spec.motion === "scroll" ? 1 : 1.08,
+  });
+  const t1 = performance.now();
+  const warnings: string[] = [];
+  const travel = Math.max(0, scene.strip.height - scene.window.height);
+  if (travel < 2) warnings.push("the page is no taller than the screen, so the clip has nothing to scroll");
+  const dir = await mkdtemp(join(tmpdir(), "clip-"));
+  const out = join(dir, "clip.mp4");
+  const buffers = Array.from({ length: BUFFERS }, () => frameBuffer(spec.width, spec.height));
+  const blended: PlatePixels | undefined =
+    scene.plates.length > 1
+      ? {
+          ...scene.plates[0],
+          base: new Uint8Array(scene.plates[0].base.length),
+          mask: new Uint8Array(scene.plates[0].mask.length),
+        }
+      : undefined;
+  let poster: Uint8Array | null = null;
+  try {
+    const { encodeWaitMs, drawMs } = await encodeFrames({
+      ffmpeg: deps.ffmpeg,
+      args: ffmpegArgs({
+        width: spec.width,
+        height: spec.height,
+        fps: spec.fps,
+        frames,
+        out,
+        encoder: deps.encoder,
+      }),
+      frames,
+      buffers: buffers.map((b) => b.bytes.subarray(b.offset)),
+      signal,
+      draw: (i, pixels) => {
+        const f = frameAt(spec.motion, i, frames);
+        const a = scene.plates[f.plate];
+        const plate =
+          blended && f.blend > 0 ? blendPlates(a, scene.plates[f.plate + 1], f.blend, blended) : a;
+        warpClipFrame(
+          plate,
+          scene.strip,
+          {
+            width: scene.window.width,
+            height: scene.window.height,
+            header: scene.header,
+            dy: f.scroll * travel,
+          },
+          pixels,
+        );
+      },
+      onFirst: async (slot) => {
+        poster = await encodeFrame(buffers[slot], POSTER_QUALITY);
+      },
+    });
+    const video = new Uint8Array(await readFile(out));
+    const total = performance.now() - t0;
+    return {
+      video,
+      poster: poster as unknown as Uint8Array,
+      width: spec.width,
+      height: spec.height,
+      warnings,
+      timings: {
+        plates: t1 - t0,
+        frames: drawMs,
+        encodeWait: encodeWaitMs,
+        total,
+        encoder: deps.encoder,
+      },
+    };
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
+}
