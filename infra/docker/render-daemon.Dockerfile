@@ -1,5 +1,6 @@
 # A CPU render host: Debian's Chromium, WebGL through SwiftShader. Scale by running more of these.
-FROM oven/bun:1-debian AS deps
+# Pinned: the Bun the lockfile and the tests ran with (bump it with bun-types in package.json).
+FROM oven/bun:1.4.5-debian AS deps
 WORKDIR /app
 COPY package.json bun.lock ./
 COPY apps/api/package.json apps/api/
@@ -8,14 +9,18 @@ COPY apps/render-daemon/package.json apps/render-daemon/
 COPY libs ./libs
 RUN bun install --frozen-lockfile --production
 
-FROM oven/bun:1-debian
+FROM oven/bun:1.4.5-debian
 RUN apt-get update \
  && apt-get install -y --no-install-recommends chromium chromium-headless-shell libnss3-tools fonts-noto-core fonts-noto-color-emoji fonts-noto-cjk fonts-liberation2 ca-certificates tini \
  && rm -rf /var/lib/apt/lists/*
 WORKDIR /app
-ENV NODE_ENV=production CHROMIUM_PATH=/usr/bin/chromium RENDER_CONCURRENCY=2 RENDER_METRICS_PORT=9464
+ENV NODE_ENV=production DATA_DIR=/app/.data CHROMIUM_PATH=/usr/bin/chromium RENDER_CONCURRENCY=2 RENDER_METRICS_PORT=9464
 COPY --from=deps /app/node_modules ./node_modules
 COPY . .
+# DATA_DIR must be writable by the runtime user: without SMTP_URL newsletters are .eml files in
+# DATA_DIR/outbox/, and the generated secret and local objects live there in a lone container.
+RUN mkdir -p /app/.data && chown bun:bun /app/.data
+VOLUME /app/.data
 USER bun
 EXPOSE 9464
 # Ready only with a browser, a live queue connection, the database and storage (GET /readyz beside
