@@ -74,7 +74,10 @@ export function withoutOutsideRequests(html: string): string {
   return html.replace(/<link[^>]+href="https?:\/\/[^"]*"[^>]*>\s*/g, "");
 }
 
-function localOnly(response: unknown, set: { headers: Record<string, unknown> }): Response | Promise<Response> | undefined {
+function localOnly(
+  response: unknown,
+  set: { headers: Record<string, unknown> },
+): Response | Promise<Response> | undefined {
   if (response instanceof Response) {
     if (!(response.headers.get("content-type") ?? "").includes("text/html")) return;
     const headers = new Headers(response.headers);
