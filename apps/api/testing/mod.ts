@@ -209,10 +209,16 @@ export type ApiProcess = {
   kill(): Promise<void>;
 };
 
-/** Starts `bun run apps/api` on a free loopback port with `env` (DATABASE_URL at least); resolves once it listens. */
-export async function spawnApi(env: Record<string, string>): Promise<ApiProcess> {
+/**
+ * Starts `bun run apps/api` (or `command`, e.g. `./scripts/start`, the all-in-one process) on a free
+ * loopback port with `env` (DATABASE_URL at least); resolves once it listens.
+ */
+export async function spawnApi(
+  env: Record<string, string>,
+  opts: { command?: string[] } = {},
+): Promise<ApiProcess> {
   const root = new URL("../../..", import.meta.url).pathname;
-  const proc = Bun.spawn(["bun", "run", "apps/api"], {
+  const proc = Bun.spawn(opts.command ?? ["bun", "run", "apps/api"], {
     cwd: root,
     env: {
       ...process.env,
@@ -240,14 +246,17 @@ export async function spawnApi(env: Record<string, string>): Promise<ApiProcess>
   const reader = (proc.stdout as ReadableStream<Uint8Array>).getReader();
   let out = "";
   const deadline = Date.now() + 30_000;
-  while (!/^http:\/\/\S+$/m.test(out)) {
+  // `bun run apps/api` prints its URL alone; `./scripts/start` says "… (listening on <url>; …)".
+  const listening = /^(http:\/\/\S+)$|listening on (http:\/\/[^\s;)]+)/m;
+  while (!listening.test(out)) {
     if (Date.now() > deadline) throw new Error(`the API did not start: ${err.slice(-2000)}`);
     const { done, value } = await reader.read();
     if (done) throw new Error(`the API exited: ${err.slice(-2000)}`);
     out += new TextDecoder().decode(value);
   }
   reader.releaseLock();
-  const url = /^(http:\/\/\S+)$/m.exec(out)![1]!;
+  const seen = listening.exec(out)!;
+  const url = (seen[1] ?? seen[2])!;
   return {
     url,
     proc,
