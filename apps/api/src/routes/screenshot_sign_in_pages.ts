@@ -53,7 +53,7 @@ ws.onmessage=(ev)=>{const m=JSON.parse(ev.data);
  if(m.t==="frame"){img.src="data:image/jpeg;base64,"+m.data;done.disabled=false;status.textContent="Live";}
  else if(m.t==="saved"){document.open();document.write(${JSON.stringify(savedPage())});document.close();}
  else if(m.t==="error"){status.textContent=m.message;done.disabled=true;}};
-ws.onclose=()=>{if(status.textContent==="Live")status.textContent="Disconnected";};
+ws.onclose=(ev)=>{if(status.textContent==="Live"){status.textContent=ev.reason||"Disconnected";done.disabled=true;}};
 const pos=(e)=>{const r=img.getBoundingClientRect();return{x:Math.max(0,Math.min(W,(e.clientX-r.left)*W/r.width)),y:Math.max(0,Math.min(H,(e.clientY-r.top)*H/r.height))}};
 let last=0;img.addEventListener("mousemove",(e)=>{const n=Date.now();if(n-last<40)return;last=n;send({t:"mouse",type:"move",...pos(e)})});
 img.addEventListener("mousedown",(e)=>{e.preventDefault();img.focus();send({t:"mouse",type:"down",...pos(e)})});
