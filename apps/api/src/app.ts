@@ -28,6 +28,7 @@ import { siteRoutes } from "./routes/sites.ts";
 import { socialOAuthCallbackRoutes, socialRoutes } from "./routes/social.ts";
 import { templateRoutes } from "./routes/templates.ts";
 import { campaignRoutes } from "./routes/campaigns.ts";
+import { newsletterInboundRoutes } from "./routes/newsletter_inbound.ts";
 import { newsletterPublicRoutes } from "./routes/newsletter_public.ts";
 import { subscriberRoutes } from "./routes/subscribers.ts";
 import { openMailer } from "@site/domain/newsletters";
@@ -98,6 +99,7 @@ export function createApp(deps: AppDeps) {
     .use(subscriberRoutes(mail, auth))
     .use(campaignRoutes(mail, auth))
     .use(newsletterPublicRoutes(mail))
+    .use(newsletterInboundRoutes(deps))
     .use(deliveryRoutes(deps))
     .use(publicPageRoutes(deps))
     .use(publicSiteRoutes(deps))

@@ -12,6 +12,7 @@ import {
   PAGE_LIMIT,
 } from "@site/domain/core";
 import type { RenderQueue } from "@site/queue";
+import { type BounceRef, envelopeSender } from "./bounces.ts";
 import { htmlToText } from "./campaign_html.ts";
 import { signCampaignForMail, signCampaignForMember, storableCampaignHtml } from "./campaign_media.ts";
 import { normalizeEmail } from "./emails.ts";
@@ -41,6 +42,7 @@ function summary(r: Row, counts: CampaignCounts): CampaignSummary {
     preheader: r.preheader,
     fromName: r.fromName,
     status: r.status as CampaignStatus,
+    error: r.status === "paused" ? r.error : null,
     sendAt: iso(r.sendAt),
     counts,
     createdAt: r.createdAt.toISOString(),
@@ -253,7 +255,7 @@ export async function renderCampaignMail(
     /** The stored body; not needed when `rendered` is given. */
     html?: string;
   },
-  to: { email: string; id: string; unsubscribeUrl?: string; subjectPrefix?: string },
+  to: { email: string; id: string; unsubscribeUrl?: string; subjectPrefix?: string; bounce?: BounceRef },
   rendered?: RenderedBody,
 ) {
   const body =
@@ -264,15 +266,19 @@ export async function renderCampaignMail(
     footer: footer?.html ?? null,
     title: campaign.subject,
   });
-  return composeMail({
-    id: to.id,
-    from: { name: campaign.fromName, address: ctx.config.newsletter.mailFrom },
-    to: to.email,
-    subject: `${to.subjectPrefix ?? ""}${campaign.subject}`,
-    html,
-    text: body.text + (footer?.text ?? ""),
-    unsubscribeUrl: to.unsubscribeUrl,
-  });
+  return composeMail(
+    {
+      id: to.id,
+      from: { name: campaign.fromName, address: ctx.config.newsletter.mailFrom },
+      to: to.email,
+      subject: `${to.subjectPrefix ?? ""}${campaign.subject}`,
+      html,
+      text: body.text + (footer?.text ?? ""),
+      unsubscribeUrl: to.unsubscribeUrl,
+      envelopeFrom: to.bounce ? envelopeSender(ctx.config, to.bounce) : ctx.config.newsletter.bounceAddress,
+    },
+    { dkim: ctx.config.newsletter.dkim },
+  );
 }
 
 /** Sends a test of the draft to up to 10 addresses (in the background; failures are logged). */
@@ -403,6 +409,34 @@ export async function startCampaign(
       on conflict (campaign_id, subscriber_id) do nothing`);
     return { recipients: inserted.count ?? 0 };
   });
+}
+
+/**
+ * Resumes a paused campaign (the relay is fixed): `sending` again, its error cleared, and the send
+ * job queued, which queues every recipient still waiting; each is still mailed exactly once (the
+ * claim of decision 1102). Anything but a paused campaign answers 400 naming its status.
+ */
+export async function resumeCampaign(
+  ctx: QueueContext,
+  siteId: string,
+  campaignId: string,
+): Promise<CampaignView> {
+  const r = await row(ctx, siteId, campaignId);
+  const [u] = await ctx.db
+    .update(newsletterCampaigns)
+    .set({
+      status: "sending",
+      error: null,
+      runs: sql`${newsletterCampaigns.runs} + 1`,
+      fannedOutAt: null,
+      updatedAt: sql`now()`,
+    })
+    .where(and(eq(newsletterCampaigns.id, r.id), eq(newsletterCampaigns.status, "paused")))
+    .returning();
+  if (!u) throw badState(await row(ctx, siteId, campaignId), "resuming", "a paused campaign");
+  ctx.log.info("newsletter campaign resumed", { campaignId: r.id });
+  await enqueueCampaignJob(ctx, r.id);
+  return view(ctx, siteId, u);
 }
 
 /** Ends a sending campaign as `sent` once no recipient is left to mail. */

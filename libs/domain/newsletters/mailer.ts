@@ -26,17 +26,34 @@ export type Mailer = {
   close(): Promise<void>;
 };
 
-/** A send that failed: `permanent` for a 5xx answer, `committed` when beforeCommit had run. */
+/**
+ * What a failed send was about (CONTRACT "Delivery as real mail servers expect it", decision 1110):
+ * - `recipient`: the server refused this one recipient for good (a 5xx answer to its RCPT TO, RFC 5321
+ *   §4.2.2): only this recipient bounces;
+ * - `transient`: a 4xx anywhere, a refused, dropped or timed-out connection: tried again later;
+ * - `relay`: a permanent failure that is not about the recipient (AUTH refused, MAIL FROM refused,
+ *   the message refused after DATA, TLS failure): nobody bounces, the campaign pauses.
+ */
+export type MailFailureKind = "recipient" | "transient" | "relay";
+
+/** A send that failed: its kind, the server's reply code, and `committed` when beforeCommit had run. */
 export class MailSendError extends Error {
   constructor(
     message: string,
-    readonly permanent: boolean,
+    readonly kind: MailFailureKind,
     readonly responseCode: number | null,
     readonly committed: boolean,
-    opts?: { cause?: unknown },
+    opts?: { cause?: unknown; command?: string | null },
   ) {
     super(message, opts);
     this.name = "MailSendError";
+    this.command = opts?.command ?? null;
+  }
+  /** The SMTP command the server answered (`RCPT TO`, `MAIL FROM`, `AUTH PLAIN`, `DATA`), when known. */
+  readonly command: string | null;
+  /** True when only this recipient is refused for good (it bounces). */
+  get permanent(): boolean {
+    return this.kind === "recipient";
   }
 }
 
@@ -44,7 +61,11 @@ export class MailSendError extends Error {
 export function openMailer(config: Config, log: Logger, opts: { connections?: number } = {}): Mailer {
   const url = config.newsletter.smtpUrl;
   if (!url) return createOutboxMailer(join(config.dataDir, "outbox"));
-  return createSmtpMailer(url, { connections: opts.connections ?? config.newsletter.concurrency, log });
+  return createSmtpMailer(url, {
+    connections: opts.connections ?? config.newsletter.concurrency,
+    log,
+    heloName: config.newsletter.heloName,
+  });
 }
 
 /** Writes each message as `<id>.eml` under `dir` (the embedded default: open them with any mail client). */
@@ -76,9 +97,13 @@ type Conn = { smtp: SMTPConnection; broken: boolean };
 /**
  * Sends through SMTP with nodemailer's SMTPConnection, up to `connections` kept open and reused; a
  * connection that failed is closed, never reused. STARTTLS is used when the server offers it;
- * smtps:// is TLS from the first byte.
+ * smtps:// is TLS from the first byte. EHLO gives `heloName` (SMTP_HELO_NAME; the loopback address
+ * literal when not given: never `localhost`, which relays such as Google's answer 421).
  */
-export function createSmtpMailer(smtpUrl: string, opts: { connections: number; log: Logger }): Mailer {
+export function createSmtpMailer(
+  smtpUrl: string,
+  opts: { connections: number; log: Logger; heloName?: string },
+): Mailer {
   const url = new URL(smtpUrl);
   const secure = url.protocol === "smtps:";
   const port = Number(url.port) || (secure ? 465 : 587);
@@ -100,7 +125,7 @@ export function createSmtpMailer(smtpUrl: string, opts: { connections: number; l
         connectionTimeout: 10_000,
         greetingTimeout: 10_000,
         socketTimeout: 60_000,
-        name: "localhost",
+        name: opts.heloName ?? "[127.0.0.1]",
       });
       const conn: Conn = { smtp, broken: false };
       smtp.on("error", () => {
@@ -218,9 +243,28 @@ export function createSmtpMailer(smtpUrl: string, opts: { connections: number; l
   };
 }
 
-function classify(err: unknown, committed: boolean): MailSendError {
-  const e = err as { responseCode?: number; response?: string; message?: string };
+/** Sorts a nodemailer error into recipient / transient / relay (see MailFailureKind). */
+export function classify(err: unknown, committed: boolean): MailSendError {
+  const e = err as {
+    responseCode?: number;
+    response?: string;
+    message?: string;
+    code?: string;
+    originalCode?: string;
+    command?: string;
+  };
   const code = typeof e.responseCode === "number" ? e.responseCode : null;
+  const command = typeof e.command === "string" ? e.command : null;
   const text = e.response || e.message || String(err);
-  return new MailSendError(text, code !== null && code >= 500, code, committed, { cause: err });
+  let kind: MailFailureKind;
+  if (code !== null && code >= 500) kind = command === "RCPT TO" ? "recipient" : "relay";
+  else if (code !== null && code >= 400) kind = "transient";
+  // No reply code: the connection (refused, reset, timed out) is transient; a TLS handshake or a
+  // refused login without a code (no credentials the server takes) is the relay's configuration.
+  else
+    kind =
+      e.code === "ETLS" || e.code === "EAUTH" || /CERT|SELF_SIGNED|SSL|TLS/.test(String(e.originalCode ?? ""))
+        ? "relay"
+        : "transient";
+  return new MailSendError(text, kind, code, committed, { cause: err, command });
 }

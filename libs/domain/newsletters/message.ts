@@ -1,4 +1,5 @@
 import MailComposer from "nodemailer/lib/mail-composer";
+import { type DkimSettings, signMessage } from "./dkim.ts";
 import type { OutgoingMail } from "./mailer.ts";
 
 /** What one mail says. */
@@ -12,15 +13,21 @@ export type MailContent = {
   text: string;
   /** The RFC 8058 one-click unsubscribe URL; absent for confirmation mails. */
   unsubscribeUrl?: string;
+  /** The envelope sender (MAIL FROM: where bounces go); default the From address. */
+  envelopeFrom?: string;
 };
 
 /**
  * Composes a multipart/alternative mail (text and HTML) with nodemailer's MailComposer. With an
  * unsubscribe URL it carries `List-Unsubscribe: <url>` and `List-Unsubscribe-Post:
  * List-Unsubscribe=One-Click` (RFC 8058 §3.1, https://www.rfc-editor.org/rfc/rfc8058#section-3.1:
- * an HTTPS URI and the POST header together), so mail clients offer one-click unsubscribe.
+ * an HTTPS URI and the POST header together), so mail clients offer one-click unsubscribe. With DKIM
+ * settings the message is signed (dkim.ts), the signature covering both of those headers.
  */
-export async function composeMail(content: MailContent): Promise<OutgoingMail> {
+export async function composeMail(
+  content: MailContent,
+  opts: { dkim: DkimSettings | null } = { dkim: null },
+): Promise<OutgoingMail> {
   const domain = content.from.address.split("@")[1] ?? "localhost";
   const headers: Record<string, string> = {};
   if (content.unsubscribeUrl) {
@@ -41,5 +48,10 @@ export async function composeMail(content: MailContent): Promise<OutgoingMail> {
   const raw = await new Promise<Buffer>((resolve, reject) =>
     composer.compile().build((err, buf) => (err ? reject(err) : resolve(buf))),
   );
-  return { id: content.id, from: content.from.address, to: content.to, raw };
+  return {
+    id: content.id,
+    from: content.envelopeFrom ?? content.from.address,
+    to: content.to,
+    raw: opts.dkim ? await signMessage(raw, opts.dkim) : raw,
+  };
 }

@@ -9,7 +9,7 @@ export const SUBSCRIBER_STATUSES = ["pending", "active", "unsubscribed", "bounce
 /** A subscriber's status. */
 export type SubscriberStatus = (typeof SUBSCRIBER_STATUSES)[number];
 /** A campaign's status. */
-export const CAMPAIGN_STATUSES = ["draft", "scheduled", "sending", "sent", "cancelled"] as const;
+export const CAMPAIGN_STATUSES = ["draft", "scheduled", "sending", "paused", "sent", "cancelled"] as const;
 /** A campaign's status. */
 export type CampaignStatus = (typeof CAMPAIGN_STATUSES)[number];
 
@@ -34,13 +34,20 @@ const SubscriberStatusModel = Type.Union(
   [Type.Literal("pending"), Type.Literal("active"), Type.Literal("unsubscribed"), Type.Literal("bounced")],
   { error: SUBSCRIBER_STATUSES.join(", ") },
 );
-const CampaignStatusModel = Type.Union([
-  Type.Literal("draft"),
-  Type.Literal("scheduled"),
-  Type.Literal("sending"),
-  Type.Literal("sent"),
-  Type.Literal("cancelled"),
-]);
+const CampaignStatusModel = Type.Union(
+  [
+    Type.Literal("draft"),
+    Type.Literal("scheduled"),
+    Type.Literal("sending"),
+    Type.Literal("paused"),
+    Type.Literal("sent"),
+    Type.Literal("cancelled"),
+  ],
+  {
+    description:
+      "paused: the mail server refused something that is not about one recipient (the login, the sender, the message) or kept failing; nothing more is sent until POST …/resume, and `error` says why",
+  },
+);
 
 /** A subscriber as the API shows it. */
 export const SubscriberView = Type.Object({
@@ -158,8 +165,11 @@ export const PublicSubscribeBody = Type.Object({ email: Email }, { additionalPro
 export const CampaignCounts = Type.Object({
   queued: Type.Integer({ description: "waiting or being sent" }),
   sent: Type.Integer(),
-  failed: Type.Integer({ description: "gave up after retries on temporary errors" }),
-  bounced: Type.Integer({ description: "refused permanently (5xx)" }),
+  failed: Type.Integer({ description: "the recipient was deferred (4xx to its RCPT TO) through every try" }),
+  bounced: Type.Integer({
+    description:
+      "refused for good: a 5xx to the recipient's RCPT TO, or a delivery status notification (5.x.x) that came back later",
+  }),
 });
 /** Delivery counts of a campaign. */
 export type CampaignCounts = Static<typeof CampaignCounts>;
@@ -172,6 +182,9 @@ export const CampaignView = Type.Object({
   fromName: Type.Union([Type.String(), Type.Null()]),
   html: Type.String({ description: "media signed with member grants (k) at read; stored as bare paths" }),
   status: CampaignStatusModel,
+  error: Type.Union([Type.String(), Type.Null()], {
+    description: "why a paused campaign stopped: a sentence with the mail server's reply; null otherwise",
+  }),
   sendAt: Type.Union([Type.String({ format: "date-time" }), Type.Null()]),
   counts: CampaignCounts,
   createdAt: Type.String({ format: "date-time" }),

@@ -81,8 +81,11 @@ type Claimed = {
  * server, and the row is marked sent in the database before the end-of-data mark that makes the
  * server deliver it. A process killed before that mark delivers nothing (the server drops a message
  * whose connection closes mid-DATA) and its row is taken again after the lease; killed after, the row
- * is already sent. A temporary failure (4xx, connection) puts the row back for a retry with backoff;
- * the last try ends it failed. A permanent 5xx ends it bounced, and the subscriber with it.
+ * is already sent. A temporary failure (4xx, connection) puts the row back for a retry with backoff.
+ * Only a 5xx to the recipient's RCPT TO ends it bounced, and the subscriber with it; a permanent
+ * failure that is not about the recipient (AUTH, MAIL FROM, the message refused), or a temporary one
+ * that outlives the retries, pauses the campaign with the server's reply and bounces nobody; a
+ * recipient deferred through every try ends failed (decision 1110).
  */
 export async function deliverToRecipient(
   ctx: SenderContext,
@@ -121,6 +124,7 @@ export async function deliverToRecipient(
         email: r.email,
         id: `${r.campaign_id}.${r.id}`,
         unsubscribeUrl: newsletterLink(ctx, "unsubscribe", r.subscriber_id),
+        bounce: { kind: "r", id: r.id },
       },
       await campaignBody(ctx, campaign),
     );
@@ -177,8 +181,11 @@ export async function deliverToRecipient(
   } catch (err) {
     await release();
     const e =
-      err instanceof MailSendError ? err : new MailSendError(String(err), false, null, false, { cause: err });
-    if (e.permanent) {
+      err instanceof MailSendError
+        ? err
+        : new MailSendError(String(err), "transient", null, false, { cause: err });
+    if (e.kind === "recipient") {
+      // Only a 5xx to this recipient's RCPT TO bounces it (decision 1110).
       await settle(ctx, r, "bounced", e.message, { force: e.committed });
       await ctx.db.execute(sql`
         update newsletter_subscribers set status = 'bounced', bounced_at = now(), updated_at = now()
@@ -187,7 +194,16 @@ export async function deliverToRecipient(
       await finishCampaign(ctx, r.campaign_id);
       return;
     }
-    if (job.attempt >= job.attempts) {
+    const lastTry = job.attempt >= job.attempts;
+    if (e.kind === "relay" || (lastTry && e.command !== "RCPT TO")) {
+      // Not about this recipient: nobody bounces; the row waits in line and the campaign pauses
+      // until a member resumes it (the resume queues every waiting row again).
+      await settle(ctx, r, "queued", e.message, { force: e.committed });
+      await pauseCampaign(ctx, r.campaign_id, pauseReason(e, job.attempt));
+      return;
+    }
+    if (lastTry) {
+      // A recipient deferred (4xx to its RCPT TO) through every try: it fails, it does not bounce.
       await settle(ctx, r, "failed", e.message, { force: e.committed });
       await finishCampaign(ctx, r.campaign_id);
       throw new PermanentJobError(`gave up after ${job.attempt} tries: ${e.message}`, { cause: e });
@@ -199,6 +215,34 @@ export async function deliverToRecipient(
     await release();
   }
   await finishCampaign(ctx, r.campaign_id);
+}
+
+/** The sentence a paused campaign shows: what the mail server refused, and its reply. */
+export function pauseReason(e: MailSendError, tries: number): string {
+  const reply = e.message.replace(/\s+/g, " ").trim().slice(0, 500);
+  const cmd = (e.command ?? "").toUpperCase();
+  if (e.kind === "transient")
+    return `The mail server kept failing after ${tries} tries (${reply}); sending is paused: check the relay, then resume.`;
+  if (cmd.startsWith("AUTH"))
+    return `The mail server refused the login (${cmd}): ${reply}. Check SMTP_URL's user and password, then resume.`;
+  if (cmd === "MAIL FROM")
+    return `The mail server refused the sender address (MAIL FROM): ${reply}. Check MAIL_BOUNCE_ADDRESS / MAIL_FROM and what the relay lets this service send as, then resume.`;
+  if (cmd === "DATA" || e.committed)
+    return `The mail server refused the message: ${reply}. Check DKIM, SPF and DMARC for the sender's domain, then resume.`;
+  return `The mail server could not be used: ${reply}. Check SMTP_URL and the relay, then resume.`;
+}
+
+/**
+ * Pauses a sending campaign: nothing more is sent (deliveries claim rows only while it is sending)
+ * until POST …/resume. Logged as a warning with the reason. Returns whether this call paused it.
+ */
+export async function pauseCampaign(ctx: Context, campaignId: string, reason: string): Promise<boolean> {
+  const done = await ctx.db.execute(sql`
+    update newsletter_campaigns set status = 'paused', error = ${reason}, updated_at = now()
+    where id = ${campaignId}::uuid and status = 'sending'`);
+  const paused = (done.count ?? 0) > 0;
+  if (paused) ctx.log.warn("newsletter campaign paused", { campaignId, reason });
+  return paused;
 }
 
 /**
@@ -234,8 +278,10 @@ export async function fanOutCampaign(ctx: QueueContext, campaignId: string): Pro
     .update(newsletterCampaigns)
     .set({ fannedOutAt: sql`now()` })
     .where(eq(newsletterCampaigns.id, campaignId))
-    .returning({ status: newsletterCampaigns.status });
+    .returning({ status: newsletterCampaigns.status, runs: newsletterCampaigns.runs });
   if (c?.status !== "sending") return 0;
+  // After a resume the ids are new: the jobs of the paused run may be finished yet still kept.
+  const run = c.runs > 0 ? `.r${c.runs}` : "";
   const rows = await ctx.db.execute<{ id: string; tries: number }>(sql`
     select id, tries from newsletter_recipients
     where campaign_id = ${campaignId}::uuid
@@ -249,7 +295,7 @@ export async function fanOutCampaign(ctx: QueueContext, campaignId: string): Pro
           ctx.queue.enqueue(
             "newsletter-delivery",
             { recipientId: row.id },
-            { jobId: `${row.id}.${row.tries}` },
+            { jobId: `${row.id}.${row.tries}${run}` },
           ),
         ),
     );

@@ -12,6 +12,7 @@ import {
   PAGE_LIMIT,
   type RateLimiter,
 } from "@site/domain/core";
+import { envelopeSender } from "./bounces.ts";
 import { CsvError, parseCsv } from "./csv.ts";
 import { normalizeEmail } from "./emails.ts";
 import type { Mailer } from "./mailer.ts";
@@ -307,14 +308,18 @@ export async function sendConfirmation(ctx: MailContext, sub: Row): Promise<void
     const link = newsletterLink(ctx, "confirm", sub.id);
     const name = site?.name ?? "our newsletter";
     const esc = (s: string) => s.replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/"/g, "&quot;");
-    const mail = await composeMail({
-      id: `confirm-${sub.id}-${Date.now().toString(36)}`,
-      from: { name, address: ctx.config.newsletter.mailFrom },
-      to: sub.email,
-      subject: `Confirm your subscription to ${name}`,
-      html: `<p>Please confirm that you want to receive ${esc(name)}'s newsletter:</p><p><a href="${esc(link)}">Confirm my subscription</a></p><p>If you did not ask for this, ignore this mail: you will not hear from us again.</p>`,
-      text: `Please confirm that you want to receive ${name}'s newsletter:\n\n${link}\n\nIf you did not ask for this, ignore this mail: you will not hear from us again.\n`,
-    });
+    const mail = await composeMail(
+      {
+        id: `confirm-${sub.id}-${Date.now().toString(36)}`,
+        from: { name, address: ctx.config.newsletter.mailFrom },
+        to: sub.email,
+        subject: `Confirm your subscription to ${name}`,
+        html: `<p>Please confirm that you want to receive ${esc(name)}'s newsletter:</p><p><a href="${esc(link)}">Confirm my subscription</a></p><p>If you did not ask for this, ignore this mail: you will not hear from us again.</p>`,
+        text: `Please confirm that you want to receive ${name}'s newsletter:\n\n${link}\n\nIf you did not ask for this, ignore this mail: you will not hear from us again.\n`,
+        envelopeFrom: envelopeSender(ctx.config, { kind: "s", id: sub.id }),
+      },
+      { dkim: ctx.config.newsletter.dkim },
+    );
     await ctx.mailer.send(mail);
     await ctx.db
       .update(newsletterSubscribers)

@@ -18,6 +18,12 @@ export type SmtpSink = {
   waitFor(n: number, timeoutMs?: number): Promise<void>;
   /** Called after each accepted message (a test may act in the middle of a send). */
   onMessage?: (count: number) => void;
+  /** The names clients gave in EHLO/HELO, one per session that sent MAIL FROM or AUTH. */
+  helos: string[];
+  /** While set, every AUTH is answered with this reply (a 535 by default: the relay refuses the login). */
+  refuseAuth: string | null;
+  /** While set, every MAIL FROM is answered with this 5xx reply (the relay refuses the sender). */
+  refuseMailFrom: string | null;
   close(): Promise<void>;
 };
 
@@ -29,7 +35,14 @@ export type SmtpSink = {
  * smtp-server destroys its stream, and the sink keeps nothing). `keep: false` only counts (benchmarks).
  */
 export async function startSmtpSink(
-  opts: { reject?: string[]; defer?: Record<string, number>; keep?: boolean; parse?: boolean } = {},
+  opts: {
+    reject?: string[];
+    defer?: Record<string, number>;
+    keep?: boolean;
+    parse?: boolean;
+    /** Offers AUTH (PLAIN, LOGIN) without TLS and takes exactly these credentials. */
+    auth?: { user: string; pass: string };
+  } = {},
 ): Promise<SmtpSink> {
   const reject = new Set((opts.reject ?? []).map((a) => a.toLowerCase()));
   const defer = new Map(Object.entries(opts.defer ?? {}).map(([a, n]) => [a.toLowerCase(), n]));
@@ -41,6 +54,9 @@ export async function startSmtpSink(
     url: "",
     port: 0,
     messages: [],
+    helos: [],
+    refuseAuth: null,
+    refuseMailFrom: null,
     get count() {
       return count;
     },
@@ -66,8 +82,33 @@ export async function startSmtpSink(
   const server = new SMTPServer({
     logger: false,
     authOptional: true,
-    disabledCommands: ["STARTTLS", "AUTH"],
+    disabledCommands: opts.auth ? ["STARTTLS"] : ["STARTTLS", "AUTH"],
+    allowInsecureAuth: true,
+    authMethods: ["PLAIN", "LOGIN"],
     size: 10 * 1024 * 1024,
+    onAuth(auth, session, callback) {
+      sink.helos.push(session.hostNameAppearsAs);
+      const fail = (reply: string) =>
+        callback(
+          Object.assign(new Error(reply.replace(/^\d{3}\s*/, "")), {
+            responseCode: Number(reply.slice(0, 3)) || 535,
+          }),
+        );
+      if (sink.refuseAuth !== null) return fail(sink.refuseAuth);
+      if (auth.username !== opts.auth?.user || auth.password !== opts.auth?.pass)
+        return fail("535 5.7.8 Authentication credentials invalid");
+      callback(null, { user: auth.username });
+    },
+    onMailFrom(_address, session, callback) {
+      if (!session.user) sink.helos.push(session.hostNameAppearsAs);
+      if (sink.refuseMailFrom !== null)
+        return callback(
+          Object.assign(new Error(sink.refuseMailFrom.replace(/^\d{3}\s*/, "")), {
+            responseCode: Number(sink.refuseMailFrom.slice(0, 3)) || 550,
+          }),
+        );
+      callback();
+    },
     onRcptTo(address, _session, callback) {
       const addr = address.address.toLowerCase();
       if (reject.has(addr))

@@ -13,6 +13,7 @@ import {
   type MailContext,
   previewCampaign,
   previewHeaders,
+  resumeCampaign,
   SendCampaignBody,
   sendCampaign,
   sendTestCampaign,
@@ -172,6 +173,24 @@ export function campaignRoutes(deps: AppDeps & MailContext, auth: AuthMacros) {
           summary: "Send a draft now, or schedule it (sendAt)",
           description:
             "Without sendAt the campaign is sending at once: one recipient per active subscriber, each mailed exactly once. With a future sendAt it is scheduled (a sendAt in the past answers 400). A site with no active subscriber answers 400. Counts (queued, sent, failed, bounced) show progress; the campaign ends sent.",
+          tags,
+        },
+      },
+    )
+    .post(
+      `${one}/resume`,
+      async ({ principal, params, set }) => {
+        const campaign = await resumeCampaign(deps, await site(principal, params.siteId), params.campaignId);
+        set.status = 202;
+        return { campaign };
+      },
+      {
+        scope: "content:write",
+        response: { 202: CampaignAnswer, ...errors(400, 401, 403, 404) },
+        detail: {
+          summary: "Resume a paused campaign (after the mail server was fixed)",
+          description:
+            "A campaign pauses when the mail server refuses something that is not about one recipient (the login, the sender, the message) or keeps failing; its `error` quotes the reply, and nobody is marked bounced for it. Resuming sends to every recipient still waiting; each recipient still gets exactly one mail. Anything but a paused campaign answers 400.",
           tags,
         },
       },

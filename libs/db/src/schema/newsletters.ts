@@ -1,6 +1,7 @@
 import { sql } from "drizzle-orm";
-import { check, index, integer, pgTable, text, unique, uuid } from "drizzle-orm/pg-core";
+import { check, date, index, integer, pgTable, primaryKey, text, unique, uuid } from "drizzle-orm/pg-core";
 import { createdAt, ts, uuidPk } from "./_columns.ts";
+import { organizations } from "./organizations.ts";
 import { sites } from "./sites.ts";
 
 /** A newsletter subscriber of a site: one row per normalised address. */
@@ -45,8 +46,14 @@ export const newsletterCampaigns = pgTable(
     preheader: text("preheader"),
     fromName: text("from_name"),
     html: text("html").notNull(),
-    /** draft, scheduled, sending, sent, cancelled. */
+    /** draft, scheduled, sending, paused (the relay refused: `error`), sent, cancelled. */
     status: text("status").notNull().default("draft"),
+    /** Why a paused campaign stopped: a sentence with the mail server's reply. */
+    error: text("error"),
+    /** How many times the campaign was resumed (delivery job ids carry it, so a resume queues afresh). */
+    runs: integer("runs").notNull().default(0),
+    /** Bumped to revoke every image link mailed for the campaign (campaign media tokens carry it). */
+    mediaGeneration: integer("media_generation").notNull().default(0),
     sendAt: ts("send_at"),
     startedAt: ts("started_at"),
     finishedAt: ts("finished_at"),
@@ -60,7 +67,7 @@ export const newsletterCampaigns = pgTable(
     index("newsletter_campaigns_status_idx").on(t.status),
     check(
       "newsletter_campaigns_status_check",
-      sql`${t.status} in ('draft', 'scheduled', 'sending', 'sent', 'cancelled')`,
+      sql`${t.status} in ('draft', 'scheduled', 'sending', 'paused', 'sent', 'cancelled')`,
     ),
   ],
 );
@@ -97,4 +104,17 @@ export const newsletterRecipients = pgTable(
       sql`${t.status} in ('queued', 'sending', 'sent', 'failed', 'bounced', 'skipped')`,
     ),
   ],
+);
+
+/** Test mails an organization sent on a day (UTC) to addresses that are not its members (decision 1115). */
+export const newsletterTestSends = pgTable(
+  "newsletter_test_sends",
+  {
+    orgId: uuid("org_id")
+      .notNull()
+      .references(() => organizations.id, { onDelete: "cascade" }),
+    day: date("day").notNull(),
+    count: integer("count").notNull().default(0),
+  },
+  (t) => [primaryKey({ columns: [t.orgId, t.day] })],
 );

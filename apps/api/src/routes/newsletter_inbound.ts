@@ -1,0 +1,61 @@
+import { Elysia, t } from "elysia";
+import { AppError, safeEqual } from "@site/domain/core";
+import { MAX_INBOUND_BYTES, processInboundReport } from "@site/domain/newsletters";
+import type { AppDeps } from "../deps.ts";
+import { errors } from "../schemas.ts";
+
+/**
+ * Where the operator's mail server hands over what comes back to the bounce address
+ * (MAIL_BOUNCE_ADDRESS): delivery status notifications and abuse reports, as message/rfc822, behind
+ * OPERATOR_TOKEN (decision 1112). The token is checked before the body is read.
+ */
+export function newsletterInboundRoutes(deps: AppDeps) {
+  const token = deps.config.operatorToken;
+  return new Elysia().post(
+    "/api/v1/newsletter/inbound",
+    async ({ request, set }) => {
+      const bearer = /^Bearer\s+(\S+)$/i.exec(request.headers.get("authorization") ?? "")?.[1];
+      if (!token || !bearer || !safeEqual(bearer, token))
+        throw new AppError(
+          "UNAUTHORIZED",
+          token
+            ? "this route needs Authorization: Bearer <OPERATOR_TOKEN>"
+            : "OPERATOR_TOKEN is not set: the inbound route is closed",
+          undefined,
+          { "www-authenticate": 'Bearer realm="operators"' },
+        );
+      const length = Number(request.headers.get("content-length") ?? 0);
+      if (length > MAX_INBOUND_BYTES)
+        throw new AppError("VALIDATION_ERROR", `body: at most ${MAX_INBOUND_BYTES} bytes`, [
+          { field: "body", message: "too large" },
+        ]);
+      const raw = new Uint8Array(await request.arrayBuffer());
+      const result = await processInboundReport(deps, raw);
+      set.status = 202;
+      return { accepted: true as const, ...result };
+    },
+    {
+      parse: "none",
+      response: {
+        202: t.Object({
+          accepted: t.Literal(true),
+          report: t.Union([t.Literal("delivery-status"), t.Literal("feedback-report"), t.Literal("other")]),
+          status: t.Union([t.String(), t.Null()]),
+          action: t.Union([t.Literal("bounced"), t.Literal("unsubscribed"), t.Literal("none")]),
+          changed: t.Integer(),
+        }),
+        ...errors(400, 401),
+      },
+      detail: {
+        summary: "Hand over a bounce (RFC 3464 DSN) or a complaint (RFC 5965 abuse report)",
+        description:
+          "For the operator's mail server (an alias or pipe on MAIL_BOUNCE_ADDRESS): the raw message as message/rfc822, with Authorization: Bearer <OPERATOR_TOKEN> (else 401). The recipient is found through the tagged envelope sender (local+<tag>@domain) the report came back to, or that the original message's headers carry. A permanent failure (Status 5.x.x) marks that subscriber bounced; a complaint marks it unsubscribed; a transient failure (4.x.x) or a message naming no recipient of ours changes nothing. Always 202 for a readable message.",
+        tags: ["newsletters"],
+        requestBody: {
+          required: true,
+          content: { "message/rfc822": { schema: { type: "string", format: "binary" } } },
+        },
+      } as never,
+    },
+  );
+}
