@@ -1,9 +1,16 @@
-import { randomBytes } from "node:crypto";
-import { and, eq, gt, isNull, lt } from "drizzle-orm";
+import { createHash, randomBytes, timingSafeEqual } from "node:crypto";
+import { and, eq, gt, isNotNull, isNull, lt } from "drizzle-orm";
 import { socialOauthStates } from "@site/db";
-import { AppError, type Context, type Principal, validationError } from "@site/domain/core";
+import {
+  AppError,
+  type Context,
+  decryptSecret,
+  encryptSecret,
+  type Principal,
+  validationError,
+} from "@site/domain/core";
 import { storeAccount } from "./accounts.ts";
-import type { ConnectStartBody, SocialAccountView } from "./models.ts";
+import type { ConnectConfirmBody, ConnectStartBody, SocialAccountView } from "./models.ts";
 import { type OAuthPort, PlatformError, type SocialPlatform } from "./platform.ts";
 
 /** How long an authorization may take between connect and callback. */
@@ -22,7 +29,7 @@ function pkce(): { verifier: string; challenge: string } {
 
 /**
  * Starts connecting an account with OAuth (authorization code): a single-use `state` bound to the
- * organization, a PKCE verifier where the platform takes one, both kept for OAUTH_STATE_SECONDS; the
+ * organization and the starting user, a PKCE verifier where the platform takes one, both kept for OAUTH_STATE_SECONDS; the
  * authorize URL asks for the scopes that yield a refresh token. 501 NOT_CONFIGURED without the
  * platform's client id.
  */
@@ -45,6 +52,13 @@ export async function startConnect(
     } catch {}
     if (!u || (u.protocol !== "https:" && u.protocol !== "http:"))
       throw validationError("redirectUri", "an http or https URL");
+    // Only the operator's own front ends: any other would make the callback an open redirect
+    // (contract: SOCIAL_REDIRECT_ORIGINS, default PUBLIC_BASE_URL's origin).
+    if (!ctx.config.social.redirectOrigins.includes(u.origin))
+      throw validationError(
+        "redirectUri",
+        `must be on an origin of SOCIAL_REDIRECT_ORIGINS (${ctx.config.social.redirectOrigins.join(", ")})`,
+      );
     redirectUri = u.toString();
   }
   const state = randomBytes(24).toString("base64url");
@@ -52,6 +66,7 @@ export async function startConnect(
   await ctx.db.insert(socialOauthStates).values({
     state,
     orgId: principal.orgId,
+    userId: principal.userId,
     platform: input.platform,
     codeVerifier: pair?.verifier ?? null,
     redirectUri,
@@ -65,10 +80,36 @@ export async function startConnect(
   return { authorizeUrl, state };
 }
 
-/** What the callback ends with: the account, or an error code; and where to send the user. */
+/** A connection the platform granted, waiting for the starting user's confirmation (decision 1016). */
+export type PendingConnection = {
+  state: string;
+  /** The one-time confirmation token; only the browser that came back from the platform gets it. */
+  confirm: string;
+  platform: SocialPlatform;
+  accountId: string;
+  displayName: string | null;
+  expiresAt: string;
+};
+
+/** What the callback ends with: a pending connection, or an error code; and where to send the user. */
 export type ConnectOutcome =
-  | { ok: true; account: SocialAccountView; redirectUri: string | null }
+  | { ok: true; pending: PendingConnection; redirectUri: string | null }
   | { ok: false; error: AppError; code: string; redirectUri: string | null };
+
+/** How long a granted connection waits for its confirmation. */
+export const CONFIRM_SECONDS = 600;
+
+const sha256 = (v: string) => createHash("sha256").update(v).digest("hex");
+
+type Pending = {
+  platform: SocialPlatform;
+  accountId: string;
+  displayName: string | null;
+  accessToken: string;
+  refreshToken: string | null;
+  expiresAt: string | null;
+  permissions: string[];
+};
 
 /**
  * The platform's callback: the `state` must be one this service issued for this platform, unexpired and
@@ -140,20 +181,102 @@ export async function finishConnect(
   const permissions = scopes.includes("instagram_business_manage_insights")
     ? [...scopes, "instagram_manage_insights"]
     : scopes;
-  const { account } = await storeAccount(ctx, spent.orgId, {
+  // The tokens wait, encrypted, for the starting user to confirm with the token only this browser gets:
+  // a victim who approves someone else's authorize URL never links their account into another
+  // organization (decision 1016).
+  const pending: Pending = {
     platform,
     accountId: who.accountId,
     displayName: who.displayName,
     accessToken: tokens.accessToken,
     refreshToken: tokens.refreshToken,
-    expiresAt: tokens.expiresAt,
+    expiresAt: tokens.expiresAt?.toISOString() ?? null,
     permissions,
-    // The tier is not in the token: a reconnection keeps the stored one, a new X account reads as free.
-    tier: null,
-  });
+  };
+  const confirm = randomBytes(24).toString("base64url");
+  const expiresAt = new Date(now.getTime() + CONFIRM_SECONDS * 1000);
+  await ctx.db
+    .update(socialOauthStates)
+    .set({
+      pendingCiphertext: encryptSecret(ctx.config.secretKey, JSON.stringify(pending)),
+      confirmHash: sha256(confirm),
+      expiresAt,
+    })
+    .where(eq(socialOauthStates.state, spent.state));
   // States older than a day are of no use to anyone.
   await ctx.db
     .delete(socialOauthStates)
     .where(lt(socialOauthStates.expiresAt, new Date(now.getTime() - 86_400_000)));
-  return { ok: true, account, redirectUri: spent.redirectUri };
+  return {
+    ok: true,
+    pending: {
+      state: spent.state,
+      confirm,
+      platform,
+      accountId: who.accountId,
+      displayName: who.displayName,
+      expiresAt: expiresAt.toISOString(),
+    },
+    redirectUri: spent.redirectUri,
+  };
+}
+
+/**
+ * Confirms a connection the platform granted: only the user whose API key started it, in the same
+ * organization, with the confirmation token the callback handed to the browser that came back. The
+ * pending tokens are taken atomically (one confirmation); a confirmation by another user spends them
+ * (403), so a victim's landing can never be completed by anyone. Unknown, expired or a wrong token: 400.
+ */
+export async function confirmConnect(
+  ctx: Context,
+  principal: Principal,
+  input: ConnectConfirmBody,
+): Promise<SocialAccountView> {
+  const now = ctx.clock.now();
+  const refused = () =>
+    validationError("confirm", "unknown, expired or already confirmed connection, or a wrong confirmation");
+  const [row] = await ctx.db
+    .select()
+    .from(socialOauthStates)
+    .where(
+      and(
+        eq(socialOauthStates.state, input.state),
+        isNotNull(socialOauthStates.pendingCiphertext),
+        isNull(socialOauthStates.confirmedAt),
+        gt(socialOauthStates.expiresAt, now),
+      ),
+    );
+  if (!row?.confirmHash) throw refused();
+  const given = Buffer.from(sha256(input.confirm));
+  const same =
+    given.length === row.confirmHash.length && timingSafeEqual(given, Buffer.from(row.confirmHash));
+  if (!same) throw refused();
+  const [taken] = await ctx.db
+    .update(socialOauthStates)
+    .set({ confirmedAt: now, pendingCiphertext: null })
+    .where(and(eq(socialOauthStates.state, input.state), isNull(socialOauthStates.confirmedAt)))
+    .returning();
+  if (!taken?.pendingCiphertext) throw refused();
+  if (taken.orgId !== principal.orgId || taken.userId !== principal.userId) {
+    ctx.log.warn("social connect confirmed by another user: refused and discarded", {
+      platform: taken.platform,
+    });
+    throw new AppError(
+      "FORBIDDEN",
+      "only the user who started this connection can confirm it; it was discarded, start again",
+    );
+  }
+  const p = JSON.parse(decryptSecret(ctx.config.secretKey, taken.pendingCiphertext)) as Pending;
+  const { account } = await storeAccount(ctx, taken.orgId, {
+    platform: p.platform,
+    accountId: p.accountId,
+    displayName: p.displayName,
+    accessToken: p.accessToken,
+    refreshToken: p.refreshToken,
+    expiresAt: p.expiresAt ? new Date(p.expiresAt) : null,
+    permissions: p.permissions,
+    // The tier is not in the token: a reconnection keeps the stored one, a new X account reads as free.
+    tier: null,
+  });
+  return account;
 }

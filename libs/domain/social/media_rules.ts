@@ -119,6 +119,9 @@ export function platformMediaViolation(
     return `${platform} accepts images of type ${r.imageTypes.join(", ")} only, not ${bad.contentType}`;
   if (videos.length > 0 && videos.length + images.length > 1 && !r.mixed)
     return `${platform} takes one video alone, not with other media`;
+  // X: "up to 4 photos, 1 animated GIF or 1 video" (https://docs.x.com/x-api/media/quickstart/best-practices).
+  if (platform === "x" && media.length > 1 && images.some((m) => m.contentType === "image/gif"))
+    return "x takes one GIF alone, not with other media";
   if (media.length === 1) return null;
   if (r.carousel) {
     if (media.length > r.carousel.max)

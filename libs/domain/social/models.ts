@@ -64,6 +64,35 @@ export const SocialAccountView = Type.Object({
 /** A connected account as the API answers it. */
 export type SocialAccountView = Static<typeof SocialAccountView>;
 
+/** TikTok's privacy levels, as creator_info/query lists them. */
+export const TIKTOK_PRIVACY_LEVELS = [
+  "PUBLIC_TO_EVERYONE",
+  "MUTUAL_FOLLOW_FRIENDS",
+  "FOLLOWER_OF_CREATOR",
+  "SELF_ONLY",
+] as const;
+
+/** The per-platform choices of a post (decision 1013). */
+export const PlatformOptions = Type.Object(
+  {
+    tiktok: Type.Optional(
+      Type.Object({
+        privacyLevel: Type.Union(literals(TIKTOK_PRIVACY_LEVELS), {
+          description:
+            "chosen by the user among the account's creator_info privacy_level_options (no default); an app TikTok has not audited (SOCIAL_TIKTOK_AUDITED unset) may only use SELF_ONLY",
+        }),
+        consent: Type.Boolean({
+          description:
+            "true: the user agreed to TikTok's Music Usage Confirmation for this post; required, recorded with the post",
+        }),
+      }),
+    ),
+  },
+  { description: "per-platform choices; `tiktok` is required when a target is a TikTok account" },
+);
+/** Per-platform choices of a post. */
+export type PlatformOptions = Static<typeof PlatformOptions>;
+
 /** The body of POST /api/v1/social/posts. */
 export const CreatePostBody = Type.Object({
   content: Type.String({ minLength: 1, maxLength: 65_536 }),
@@ -82,6 +111,7 @@ export const CreatePostBody = Type.Object({
         "ids of social media library files, in order; each target's platform must accept the combination (else 400, nothing published)",
     }),
   ),
+  platformOptions: Type.Optional(PlatformOptions),
 });
 /** A post creation that passed its model. */
 export type CreatePostBody = Static<typeof CreatePostBody>;
@@ -126,6 +156,10 @@ export const SocialPostView = Type.Object({
   content: Type.String(),
   platformOverrides: Type.Record(Type.String(), Type.String()),
   media: Type.Array(Type.String(), { description: "ids of the post's social media files, in order" }),
+  platformOptions: Type.Record(Type.String(), Type.Unknown(), {
+    description:
+      "the per-platform choices as recorded: tiktok {privacyLevel, consent, consentedAt, consentedBy (user id)}",
+  }),
   publishedAt: Type.Union([Type.String(), Type.Null()]),
   targets: Type.Array(SocialTargetView),
 });
@@ -244,12 +278,35 @@ export const ConnectStartBody = Type.Object({
     Type.String({
       maxLength: 2048,
       description:
-        "where the callback sends the user afterwards (http or https), with ?account=<id> or ?error=<code>; without it the callback answers JSON",
+        "where the callback sends the user afterwards, on an origin of SOCIAL_REDIRECT_ORIGINS (default PUBLIC_BASE_URL's; else 400), with ?state=<state>&confirm=<token> or ?error=<code>; without it the callback answers JSON",
     }),
   ),
 });
 /** A connect start that passed its model. */
 export type ConnectStartBody = Static<typeof ConnectStartBody>;
+
+/** The body of POST /api/v1/social/accounts/connect/confirm. */
+export const ConnectConfirmBody = Type.Object({
+  state: Type.String({ minLength: 1, maxLength: 200, description: "the connect call's state" }),
+  confirm: Type.String({
+    minLength: 1,
+    maxLength: 200,
+    description:
+      "the one-time confirmation the callback handed to the browser (?confirm= or pending.confirm)",
+  }),
+});
+/** A confirmation that passed its model. */
+export type ConnectConfirmBody = Static<typeof ConnectConfirmBody>;
+
+/** A connection granted by the platform, waiting for the starting user's confirmation. */
+export const PendingConnectionView = Type.Object({
+  state: Type.String(),
+  confirm: Type.String({ description: "one-time; POST it to /api/v1/social/accounts/connect/confirm" }),
+  platform: Platform,
+  accountId: Type.String({ description: "the platform's id of the account that was authorized" }),
+  displayName: Type.Union([Type.String(), Type.Null()]),
+  expiresAt: Type.String({ description: "the confirmation must come before this (10 minutes)" }),
+});
 
 /** Image sizes the OpenAI images API accepts (gpt-image-1: 1024x1024, 1536x1024, 1024x1536, auto; DALL·E: the others). */
 export const IMAGE_SIZES = [

@@ -54,7 +54,12 @@ export type PublishMedia = {
 };
 
 /** What to publish on one target: its text (the platform's override or the content) and its media. */
-export type PublishInput = { text: string; media: PublishMedia[] };
+export type PublishInput = {
+  text: string;
+  media: PublishMedia[];
+  /** TikTok: the privacy level the user chose from creator_info, with their consent (decision 1013). */
+  tiktok?: { privacyLevel: string };
+};
 
 /** A platform's HTTP API behind one interface: publish a text with media, read a post's metrics. */
 export type PlatformAdapter = {
@@ -65,7 +70,10 @@ export type PlatformAdapter = {
    * Renews the account's token (present when the platform's OAuth client is configured). A refusal is a
    * PlatformError of kind `auth`.
    */
-  renew?(current: { accessToken: string; refreshToken: string | null }, now: Date): Promise<TokenSet>;
+  renew?(
+    current: { accessToken: string; refreshToken: string | null; accountId?: string },
+    now: Date,
+  ): Promise<TokenSet>;
 };
 
 /** Tokens a platform issued: from an authorization code or a refresh. */

@@ -35,6 +35,50 @@ function checkPostInput(input: CreatePostBody) {
   return { content: input.content, overrides, accountIds: [...new Set(input.accounts)], media };
 }
 
+type RecordedOptions = {
+  tiktok?: { privacyLevel: string; consent: true; consentedAt: string; consentedBy: string };
+};
+
+/**
+ * The per-platform choices a post must carry, checked before anything is published, and recorded with
+ * who consented when (decision 1013). TikTok: the user's privacy level (no default, TikTok's UX rules,
+ * https://developers.tiktok.com/doc/content-sharing-guidelines#step_2_metadata) and their consent; an
+ * app TikTok has not audited may only post SELF_ONLY
+ * (https://developers.tiktok.com/doc/content-posting-api-get-started#step_3).
+ */
+function recordedOptions(
+  ctx: Context,
+  principal: Principal,
+  platforms: SocialPlatform[],
+  input: CreatePostBody,
+): RecordedOptions {
+  const out: RecordedOptions = {};
+  const tiktok = input.platformOptions?.tiktok;
+  if (!platforms.includes("tiktok")) return out;
+  if (!tiktok)
+    throw validationError(
+      "platformOptions.tiktok",
+      "a TikTok target needs the privacy level the user chose ({privacyLevel, consent: true}); nothing was published",
+    );
+  if (tiktok.consent !== true)
+    throw validationError(
+      "platformOptions.tiktok.consent",
+      "the user's consent to TikTok's Music Usage Confirmation is required; nothing was published",
+    );
+  if (!ctx.config.social.tiktokAudited && tiktok.privacyLevel !== "SELF_ONLY")
+    throw validationError(
+      "platformOptions.tiktok.privacyLevel",
+      "this app is not audited by TikTok (SOCIAL_TIKTOK_AUDITED): its posts can only be SELF_ONLY; nothing was published",
+    );
+  out.tiktok = {
+    privacyLevel: tiktok.privacyLevel,
+    consent: true,
+    consentedAt: ctx.clock.now().toISOString(),
+    consentedBy: principal.userId,
+  };
+  return out;
+}
+
 function publishError(err: unknown): string {
   if (err instanceof PlatformError) return `${err.kind}: ${err.message}`.slice(0, 500);
   return "the platform could not be reached";
@@ -66,6 +110,7 @@ export async function createSocialPost(
       `${tooLong.map((t) => `${t.field}: ${t.message}`).join("; ")}; nothing was published`,
       tooLong,
     );
+  const platformOptions = recordedOptions(ctx, principal, platforms, input);
   const media = await loadPublishMedia(ctx, principal.orgId, mediaIds);
   const broken = platforms.flatMap((platform) => {
     const why = platformMediaViolation(platform, media, { convert: true });
@@ -98,7 +143,13 @@ export async function createSocialPost(
     );
   const [post] = await ctx.db
     .insert(socialPosts)
-    .values({ orgId: principal.orgId, content, platformOverrides: overrides, media: mediaIds })
+    .values({
+      orgId: principal.orgId,
+      content,
+      platformOverrides: overrides,
+      media: mediaIds,
+      platformOptions,
+    })
     .returning({ id: socialPosts.id });
   const results = await Promise.all(
     accountIds.map(async (id) => {
@@ -109,6 +160,9 @@ export async function createSocialPost(
         const published = await adapter.publish(await account.ready(), {
           text: overrides[account.platform] ?? content,
           media: mediaFor.get(account.platform) ?? media,
+          ...(account.platform === "tiktok" && platformOptions.tiktok
+            ? { tiktok: { privacyLevel: platformOptions.tiktok.privacyLevel } }
+            : {}),
         });
         return { account, published, error: null };
       } catch (err) {
@@ -140,6 +194,7 @@ export async function createSocialPost(
     content,
     platformOverrides: overrides,
     media: mediaIds,
+    platformOptions,
     publishedAt: iso(publishedAt),
     targets: targets.map((t) => ({
       platform: t.platform as SocialPlatform,
@@ -199,6 +254,7 @@ export async function listSocialPosts(
       content: post.content,
       platformOverrides: post.platformOverrides as Record<string, string>,
       media: post.media,
+      platformOptions: post.platformOptions as Record<string, unknown>,
       publishedAt: iso(post.publishedAt),
       targets: targets.filter((t) => t.postId === post.id).map(targetView),
     })),
@@ -237,6 +293,7 @@ export async function getSocialPost(
     content: post.content,
     platformOverrides: post.platformOverrides as Record<string, string>,
     media: post.media,
+    platformOptions: post.platformOptions as Record<string, unknown>,
     publishedAt: iso(post.publishedAt),
     targets: targets.map((t) => ({
       ...targetView(t),

@@ -66,7 +66,10 @@ export async function readyAccount(
       ? decryptSecret(ctx.config.secretKey, locked.refreshTokenCiphertext)
       : null;
     try {
-      const tokens = await renew({ accessToken: current.accessToken, refreshToken: refresh }, now);
+      const tokens = await renew(
+        { accessToken: current.accessToken, refreshToken: refresh, accountId: current.accountId },
+        now,
+      );
       const [updated] = await tx
         .update(socialAccounts)
         .set({

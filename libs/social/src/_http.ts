@@ -88,3 +88,15 @@ export function endpoint(base: string, path: string, query?: Record<string, stri
 export function num(v: unknown): number | undefined {
   return typeof v === "number" && Number.isFinite(v) ? v : undefined;
 }
+
+/**
+ * An id field read as the exact digits of the raw answer, whether the platform sent it as a JSON string
+ * or as a JSON number (Meta's token answers, TikTok's int64 post ids): `JSON.parse` turns a number
+ * beyond 2^53 into a neighbouring one (https://github.com/fbsamples/threads_api/issues/9). The first
+ * element is taken when the field is an array. Null when absent.
+ */
+export function exactId(raw: string | undefined, field: string): string | null {
+  const name = field.replace(/[^\w]/g, "");
+  const m = new RegExp(`"${name}"\\s*:\\s*\\[?\\s*(?:"(\\d+)"|(\\d+))`).exec(raw ?? "");
+  return m ? (m[1] ?? m[2] ?? null) : null;
+}

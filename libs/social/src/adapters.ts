@@ -7,12 +7,13 @@ import {
 } from "@site/domain/social";
 import { type OAuthClient, renewToken } from "./oauth.ts";
 import { DEFAULT_POLL } from "./_graph.ts";
-import { INSTAGRAM_API_BASE, instagramAdapter } from "./instagram.ts";
+import { instagramAdapter } from "./instagram.ts";
 import { LINKEDIN_API_BASE, LINKEDIN_DEFAULT_VERSION, linkedinAdapter } from "./linkedin.ts";
 import type { AdapterOptions } from "./options.ts";
-import { REDDIT_API_BASE, redditAdapter } from "./reddit.ts";
-import { THREADS_API_BASE, threadsAdapter } from "./threads.ts";
+import { REDDIT_API_BASE, redditAdapter, redditUserAgent } from "./reddit.ts";
+import { threadsAdapter } from "./threads.ts";
 import { TIKTOK_API_BASE, tiktokAdapter } from "./tiktok.ts";
+import { graphBase } from "./versions.ts";
 import { X_API_BASE, xAdapter } from "./x.ts";
 
 export type { AdapterOptions } from "./options.ts";
@@ -20,6 +21,11 @@ export { DEFAULT_POLL, type PollOptions } from "./_graph.ts";
 export { LINKEDIN_DEFAULT_VERSION } from "./linkedin.ts";
 export { authorizeUrl, exchangeCode, OAUTH, type OAuthClient, pkcePair, renewToken } from "./oauth.ts";
 export { createOAuthPort } from "./connect.ts";
+export { apiVersionWarnings, GRAPH_DEFAULT_VERSION, GRAPH_VERSION_SUNSETS, graphBase } from "./versions.ts";
+export { linkedinLittleText } from "./linkedin.ts";
+export { redditUserAgent } from "./reddit.ts";
+
+type SocialSettings = Config["social"];
 
 /**
  * One adapter per platform, at the base URLs of `SOCIAL_API_BASE_<PLATFORM>` or the real addresses; a
@@ -28,8 +34,7 @@ export { createOAuthPort } from "./connect.ts";
  */
 export function createPlatformAdapters(ctx: {
   config: Pick<Config, "socialApiBase"> & {
-    social?: Pick<Config["social"], "linkedinVersion" | "poll"> &
-      Partial<Pick<Config["social"], "clients" | "authBase">>;
+    social?: Pick<SocialSettings, "linkedinVersion" | "poll"> & Partial<SocialSettings>;
   };
   clock: Clock;
 }): PlatformAdapters {
@@ -38,10 +43,18 @@ export function createPlatformAdapters(ctx: {
     clock: ctx.clock,
     poll: ctx.config.social?.poll ?? DEFAULT_POLL,
     linkedinVersion: ctx.config.social?.linkedinVersion ?? LINKEDIN_DEFAULT_VERSION,
+    tiktokAudited: ctx.config.social?.tiktokAudited ?? false,
+    tiktokVerifiedUrlPrefixes: ctx.config.social?.tiktokVerifiedUrlPrefixes ?? [],
+    redditUserAgent: (account) =>
+      redditUserAgent(
+        ctx.config.social?.clients?.reddit?.id ?? null,
+        ctx.config.social?.redditDeveloper,
+        account,
+      ),
   };
   const adapters: Record<SocialPlatform, PlatformAdapter> = {
-    instagram: instagramAdapter(opts, base.instagram ?? INSTAGRAM_API_BASE),
-    threads: threadsAdapter(opts, base.threads ?? THREADS_API_BASE),
+    instagram: instagramAdapter(opts, graphBase(ctx.config, "instagram")),
+    threads: threadsAdapter(opts, graphBase(ctx.config, "threads")),
     x: xAdapter(opts, base.x ?? X_API_BASE),
     linkedin: linkedinAdapter(opts, base.linkedin ?? LINKEDIN_API_BASE),
     reddit: redditAdapter(opts, base.reddit ?? REDDIT_API_BASE),
@@ -50,14 +63,16 @@ export function createPlatformAdapters(ctx: {
   // With the platform's OAuth client configured, tokens are renewed before they expire.
   for (const platform of SOCIAL_PLATFORMS) {
     const client = oauthClient(ctx.config, platform);
-    if (client) adapters[platform].renew = (current, now) => renewToken(platform, client, current, now);
+    if (client)
+      adapters[platform].renew = (current, now) =>
+        renewToken(platform, client, current, now, opts.redditUserAgent(current.accountId ?? null));
   }
   return adapters;
 }
 
 /** The OAuth client of `platform` (SOCIAL_<PLATFORM>_CLIENT_ID/SECRET, SOCIAL_AUTH_BASE_<PLATFORM>), or null. */
 export function oauthClient(
-  config: { social?: Partial<Pick<Config["social"], "clients" | "authBase">> },
+  config: { social?: Partial<Pick<SocialSettings, "clients" | "authBase">> },
   platform: SocialPlatform,
 ): OAuthClient | null {
   const c = config.social?.clients?.[platform];

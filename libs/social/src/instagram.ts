@@ -12,9 +12,15 @@ import {
 import { callPlatform, endpoint, graphError, num, ok } from "./_http.ts";
 import { createContainer, insightValues, publishContainer, waitForContainer } from "./_graph.ts";
 import type { AdapterOptions } from "./options.ts";
+import { GRAPH_DEFAULT_VERSION, INSTAGRAM_API_HOST } from "./versions.ts";
 
-/** The Instagram Graph API's real address. */
-export const INSTAGRAM_API_BASE = "https://graph.facebook.com/v21.0";
+/**
+ * The Instagram API's real address for Instagram Login tokens: graph.instagram.com ("two Meta host URLs":
+ * graph.instagram.com for Instagram Login, graph.facebook.com for Facebook Login,
+ * https://developers.facebook.com/docs/instagram-platform/overview#instagram-api-with-instagram-login),
+ * at the default Graph version; createPlatformAdapters builds it from the settings (graphBase).
+ */
+export const INSTAGRAM_API_BASE = `${INSTAGRAM_API_HOST}/${GRAPH_DEFAULT_VERSION}`;
 /** The permission that opens views, reach, saves and shares. */
 export const INSTAGRAM_INSIGHTS_PERMISSION = "instagram_manage_insights";
 

@@ -29,6 +29,16 @@ function linkedinError(a: ApiAnswer, version: string): PlatformError {
   return statusError(a, `${b.code ?? `HTTP ${a.status}`}: ${b.message ?? ""}`.trim());
 }
 
+/**
+ * Commentary in LinkedIn's "little text" format: the reserved characters `\ | { } @ [ ] ( ) < > # * _ ~`
+ * are escaped with a backslash, else LinkedIn answers 201 and keeps the text only up to the first of
+ * them (https://learn.microsoft.com/en-us/linkedin/marketing/community-management/shares/little-text-format).
+ * Hashtags and mentions therefore go out as plain text (decision 1012).
+ */
+export function linkedinLittleText(text: string): string {
+  return text.replace(/[\\|{}@[\]()<>#*_~]/g, (c) => `\\${c}`);
+}
+
 /** The author URN of an account: its id when already a URN, else a member. */
 function authorUrn(accountId: string): string {
   return accountId.startsWith("urn:li:") ? accountId : `urn:li:person:${accountId}`;
@@ -82,7 +92,7 @@ export function linkedinAdapter(opts: AdapterOptions, base = LINKEDIN_API_BASE):
         headers: { ...headers(account), "content-type": "application/json" },
         body: JSON.stringify({
           author: authorUrn(account.accountId),
-          commentary: post.text,
+          commentary: linkedinLittleText(post.text),
           visibility: "PUBLIC",
           distribution: {
             feedDistribution: "MAIN_FEED",

@@ -1,6 +1,6 @@
 import { createHash, randomBytes } from "node:crypto";
 import { PlatformError, type SocialPlatform, type TokenSet } from "@site/domain/social";
-import { type ApiAnswer, callPlatform } from "./_http.ts";
+import { type ApiAnswer, callPlatform, exactId } from "./_http.ts";
 
 /**
  * Each platform's OAuth 2.0 authorization-code flow: where the user authorizes, where codes and refresh
@@ -38,11 +38,13 @@ export const OAUTH: Record<SocialPlatform, OAuthSpec> = {
     renew: { kind: "refresh_token" },
   },
   // https://github.com/reddit-archive/reddit/wiki/OAuth2 : `duration=permanent` yields a refresh
-  // token; access tokens live 1 hour; client credentials by Basic auth; no PKCE.
+  // token; access tokens live 1 hour; client credentials by Basic auth; no PKCE. `history` opens
+  // GET /user/<name>/submitted, where an image post's id is found (https://www.reddit.com/dev/api/oauth#GET_user_{username}_submitted
+  // lists the endpoint under the `history` scope; decision 1015).
   reddit: {
     authorize: "https://www.reddit.com/api/v1/authorize",
     token: "https://www.reddit.com/api/v1/access_token",
-    scopes: ["identity", "submit", "read"],
+    scopes: ["identity", "submit", "read", "history"],
     clientParam: "client_id",
     clientAuth: "basic",
     pkce: false,
@@ -50,22 +52,27 @@ export const OAUTH: Record<SocialPlatform, OAuthSpec> = {
     renew: { kind: "refresh_token" },
   },
   // https://learn.microsoft.com/en-us/linkedin/shared/authentication/authorization-code-flow and
-  // .../programmatic-refresh-tokens : tokens live 60 days, refresh tokens 1 year, not rotated.
+  // .../programmatic-refresh-tokens : tokens live 60 days; refresh tokens (1 year, not rotated) only for
+  // "a limited set of partners". Only the self-serve products' scopes are asked for ("Share on LinkedIn":
+  // w_member_social, "Sign In with LinkedIn using OpenID Connect": openid profile); r_member_social is
+  // restricted ("granted to select developers only", https://learn.microsoft.com/en-us/linkedin/marketing/community-management/members/post-statistics)
+  // and asked for only when SOCIAL_LINKEDIN_RESTRICTED_SCOPES lists it (decision 1012).
   linkedin: {
     authorize: "https://www.linkedin.com/oauth/v2/authorization",
     token: "https://www.linkedin.com/oauth/v2/accessToken",
-    scopes: ["openid", "profile", "w_member_social", "r_member_social"],
+    scopes: ["openid", "profile", "w_member_social"],
     clientParam: "client_id",
     clientAuth: "body",
     pkce: false,
     renew: { kind: "refresh_token" },
   },
   // https://developers.tiktok.com/doc/oauth-user-access-token-management : `client_key`; access tokens
-  // live 24 hours; a refresh may return a new refresh token, which replaces the old one.
+  // live 24 hours; a refresh may return a new refresh token, which replaces the old one. `video.list`
+  // opens /v2/video/query/, the metrics (https://developers.tiktok.com/doc/tiktok-api-v2-video-query).
   tiktok: {
     authorize: "https://www.tiktok.com/v2/auth/authorize/",
     token: "https://open.tiktokapis.com/v2/oauth/token/",
-    scopes: ["user.info.basic", "video.publish"],
+    scopes: ["user.info.basic", "video.publish", "video.list"],
     clientParam: "client_key",
     clientAuth: "body",
     pkce: true,
@@ -110,8 +117,16 @@ export const OAUTH: Record<SocialPlatform, OAuthSpec> = {
   },
 };
 
-/** An OAuth client of one platform, and the base its authorization paths are taken after (tests). */
-export type OAuthClient = { id: string; secret: string; authBase: string | null };
+/**
+ * An OAuth client of one platform, the base its authorization paths are taken after (tests), and the
+ * restricted scopes the provider granted this app (LinkedIn's r_member_social), asked for besides.
+ */
+export type OAuthClient = { id: string; secret: string; authBase: string | null; extraScopes?: string[] };
+
+/** The scopes an authorization asks for: the ordinary app's, plus the restricted ones it was granted. */
+export function scopesOf(platform: SocialPlatform, client: Pick<OAuthClient, "extraScopes">): string[] {
+  return [...new Set([...OAUTH[platform].scopes, ...(client.extraScopes ?? [])])];
+}
 
 /** A real address, or its path after `SOCIAL_AUTH_BASE_<PLATFORM>` when that is set. */
 export function authUrl(real: string, authBase: string | null): string {
@@ -140,7 +155,9 @@ export function authorizeUrl(
   u.searchParams.set("state", input.state);
   u.searchParams.set(
     "scope",
-    spec.scopes.join(platform === "tiktok" || platform === "instagram" || platform === "threads" ? "," : " "),
+    scopesOf(platform, client).join(
+      platform === "tiktok" || platform === "instagram" || platform === "threads" ? "," : " ",
+    ),
   );
   for (const [k, v] of Object.entries(spec.extra ?? {})) u.searchParams.set(k, v);
   if (spec.pkce && input.codeChallenge) {
@@ -171,17 +188,23 @@ function tokenError(platform: SocialPlatform, a: ApiAnswer, what: string): Platf
   return new PlatformError("auth", message, { status: a.status });
 }
 
-function tokenSet(b: TokenAnswer, now: Date, keepRefresh: string | null): TokenSet {
+function tokenSet(b: TokenAnswer, now: Date, keepRefresh: string | null, raw?: string): TokenSet {
   return {
     accessToken: b.access_token!,
     refreshToken: b.refresh_token ?? keepRefresh,
     expiresAt: typeof b.expires_in === "number" ? new Date(now.getTime() + b.expires_in * 1000) : null,
-    accountId: b.open_id ?? (b.user_id === undefined ? null : String(b.user_id)),
+    // A numeric user_id beyond 2^53 is read as its digits, never through the lossy double.
+    accountId: b.open_id ?? exactId(raw, "user_id"),
     scopes: typeof b.scope === "string" ? b.scope.split(/[ ,]+/).filter(Boolean) : null,
   };
 }
 
-async function postToken(platform: SocialPlatform, client: OAuthClient, form: Record<string, string>) {
+async function postToken(
+  platform: SocialPlatform,
+  client: OAuthClient,
+  form: Record<string, string>,
+  userAgent?: string,
+) {
   const spec = OAUTH[platform];
   const headers: Record<string, string> = { "content-type": "application/x-www-form-urlencoded" };
   const body = new URLSearchParams(form);
@@ -192,7 +215,7 @@ async function postToken(platform: SocialPlatform, client: OAuthClient, form: Re
     body.set("client_secret", client.secret);
   }
   if (platform === "x") body.set("client_id", client.id);
-  if (platform === "reddit") headers["user-agent"] = "server:site-content-api:1.0 (social publishing)";
+  if (platform === "reddit" && userAgent) headers["user-agent"] = userAgent;
   return callPlatform(authUrl(spec.token, client.authBase), { method: "POST", headers, body });
 }
 
@@ -200,19 +223,24 @@ async function postToken(platform: SocialPlatform, client: OAuthClient, form: Re
 export async function exchangeCode(
   platform: SocialPlatform,
   client: OAuthClient,
-  input: { code: string; redirectUri: string; codeVerifier: string | null; now: Date },
+  input: { code: string; redirectUri: string; codeVerifier: string | null; now: Date; userAgent?: string },
 ): Promise<TokenSet> {
   const spec = OAUTH[platform];
-  const a = await postToken(platform, client, {
-    grant_type: "authorization_code",
-    code: input.code,
-    redirect_uri: input.redirectUri,
-    ...(spec.pkce && input.codeVerifier ? { code_verifier: input.codeVerifier } : {}),
-  });
+  const a = await postToken(
+    platform,
+    client,
+    {
+      grant_type: "authorization_code",
+      code: input.code,
+      redirect_uri: input.redirectUri,
+      ...(spec.pkce && input.codeVerifier ? { code_verifier: input.codeVerifier } : {}),
+    },
+    input.userAgent,
+  );
   const b = (a.body ?? {}) as TokenAnswer & { data?: TokenAnswer[] };
   if (a.status < 200 || a.status >= 300 || !b.access_token)
     throw tokenError(platform, a, "authorization code");
-  const short = tokenSet(b, input.now, null);
+  const short = tokenSet(b, input.now, null, a.raw);
   if (!spec.exchange) return short;
   const u = new URL(authUrl(spec.exchange.url, client.authBase));
   u.searchParams.set("grant_type", spec.exchange.grantType);
@@ -221,7 +249,10 @@ export async function exchangeCode(
   const long = await callPlatform(u.toString());
   const lb = (long.body ?? {}) as TokenAnswer;
   if (long.status !== 200 || !lb.access_token) throw tokenError(platform, long, "long-lived token exchange");
-  return { ...tokenSet(lb, input.now, null), accountId: short.accountId, scopes: short.scopes };
+  // The account id is asked of /me afterwards, not taken from the token answer: Meta sends `user_id` there
+  // as a JSON number, and "the id from /me is the correct one" (https://github.com/fbsamples/threads_api/issues/9;
+  // https://developers.facebook.com/docs/instagram-platform/instagram-api-with-instagram-login/get-started#get-started).
+  return { ...tokenSet(lb, input.now, null), accountId: null, scopes: short.scopes };
 }
 
 /**
@@ -234,6 +265,7 @@ export async function renewToken(
   client: OAuthClient,
   current: { accessToken: string; refreshToken: string | null },
   now: Date,
+  userAgent?: string,
 ): Promise<TokenSet> {
   const spec = OAUTH[platform];
   if (spec.renew.kind === "self") {
@@ -247,10 +279,12 @@ export async function renewToken(
   }
   if (!current.refreshToken)
     throw new PlatformError("auth", `${platform}: the token expired and there is no refresh token`);
-  const a = await postToken(platform, client, {
-    grant_type: "refresh_token",
-    refresh_token: current.refreshToken,
-  });
+  const a = await postToken(
+    platform,
+    client,
+    { grant_type: "refresh_token", refresh_token: current.refreshToken },
+    userAgent,
+  );
   const b = (a.body ?? {}) as TokenAnswer;
   if (a.status < 200 || a.status >= 300 || !b.access_token) throw tokenError(platform, a, "token refresh");
   return tokenSet(b, now, current.refreshToken);

@@ -9,4 +9,10 @@ export type AdapterOptions = {
   poll: PollOptions;
   /** The `LinkedIn-Version` header (YYYYMM) of LinkedIn's versioned REST API. */
   linkedinVersion: string;
+  /** TikTok audited the app: without it, TikTok takes SELF_ONLY posts only (decision 1013). */
+  tiktokAudited: boolean;
+  /** URL prefixes verified with TikTok: media under them is pulled (PULL_FROM_URL), else uploaded. */
+  tiktokVerifiedUrlPrefixes: string[];
+  /** Reddit's User-Agent for a call made for `account` (null: the token call, no account yet). */
+  redditUserAgent: (account: string | null) => string;
 };

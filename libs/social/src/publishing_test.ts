@@ -10,13 +10,17 @@ import {
 import { sampleImage, sampleVideo } from "@site/domain/testing";
 import { startFakePlatforms } from "../testing/fake_platforms.ts";
 import { createPlatformAdapters } from "./adapters.ts";
+import { tiktokChunks } from "./tiktok.ts";
 
 // Each platform's publishing rules, held by the strict fake: the adapter obeys them (a test per rule),
 // and the fake refuses the mistakes the real platform refuses (asked directly, as a wrong client would).
 
 const fake = startFakePlatforms();
 const poll = { intervalMs: 5, maxAttempts: 10 };
-const config = { socialApiBase: fake.bases, social: { poll, linkedinVersion: "202607" } };
+const config = {
+  socialApiBase: fake.bases,
+  social: { poll, linkedinVersion: "202607", tiktokVerifiedUrlPrefixes: [fake.mediaPrefix] },
+};
 const adapters = createPlatformAdapters({ config, clock: systemClock });
 afterAll(() => fake.close());
 afterEach(() => fake.setProcessingChecks(0));
@@ -55,7 +59,9 @@ function file(kind: Kind, declared?: Kind): PublishMedia {
 }
 const files = (n: number, kind: Kind = "jpeg") => Array.from({ length: n }, () => file(kind));
 const calls = (a: AdapterAccount) =>
-  fake.requests.filter((r) => r.token === a.accessToken).map((r) => `${r.method} ${r.path.split("?")[0]}`);
+  fake.requests
+    .filter((r) => r.token === a.accessToken)
+    .map((r) => `${r.method} ${r.path.split("?")[0]!.replace(/^\/v\d+\.\d+/, "")}`);
 const publish = (a: AdapterAccount, post: PublishInput) => adapters[a.platform]!.publish(a, post);
 const fails = (a: AdapterAccount, post: PublishInput) =>
   publish(a, post).then(
@@ -131,7 +137,7 @@ describe("instagram: media containers", () => {
   test("the fake refuses a caption-only container and publishing a container still IN_PROGRESS", async () => {
     const a = account("instagram");
     const auth = { authorization: `Bearer ${a.accessToken}` };
-    const captionOnly = await fetch(`${fake.bases.instagram}/${a.accountId}/media?caption=hi`, {
+    const captionOnly = await fetch(`${fake.graphBases.instagram}/${a.accountId}/media?caption=hi`, {
       method: "POST",
       headers: auth,
     });
@@ -139,15 +145,18 @@ describe("instagram: media containers", () => {
     fake.setProcessingChecks(5);
     const url = file("jpeg").url;
     const c = (await (
-      await fetch(`${fake.bases.instagram}/${a.accountId}/media?image_url=${encodeURIComponent(url)}`, {
+      await fetch(`${fake.graphBases.instagram}/${a.accountId}/media?image_url=${encodeURIComponent(url)}`, {
         method: "POST",
         headers: auth,
       })
     ).json()) as { id: string };
-    const early = await fetch(`${fake.bases.instagram}/${a.accountId}/media_publish?creation_id=${c.id}`, {
-      method: "POST",
-      headers: auth,
-    });
+    const early = await fetch(
+      `${fake.graphBases.instagram}/${a.accountId}/media_publish?creation_id=${c.id}`,
+      {
+        method: "POST",
+        headers: auth,
+      },
+    );
     expect(early.status).toBe(400);
     expect(((await early.json()) as { error: { code: number } }).error.code).toBe(9007);
   });
@@ -184,55 +193,154 @@ describe("threads: containers with status", () => {
 });
 
 describe("tiktok: Content Posting API", () => {
-  test("the privacy level is the most public the creator allows (creator_info/query), and the real post id comes from status/fetch", async () => {
+  const SELF = { privacyLevel: "SELF_ONLY" };
+  const audited = createPlatformAdapters({
+    config: { ...config, social: { ...config.social, tiktokAudited: true } },
+    clock: systemClock,
+  });
+
+  test("an unaudited app posts with the user's SELF_ONLY; the real post id (19 digits, beyond 2^53) comes from status/fetch", async () => {
     fake.setProcessingChecks(2);
     const a = account("tiktok");
-    fake.setTikTokPrivacy(a.accessToken, ["FOLLOWER_OF_CREATOR", "SELF_ONLY"]);
-    const done = await publish(a, { text: "photos", media: [file("jpeg"), file("webp")] });
-    const init = fake.requests.find((r) => r.token === a.accessToken && r.path.includes("content/init"));
-    expect(init).toBeDefined();
-    expect(done.platformPostId).toMatch(/^7\d{14}$/);
-    expect(done.platformPostId).not.toContain("p_pub");
-    expect(fake.publication(done.platformPostId)?.media.map((m) => m.contentType)).toEqual([
-      "image/jpeg",
-      "image/webp",
-    ]);
+    const done = await publish(a, { text: "photos", media: [file("jpeg"), file("webp")], tiktok: SELF });
+    expect(done.platformPostId).toMatch(/^7\d{18}$/);
+    expect(fake.publication(done.platformPostId)).toMatchObject({
+      privacy: "SELF_ONLY",
+      media: [
+        { contentType: "image/jpeg", size: 300 },
+        { contentType: "image/webp", size: 300 },
+      ],
+    });
     expect(calls(a).filter((c) => c.includes("status/fetch"))).toHaveLength(3);
   });
 
-  test("a creator allowing no level the adapter knows: a clear failure before posting", async () => {
+  test("no privacy level chosen by the user: refused before any call (no public default)", async () => {
     const a = account("tiktok");
-    fake.setTikTokPrivacy(a.accessToken, []);
-    expect((await fails(a, { text: "x", media: [file("jpeg")] })).message).toContain("privacy level");
-    expect(calls(a).some((c) => c.includes("init"))).toBe(false);
+    expect((await fails(a, { text: "x", media: [file("jpeg")] })).message).toContain("chosen by the user");
+    expect(calls(a)).toEqual([]);
   });
 
-  test("one video goes through video/init with video_url", async () => {
+  test("an unaudited app asked for PUBLIC_TO_EVERYONE: refused before any call; the fake refuses it as TikTok does", async () => {
     const a = account("tiktok");
-    const done = await publish(a, { text: "clip", media: [file("mp4")] });
-    expect(done.url).toContain("/video/");
-    expect(calls(a)).toContain("POST /post/publish/video/init/");
+    const err = await fails(a, {
+      text: "x",
+      media: [file("jpeg")],
+      tiktok: { privacyLevel: "PUBLIC_TO_EVERYONE" },
+    });
+    expect(err.message).toContain("SELF_ONLY only");
+    expect(calls(a)).toEqual([]);
+    // An adapter configured as audited while TikTok has not audited the app: TikTok's own refusal.
+    const b = account("tiktok");
+    const refused = await audited
+      .tiktok!.publish(b, {
+        text: "x",
+        media: [file("jpeg")],
+        tiktok: { privacyLevel: "PUBLIC_TO_EVERYONE" },
+      })
+      .catch((e) => e);
+    expect(refused.message).toContain("unaudited_client_can_only_post_to_private_accounts");
+  });
+
+  test("an audited app: the level the user chose among creator_info's options is used; one it does not allow is refused", async () => {
+    fake.setTikTokAudited(true);
+    try {
+      const a = account("tiktok");
+      fake.setTikTokPrivacy(a.accessToken, ["FOLLOWER_OF_CREATOR", "SELF_ONLY"]);
+      const done = await audited.tiktok!.publish(a, {
+        text: "x",
+        media: [file("jpeg")],
+        tiktok: { privacyLevel: "FOLLOWER_OF_CREATOR" },
+      });
+      expect(fake.publication(done.platformPostId)?.privacy).toBe("FOLLOWER_OF_CREATOR");
+      const no = await audited
+        .tiktok!.publish(a, {
+          text: "x",
+          media: [file("jpeg")],
+          tiktok: { privacyLevel: "PUBLIC_TO_EVERYONE" },
+        })
+        .catch((e) => e);
+      expect(no.message).toContain("does not allow the privacy level PUBLIC_TO_EVERYONE");
+      expect(calls(a).filter((c) => c.includes("init"))).toHaveLength(1);
+    } finally {
+      fake.setTikTokAudited(false);
+    }
+  });
+
+  test("a video not under a verified prefix is uploaded (FILE_UPLOAD, PUT with Content-Range); under one it is pulled", async () => {
+    const a = account("tiktok");
+    const elsewhere = createPlatformAdapters({
+      config: { ...config, social: { ...config.social, tiktokVerifiedUrlPrefixes: [] } },
+      clock: systemClock,
+    });
+    const up = await elsewhere.tiktok!.publish(a, { text: "clip", media: [file("mp4")], tiktok: SELF });
+    expect(up.url).toContain("/video/");
+    expect(fake.publication(up.platformPostId)?.media).toEqual([{ contentType: "video/mp4", size: 300 }]);
+    expect(fake.requests.some((r) => r.method === "PUT" && r.path.startsWith("/tiktok-upload/"))).toBe(true);
+    const b = account("tiktok");
+    const pulled = await publish(b, { text: "clip", media: [file("mp4")], tiktok: SELF });
+    expect(fake.publication(pulled.platformPostId)?.media).toEqual([{ contentType: "video/mp4", size: 300 }]);
+    expect(calls(b)).toContain("POST /post/publish/video/init/");
+  });
+
+  test("the FILE_UPLOAD plan: whole up to 64 MB, else 10 MB chunks with the rest in the last; the fake refuses a plan that disagrees", async () => {
+    expect(tiktokChunks(300)).toEqual({ chunkSize: 300, count: 1 });
+    expect(tiktokChunks(64 * 1024 * 1024)).toEqual({ chunkSize: 64 * 1024 * 1024, count: 1 });
+    expect(tiktokChunks(105 * 1024 * 1024)).toEqual({ chunkSize: 10 * 1024 * 1024, count: 10 });
+    const a = account("tiktok");
+    const res = await fetch(`${fake.bases.tiktok}/post/publish/video/init/`, {
+      method: "POST",
+      headers: {
+        authorization: `Bearer ${a.accessToken}`,
+        "content-type": "application/json; charset=UTF-8",
+      },
+      body: JSON.stringify({
+        post_info: { title: "t", privacy_level: "SELF_ONLY" },
+        source_info: {
+          source: "FILE_UPLOAD",
+          video_size: 100 * 1024 * 1024,
+          chunk_size: 1024,
+          total_chunk_count: 3,
+        },
+      }),
+    });
+    expect(((await res.json()) as { error: { code: string } }).error.code).toBe("invalid_params");
   });
 
   test("36 photos, a PNG, or text only: refused before any call", async () => {
     const a = account("tiktok");
-    expect((await fails(a, { text: "x", media: files(36) })).message).toContain("at most 35");
-    expect((await fails(a, { text: "x", media: [file("png")] })).message).toContain("image/png");
-    expect((await fails(a, { text: "x", media: [] })).message).toContain("needs at least one");
+    expect((await fails(a, { text: "x", media: files(36), tiktok: SELF })).message).toContain("at most 35");
+    expect((await fails(a, { text: "x", media: [file("png")], tiktok: SELF })).message).toContain(
+      "image/png",
+    );
+    expect((await fails(a, { text: "x", media: [], tiktok: SELF })).message).toContain("needs at least one");
     expect(calls(a)).toEqual([]);
   });
 
   test("a file TikTok cannot use (PNG bytes behind a JPEG type): FAILED with its fail_reason", async () => {
     const a = account("tiktok");
-    expect((await fails(a, { text: "x", media: [file("png", "jpeg")] })).message).toContain(
+    expect((await fails(a, { text: "x", media: [file("png", "jpeg")], tiktok: SELF })).message).toContain(
       "file_format_check_failed",
     );
   });
 
-  test("a URL whose prefix was not verified with TikTok: url_ownership_unverified, the target fails saying so", async () => {
+  test("photos outside the verified prefixes: refused before any call; a prefix the setting lists but TikTok did not verify: url_ownership_unverified", async () => {
     const a = account("tiktok");
     const elsewhere = { ...file("jpeg"), url: "https://unverified.example/a.jpg" };
-    expect((await fails(a, { text: "x", media: [elsewhere] })).message).toContain("url_ownership_unverified");
+    expect((await fails(a, { text: "x", media: [elsewhere], tiktok: SELF })).message).toContain(
+      "SOCIAL_TIKTOK_VERIFIED_URL_PREFIXES",
+    );
+    expect(calls(a)).toEqual([]);
+    const claims = createPlatformAdapters({
+      config: {
+        ...config,
+        social: { ...config.social, tiktokVerifiedUrlPrefixes: ["https://unverified.example/"] },
+      },
+      clock: systemClock,
+    });
+    const err = await claims
+      .tiktok!.publish(a, { text: "x", media: [elsewhere], tiktok: SELF })
+      .catch((e) => e);
+    expect(err.message).toContain("url_ownership_unverified");
   });
 
   test("the fake refuses a privacy level the creator does not allow and an empty photo list", async () => {
@@ -271,7 +379,7 @@ describe("x: media upload then POST /2/tweets", () => {
     const a = account("x");
     const done = await publish(a, {
       text: "four",
-      media: [file("jpeg"), file("png"), file("gif"), file("webp")],
+      media: [file("jpeg"), file("png"), file("jpeg"), file("webp")],
     });
     expect(fake.publication(done.platformPostId)?.media).toHaveLength(4);
     expect(calls(a).filter((c) => c === "POST /media/upload")).toHaveLength(4);

@@ -13,7 +13,24 @@ import type { AdapterOptions } from "./options.ts";
 
 /** Reddit's OAuth API's real address. */
 export const REDDIT_API_BASE = "https://oauth.reddit.com";
-const USER_AGENT = "server:site-content-api:1.0 (social performance collector)";
+/** The version named in the User-Agent. */
+const APP_VERSION = "1.0";
+
+/**
+ * Reddit's User-Agent form `<platform>:<app ID>:<version string> (by /u/<reddit username>)`; a generic
+ * or missing one is throttled or refused (https://github.com/reddit-archive/reddit/wiki/API#rules).
+ * The app id is the OAuth client id; the user is SOCIAL_REDDIT_DEVELOPER (the app's developer), else the
+ * account the call is made for, else the app id itself (decision 1015).
+ */
+export function redditUserAgent(
+  clientId: string | null,
+  developer: string | null | undefined,
+  account: string | null,
+): string {
+  const app = (clientId ?? "site-content-api").replace(/[^\w.-]/g, "");
+  const by = (developer ?? account ?? app).replace(/[^\w-]/g, "");
+  return `server:${app}:${APP_VERSION} (by /u/${by})`;
+}
 
 /** Reddit answers 429 with `retry-after` or `x-ratelimit-reset` (seconds until the window resets). */
 function redditError(a: ApiAnswer): PlatformError {
@@ -43,7 +60,7 @@ type Listing = { data?: { children?: { data?: Record<string, unknown> }[] } };
 export function redditAdapter(opts: AdapterOptions, base = REDDIT_API_BASE): PlatformAdapter {
   const headers = (a: AdapterAccount) => ({
     authorization: `bearer ${a.accessToken}`,
-    "user-agent": USER_AGENT,
+    "user-agent": opts.redditUserAgent(a.accountId),
   });
   const form = (account: AdapterAccount, path: string, fields: Record<string, string>) =>
     callPlatform(endpoint(base, path), {
@@ -96,7 +113,12 @@ export function redditAdapter(opts: AdapterOptions, base = REDDIT_API_BASE): Pla
       if (json?.data?.name && json.data.url)
         return { platformPostId: json.data.name, url: json.data.url, publishedAt: opts.clock.now() };
       if (!mediaUrl) throw new PlatformError("rejected", "reddit: no post in the answer");
-      // An image post is created once Reddit processed the file; its id is not in the answer.
+      // An image post is created once Reddit processed the file; its id is not in the answer. It is read
+      // from the account's submitted listing, which needs the `history` scope that connect asks for
+      // (https://www.reddit.com/dev/api/oauth#GET_user_{username}_submitted). From here on Reddit has
+      // the post: a listing that cannot be read never makes the target "failed" (a retry would post it
+      // twice); the target keeps the profile's submitted page and a pending id instead (decision 1015).
+      const submittedPage = `https://www.reddit.com/user/${encodeURIComponent(account.accountId)}/submitted/`;
       const found = await pollUntil(opts.poll, "reddit image post", async () => {
         const l = await callPlatform(
           endpoint(base, `/user/${encodeURIComponent(account.accountId)}/submitted`, {
@@ -111,7 +133,13 @@ export function redditAdapter(opts: AdapterOptions, base = REDDIT_API_BASE): Pla
           .map((c) => c.data ?? {})
           .find((d) => d.title === title && d.is_self === false);
         return match ? { name: String(match.name), permalink: String(match.permalink ?? "") } : null;
-      });
+      }).catch(() => ({ name: null, permalink: submittedPage }));
+      if (!found.name)
+        return {
+          platformPostId: `submitted:${title.slice(0, 80)}`,
+          url: submittedPage,
+          publishedAt: opts.clock.now(),
+        };
       return {
         platformPostId: found.name,
         url: found.permalink.startsWith("http")

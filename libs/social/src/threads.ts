@@ -9,9 +9,10 @@ import {
 import { callPlatform, endpoint, graphError, ok } from "./_http.ts";
 import { createContainer, insightValues, publishContainer, waitForContainer } from "./_graph.ts";
 import type { AdapterOptions } from "./options.ts";
+import { THREADS_API_HOST, THREADS_DEFAULT_VERSION } from "./versions.ts";
 
 /** The Threads API's real address. */
-export const THREADS_API_BASE = "https://graph.threads.net/v1.0";
+export const THREADS_API_BASE = `${THREADS_API_HOST}/${THREADS_DEFAULT_VERSION}`;
 /** The permission every Threads metric needs. */
 export const THREADS_INSIGHTS_PERMISSION = "threads_manage_insights";
 

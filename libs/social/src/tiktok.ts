@@ -1,11 +1,12 @@
 import {
   type AdapterAccount,
   type PlatformAdapter,
+  buildReading,
   platformMediaViolation,
   PlatformError,
   unavailableReading,
 } from "@site/domain/social";
-import { type ApiAnswer, callPlatform, endpoint, ok, statusError } from "./_http.ts";
+import { type ApiAnswer, callPlatform, endpoint, exactId, num, ok, statusError } from "./_http.ts";
 import { pollUntil } from "./_graph.ts";
 import type { AdapterOptions } from "./options.ts";
 
@@ -23,23 +24,36 @@ function tiktokError(a: ApiAnswer): PlatformError {
   return statusError(a, message);
 }
 
-/** TikTok's privacy levels from the most public down; the adapter takes the first the creator allows. */
-export const TIKTOK_PRIVACY_PREFERENCE = [
-  "PUBLIC_TO_EVERYONE",
-  "MUTUAL_FOLLOW_FRIENDS",
-  "FOLLOWER_OF_CREATOR",
-  "SELF_ONLY",
-] as const;
+/** Up to MAX_SINGLE a video is uploaded whole; above, in chunks of CHUNK (5–64 MB, media transfer guide). */
+const MAX_SINGLE = 64 * 1024 * 1024;
+const CHUNK = 10 * 1024 * 1024;
 
 /**
- * TikTok (the further platform): the Content Posting API's direct post. It asks `creator_info/query`
- * for the privacy levels this creator allows and posts with the most public of them, pulls the media
- * from their share URLs (`PULL_FROM_URL`: photos through `content/init`, a video through `video/init`),
- * then polls `status/fetch` until the post is public and reads its real id. It offers no readable
- * metrics, so every snapshot reports null metrics (`not_exposed`) without calling it.
- * https://developers.tiktok.com/doc/content-posting-api-reference-photo-post
- * https://developers.tiktok.com/doc/content-posting-api-reference-direct-post
- * https://developers.tiktok.com/doc/content-posting-api-reference-get-video-status
+ * The FILE_UPLOAD plan of a video: one chunk up to 64 MB, else 10 MB chunks whose last one takes the
+ * rest, `total_chunk_count = floor(video_size / chunk_size)`
+ * (https://developers.tiktok.com/doc/content-posting-api-media-transfer-guide#file_upload).
+ */
+export function tiktokChunks(size: number): { chunkSize: number; count: number } {
+  if (size <= MAX_SINGLE) return { chunkSize: size, count: 1 };
+  return { chunkSize: CHUNK, count: Math.floor(size / CHUNK) };
+}
+
+/**
+ * TikTok (the further platform): the Content Posting API's direct post
+ * (https://developers.tiktok.com/doc/content-posting-api-reference-direct-post,
+ * https://developers.tiktok.com/doc/content-posting-api-reference-photo-post).
+ * - The privacy level is the user's choice (`post.tiktok.privacyLevel`, one of creator_info/query's
+ *   options, no default), as TikTok's UX guidelines require
+ *   (https://developers.tiktok.com/doc/content-sharing-guidelines#step_2_metadata); an unaudited app may
+ *   post SELF_ONLY only ("all content posted by unaudited clients will be restricted to private viewing
+ *   mode", https://developers.tiktok.com/doc/content-posting-api-get-started#step_3).
+ * - A video under a URL prefix verified with TikTok (SOCIAL_TIKTOK_VERIFIED_URL_PREFIXES) is pulled
+ *   (PULL_FROM_URL); any other is uploaded (FILE_UPLOAD, PUT of the bytes with Content-Range). Photos
+ *   can only be pulled, so they need a verified prefix.
+ * - `status/fetch` is polled until the post is public and its real id is read (int64, read exactly).
+ * - Metrics come from `POST /v2/video/query/` (scope video.list,
+ *   https://developers.tiktok.com/doc/tiktok-api-v2-video-query): view_count → views, like_count →
+ *   likes, comment_count → comments, share_count → shares; saves are not exposed.
  */
 export function tiktokAdapter(opts: AdapterOptions, base = TIKTOK_API_BASE): PlatformAdapter {
   const call = (account: AdapterAccount, path: string, body: unknown) =>
@@ -57,43 +71,94 @@ export function tiktokAdapter(opts: AdapterOptions, base = TIKTOK_API_BASE): Pla
     if (!ok(a) || b.error?.code !== "ok" || !b.data) throw tiktokError(a);
     return b.data;
   };
+  const verified = (url: string) => opts.tiktokVerifiedUrlPrefixes.some((p) => url.startsWith(p));
   return {
     platform: "tiktok",
     async publish(account: AdapterAccount, post) {
       const violation = platformMediaViolation("tiktok", post.media);
       if (violation) throw new PlatformError("rejected", violation);
+      const privacy = post.tiktok?.privacyLevel;
+      if (!privacy)
+        throw new PlatformError(
+          "rejected",
+          "tiktok: the privacy level must be chosen by the user (platformOptions.tiktok.privacyLevel)",
+        );
+      if (!opts.tiktokAudited && privacy !== "SELF_ONLY")
+        throw new PlatformError(
+          "rejected",
+          `tiktok: an app TikTok has not audited may post SELF_ONLY only, not ${privacy} (SOCIAL_TIKTOK_AUDITED)`,
+        );
+      const video = post.media[0]?.kind === "video";
+      if (!video && post.media.some((m) => !verified(m.url)))
+        throw new PlatformError(
+          "rejected",
+          "tiktok: photos are pulled from URLs only, and their prefix must be verified with TikTok (SOCIAL_TIKTOK_VERIFIED_URL_PREFIXES)",
+        );
       const creator = data<{ privacy_level_options?: string[]; creator_username?: string }>(
         await call(account, "/post/publish/creator_info/query/", undefined),
       );
       const allowed = creator.privacy_level_options ?? [];
-      const privacy = TIKTOK_PRIVACY_PREFERENCE.find((p) => allowed.includes(p));
-      if (!privacy)
+      if (!allowed.includes(privacy))
         throw new PlatformError(
           "rejected",
-          `tiktok: the creator allows no known privacy level (${allowed.join(", ")})`,
+          `tiktok: the creator does not allow the privacy level ${privacy} (allowed: ${allowed.join(", ") || "none"})`,
         );
-      const video = post.media[0]?.kind === "video";
-      const init = video
-        ? await call(account, "/post/publish/video/init/", {
-            post_info: { title: post.text.slice(0, 2200), privacy_level: privacy },
-            source_info: { source: "PULL_FROM_URL", video_url: post.media[0]!.url },
-          })
-        : await call(account, "/post/publish/content/init/", {
-            post_info: {
-              title: post.text.slice(0, 90),
-              description: post.text.slice(0, 4000),
-              privacy_level: privacy,
-            },
-            source_info: {
-              source: "PULL_FROM_URL",
-              photo_cover_index: 0,
-              photo_images: post.media.map((m) => m.url),
-            },
-            post_mode: "DIRECT_POST",
-            media_type: "PHOTO",
-          });
-      const publishId = data<{ publish_id?: string }>(init).publish_id;
+      let init: ApiAnswer;
+      let upload: { bytes: Uint8Array; chunkSize: number; count: number } | null = null;
+      if (video) {
+        const m = post.media[0]!;
+        let source: Record<string, unknown>;
+        if (verified(m.url)) source = { source: "PULL_FROM_URL", video_url: m.url };
+        else {
+          const bytes = await m.read();
+          const plan = tiktokChunks(bytes.byteLength);
+          upload = { bytes, ...plan };
+          source = {
+            source: "FILE_UPLOAD",
+            video_size: bytes.byteLength,
+            chunk_size: plan.chunkSize,
+            total_chunk_count: plan.count,
+          };
+        }
+        init = await call(account, "/post/publish/video/init/", {
+          post_info: { title: post.text.slice(0, 2200), privacy_level: privacy },
+          source_info: source,
+        });
+      } else
+        init = await call(account, "/post/publish/content/init/", {
+          post_info: {
+            title: post.text.slice(0, 90),
+            description: post.text.slice(0, 4000),
+            privacy_level: privacy,
+          },
+          source_info: {
+            source: "PULL_FROM_URL",
+            photo_cover_index: 0,
+            photo_images: post.media.map((m) => m.url),
+          },
+          post_mode: "DIRECT_POST",
+          media_type: "PHOTO",
+        });
+      const started = data<{ publish_id?: string; upload_url?: string }>(init);
+      const publishId = started.publish_id;
       if (!publishId) throw new PlatformError("rejected", "tiktok: no publish_id in the answer");
+      if (upload) {
+        if (!started.upload_url) throw new PlatformError("rejected", "tiktok: no upload_url in the answer");
+        const total = upload.bytes.byteLength;
+        for (let i = 0; i < upload.count; i++) {
+          const first = i * upload.chunkSize;
+          const last = i === upload.count - 1 ? total - 1 : first + upload.chunkSize - 1;
+          const put = await callPlatform(started.upload_url, {
+            method: "PUT",
+            headers: {
+              "content-type": "video/mp4",
+              "content-range": `bytes ${first}-${last}/${total}`,
+            },
+            body: upload.bytes.slice(first, last + 1) as Uint8Array<ArrayBuffer>,
+          });
+          if (!ok(put)) throw tiktokError(put);
+        }
+      }
       const username = creator.creator_username ?? account.displayName ?? account.accountId;
       const profile = `https://www.tiktok.com/@${encodeURIComponent(username)}`;
       // Public posts pass moderation before TikTok gives their id; a complete post still waiting for it
@@ -101,18 +166,15 @@ export function tiktokAdapter(opts: AdapterOptions, base = TIKTOK_API_BASE): Pla
       let completeWithoutId = false;
       const postId = await pollUntil(opts.poll, `tiktok publish ${publishId}`, async () => {
         const answer = await call(account, "/post/publish/status/fetch/", { publish_id: publishId });
-        const s = data<{ status?: string; fail_reason?: string; publicaly_available_post_id?: unknown[] }>(
-          answer,
-        );
+        const s = data<{ status?: string; fail_reason?: string }>(answer);
         if (s.status === "FAILED")
           throw new PlatformError(
             "rejected",
             `tiktok could not publish: ${s.fail_reason ?? "no reason given"}`,
           );
         // The ids are int64 JSON numbers: read the digits from the raw answer, not the (lossy) double.
-        const exact = /"publicaly_available_post_id"\s*:\s*\[\s*"?(\d+)/.exec(answer.raw ?? "")?.[1];
-        const id = exact ?? s.publicaly_available_post_id?.[0];
-        if (s.status === "PUBLISH_COMPLETE" && id !== undefined) return String(id);
+        const id = exactId(answer.raw, "publicaly_available_post_id");
+        if (s.status === "PUBLISH_COMPLETE" && id !== null) return id;
         completeWithoutId = s.status === "PUBLISH_COMPLETE";
         return null;
       }).catch((err) => {
@@ -127,8 +189,38 @@ export function tiktokAdapter(opts: AdapterOptions, base = TIKTOK_API_BASE): Pla
         publishedAt: opts.clock.now(),
       };
     },
-    async readMetrics() {
-      return unavailableReading("not_exposed");
+    async readMetrics(account, target) {
+      if (!account.permissions.includes("video.list")) return unavailableReading("permission_missing");
+      // A post TikTok has not given an id yet cannot be asked for.
+      if (target.platformPostId.startsWith("publish:")) return unavailableReading("platform_error");
+      const a = await callPlatform(
+        endpoint(base, "/video/query/", { fields: "id,view_count,like_count,comment_count,share_count" }),
+        {
+          method: "POST",
+          headers: {
+            authorization: `Bearer ${account.accessToken}`,
+            "content-type": "application/json; charset=UTF-8",
+          },
+          body: JSON.stringify({ filters: { video_ids: [target.platformPostId] } }),
+        },
+      );
+      const d = data<{ videos?: Record<string, unknown>[] }>(a);
+      const v = d.videos?.find((x) => String(x.id) === target.platformPostId) ?? d.videos?.[0];
+      if (!v) return unavailableReading("platform_error", { error: "tiktok: the video was not found" });
+      return buildReading(
+        {
+          views: num(v.view_count),
+          likes: num(v.like_count),
+          comments: num(v.comment_count),
+          shares: num(v.share_count),
+        },
+        {
+          views: "platform_error",
+          likes: "platform_error",
+          comments: "platform_error",
+          shares: "platform_error",
+        },
+      );
     },
   };
 }

@@ -11,8 +11,12 @@ import { type ApiAnswer, callPlatform, endpoint, num, ok, statusError } from "./
 import { pollUntil } from "./_graph.ts";
 import type { AdapterOptions } from "./options.ts";
 
-/** The size of one appended segment of a chunked video upload (X accepts up to 5 MB a segment). */
-const X_CHUNK_BYTES = 4 * 1024 * 1024;
+/**
+ * The bytes of one appended segment of a chunked upload. A segment is at most 5 MB
+ * (https://docs.x.com/x-api/media/append-media-upload) and is sent base64 in JSON, which grows it by 4/3:
+ * 3 MiB of file is 4 MiB (4,194,304 bytes) of base64, safely under 5,000,000.
+ */
+export const X_CHUNK_BYTES = 3 * 1024 * 1024;
 
 /** The X API v2's real address. */
 export const X_API_BASE = "https://api.x.com/2";
@@ -59,7 +63,11 @@ export function xAdapter(opts: AdapterOptions, base = X_API_BASE): PlatformAdapt
   /** Uploads one file, returning its media id: an image in one call, a video in chunks then processed. */
   async function upload(account: AdapterAccount, m: PublishMedia): Promise<string> {
     const bytes = await m.read();
-    if (m.kind === "image") {
+    // The one-shot upload's media_type has no image/gif (https://docs.x.com/x-api/media/upload-media,
+    // the XDK's MediaUploadRequestOneShot): a GIF goes through the chunked flow as `tweet_gif`
+    // (https://docs.x.com/x-api/media/initialize-media-upload, media_category).
+    const gif = m.contentType === "image/gif";
+    if (m.kind === "image" && !gif) {
       // https://docs.x.com/x-api/media/upload-media : base64 `media` in a JSON body, `media_category`.
       const a = await postJson(account, "/media/upload", {
         media: Buffer.from(bytes).toString("base64"),
@@ -74,7 +82,7 @@ export function xAdapter(opts: AdapterOptions, base = X_API_BASE): PlatformAdapt
     const init = await postJson(account, "/media/upload/initialize", {
       media_type: m.contentType,
       total_bytes: bytes.byteLength,
-      media_category: "tweet_video",
+      media_category: gif ? "tweet_gif" : "tweet_video",
     });
     const id = (init.body as Media | null)?.data?.id;
     if (!ok(init) || !id) throw xError(init);
@@ -89,7 +97,7 @@ export function xAdapter(opts: AdapterOptions, base = X_API_BASE): PlatformAdapt
     if (!ok(fin)) throw xError(fin);
     let info = (fin.body as Media | null)?.data?.processing_info;
     // https://docs.x.com/x-api/media/get-media-upload-status : poll until `succeeded` or `failed`.
-    await pollUntil(opts.poll, `x video ${id}`, async () => {
+    await pollUntil(opts.poll, `x ${gif ? "gif" : "video"} ${id}`, async () => {
       if (!info || info.state === "succeeded") return true;
       if (info.state === "failed")
         throw new PlatformError(

@@ -44,6 +44,8 @@ export type FakePublication = {
   platform: SocialPlatform;
   text: string;
   media: { contentType: string; size: number }[];
+  /** TikTok: the privacy level it was posted with. */
+  privacy?: string;
 };
 
 type Rule = { count: number; status: number; retryAfterS?: number };
@@ -96,6 +98,15 @@ export function startFakePlatforms(opts: { latencyMs?: number } = {}) {
   const published = new Map<string, FakePublication>();
   const hosted = new Map<string, { bytes: Uint8Array; contentType: string }>();
   const tiktokPrivacy = new Map<string, string[]>();
+  /** The provider-side facts about our app that the strict rules follow (see each rule's page). */
+  const app = {
+    /** LinkedIn scopes of the app's products: the self-serve ones; r_member_social only when granted. */
+    linkedinScopes: new Set(["openid", "profile", "email", "w_member_social"]),
+    /** LinkedIn issues refresh tokens to Marketing Developer Platform partners only. */
+    linkedinPartner: false,
+    /** TikTok audited the app (public posts); unaudited apps may post SELF_ONLY only. */
+    tiktokAudited: false,
+  };
   /** URL prefixes verified with TikTok for PULL_FROM_URL (the fake's own media address always is). */
   const tiktokVerified: string[] = [];
   const state = {
@@ -112,9 +123,19 @@ export function startFakePlatforms(opts: { latencyMs?: number } = {}) {
   const now = () => Date.now() + state.offsetMs;
 
   // ---- OAuth: issued tokens expire by the fake's clock; refresh tokens rotate where the platform does --
-  type Issued = { platform: SocialPlatform; user: string; expiresAt: number; issuedAt: number };
+  type Issued = {
+    platform: SocialPlatform;
+    user: string;
+    expiresAt: number;
+    issuedAt: number;
+    /** The scopes the user granted at authorize (null: a token the fake issued without a consent). */
+    scopes: string[] | null;
+  };
   const issued = new Map<string, Issued>();
-  const refreshTokens = new Map<string, { platform: SocialPlatform; user: string; used: boolean }>();
+  const refreshTokens = new Map<
+    string,
+    { platform: SocialPlatform; user: string; used: boolean; scopes: string[] | null }
+  >();
   const codes = new Map<
     string,
     {
@@ -124,6 +145,7 @@ export function startFakePlatforms(opts: { latencyMs?: number } = {}) {
       used: boolean;
       user: string;
       refresh: boolean;
+      scopes: string[];
     }
   >();
   /** Access token lifetimes: X 2 h, Reddit 1 h, TikTok 24 h, LinkedIn 60 days, Meta long-lived 60 days. */
@@ -150,16 +172,32 @@ export function startFakePlatforms(opts: { latencyMs?: number } = {}) {
     user: string,
     lifetimeS = LIFETIME_S[platform],
     withRefresh = true,
+    scopes: string[] | null = null,
   ) {
     const accessToken = `at-${platform}-${++seq}-${Math.random().toString(36).slice(2, 8)}`;
-    issued.set(accessToken, { platform, user, expiresAt: now() + lifetimeS * 1000, issuedAt: now() });
+    issued.set(accessToken, { platform, user, expiresAt: now() + lifetimeS * 1000, issuedAt: now(), scopes });
     let refreshToken: string | null = null;
     if (withRefresh && platform !== "instagram" && platform !== "threads") {
       refreshToken = `rt-${platform}-${++seq}-${Math.random().toString(36).slice(2, 8)}`;
-      refreshTokens.set(refreshToken, { platform, user, used: false });
+      refreshTokens.set(refreshToken, { platform, user, used: false, scopes });
     }
     return { accessToken, refreshToken, expiresIn: lifetimeS };
   }
+  /**
+   * Whether the token carries `scope`: a token issued after a consent has exactly the scopes granted
+   * there; any other token (made up by a test) has every scope unless `deny` took it away.
+   */
+  const hasScope = (token: string, scope: string) => {
+    const t = issued.get(token);
+    if (t?.scopes) return t.scopes.includes(scope);
+    return !denied.has(`${token}:${scope}`);
+  };
+  /**
+   * Meta's user ids are int64 beyond 2^53 (17841400000000000123 is the form of an Instagram professional
+   * account id); the token answer carries them as a JSON number
+   * (https://github.com/fbsamples/threads_api/issues/9), so JSON.parse yields a neighbouring id.
+   */
+  const metaUserId = () => `178414${String(++seq).padStart(14, "0")}`;
   const refreshGrants = new Map<SocialPlatform, number>();
   const countRefresh = (p: SocialPlatform) => refreshGrants.set(p, (refreshGrants.get(p) ?? 0) + 1);
   const isExpired = (token: string) => {
@@ -281,10 +319,61 @@ export function startFakePlatforms(opts: { latencyMs?: number } = {}) {
     return json(200, { id });
   }
 
-  function graph(platform: "instagram" | "threads", req: Request, url: URL, parts: string[], token: string) {
+  /**
+   * Graph versions served at the fake's clock: each until its "Available until" date
+   * (https://developers.facebook.com/docs/graph-api/changelog/versions/); Threads serves v1.0
+   * (https://developers.facebook.com/docs/threads/overview). A call to another version is refused.
+   */
+  const GRAPH_SERVED: Record<string, string | null> = {
+    "v21.0": "2027-01-21",
+    "v22.0": "2027-05-20",
+    "v23.0": "2027-10-08",
+    "v24.0": "2028-02-18",
+    "v25.0": "2028-07-29",
+    "v26.0": null,
+  };
+  function graph(
+    platform: "instagram" | "threads",
+    req: Request,
+    url: URL,
+    allParts: string[],
+    token: string,
+  ) {
+    const [version, ...parts] = allParts;
+    const ig = platform === "instagram";
+    const until = ig ? GRAPH_SERVED[version ?? ""] : version === "v1.0" ? null : undefined;
+    if (until === undefined || (until !== null && Date.parse(`${until}T00:00:00Z`) <= now()))
+      return graphError(
+        400,
+        2635,
+        `(#2635) You are calling a deprecated or unknown version of the API: ${version}`,
+      );
     if (isExpired(token)) return graphError(400, 190, "Error validating access token: Session has expired.");
     const [id, edge] = parts;
-    const ig = platform === "instagram";
+    const who = issued.get(token);
+    if (req.method === "GET" && id === "me" && !edge) {
+      // Instagram Login: GET /me?fields=user_id,username, `user_id` the professional account's id
+      // (https://developers.facebook.com/docs/instagram-platform/instagram-api-with-instagram-login/get-started);
+      // Threads: GET /me?fields=id,username (https://developers.facebook.com/docs/threads/threads-profiles).
+      // Ids are JSON strings here: "the id from /me is the correct one".
+      if (!who) return graphError(400, 190, "Invalid OAuth access token - Cannot parse access token");
+      const fields = (url.searchParams.get("fields") ?? "id").split(",");
+      const out: Record<string, string> = {};
+      if (fields.includes("id")) out.id = ig ? `2${who.user.slice(1)}` : who.user;
+      if (fields.includes("user_id") && ig) out.user_id = who.user;
+      if (fields.includes("username")) out.username = `fake_${who.user.slice(-4)}`;
+      return json(200, out);
+    }
+    // A token acts for its own user: another id (a neighbouring one JSON.parse made) does not exist
+    // for it (Graph error 100, "Object with ID … does not exist, cannot be loaded due to missing permissions").
+    if (req.method === "POST" && who && id !== who.user && (edge === "media" || edge === "threads"))
+      return graphError(
+        400,
+        100,
+        `Unsupported post request. Object with ID '${id}' does not exist, cannot be loaded due to missing permissions, or does not support this operation`,
+        "GraphMethodException",
+        33,
+      );
     if (req.method === "POST" && edge === (ig ? "media" : "threads"))
       return createGraphContainer(platform, id!, url.searchParams);
     if (req.method === "POST" && edge === (ig ? "media_publish" : "threads_publish")) {
@@ -387,6 +476,7 @@ export function startFakePlatforms(opts: { latencyMs?: number } = {}) {
     checksLeft: number;
   };
   const xMedia = new Map<string, XMedia>();
+  const xCategory = new Map<string, string>();
   const xProblem = (status: number, title: string, detail: string) =>
     json(status, { title, detail, type: "https://api.x.com/2/problems/invalid-request", status });
 
@@ -409,11 +499,23 @@ export function startFakePlatforms(opts: { latencyMs?: number } = {}) {
       const b = await body();
       if (typeof b.media !== "string" || !b.media)
         return xProblem(400, "Invalid Request", "media is required");
+      // The one-shot upload's media_type has no image/gif (https://docs.x.com/x-api/media/upload-media,
+      // the XDK's MediaUploadRequestOneShot enum): GIFs take the chunked flow with tweet_gif.
+      const ONE_SHOT_TYPES = [
+        "image/jpeg",
+        "image/bmp",
+        "image/png",
+        "image/webp",
+        "image/pjpeg",
+        "image/tiff",
+      ];
+      if (b.media_type !== undefined && !ONE_SHOT_TYPES.includes(String(b.media_type)))
+        return xProblem(400, "Invalid Request", `media_type must be one of ${ONE_SHOT_TYPES.join(", ")}`);
       if (!["tweet_image", "dm_image", "subtitles"].includes(String(b.media_category)))
         return xProblem(400, "Invalid Request", "media_category must be tweet_image, dm_image or subtitles");
       const bytes = new Uint8Array(Buffer.from(b.media, "base64"));
       const type = typeOfBytes(bytes);
-      if (!type?.startsWith("image/"))
+      if (!type?.startsWith("image/") || type === "image/gif")
         return xProblem(400, "Invalid Request", "media is not a supported image");
       if (bytes.byteLength > 5 * 1024 * 1024) return xProblem(400, "Invalid Request", "image over 5 MB");
       const id = `${++seq}${"0".repeat(12)}`;
@@ -437,7 +539,11 @@ export function startFakePlatforms(opts: { latencyMs?: number } = {}) {
       const total = Number(b.total_bytes);
       if (!Number.isSafeInteger(total) || total < 1 || typeof b.media_type !== "string")
         return xProblem(400, "Invalid Request", "media_type and total_bytes are required");
+      const category = String(b.media_category ?? "");
+      if (!["tweet_video", "tweet_gif", "tweet_image", "amplify_video"].includes(category))
+        return xProblem(400, "Invalid Request", "media_category is required (tweet_video, tweet_gif…)");
       const id = `${++seq}${"1".repeat(12)}`;
+      xCategory.set(id, category);
       xMedia.set(id, {
         owner: token,
         contentType: b.media_type,
@@ -459,6 +565,10 @@ export function startFakePlatforms(opts: { latencyMs?: number } = {}) {
         if (m.state !== "uploading") return xProblem(400, "Invalid Request", "upload already finalized");
         if (Number(b.segment_index) !== m.chunks.length)
           return xProblem(400, "Invalid Request", "segment_index out of order");
+        // A segment is at most 5 MB (https://docs.x.com/x-api/media/append-media-upload): the base64
+        // text sent is what is measured.
+        if (String(b.media ?? "").length > 5_000_000)
+          return xProblem(413, "Payload Too Large", "a segment is limited to 5 MB");
         const chunk = new Uint8Array(Buffer.from(String(b.media ?? ""), "base64"));
         m.chunks.push(chunk);
         m.size += chunk.byteLength;
@@ -468,7 +578,10 @@ export function startFakePlatforms(opts: { latencyMs?: number } = {}) {
       if (m.size !== m.total)
         return xProblem(400, "Invalid Request", `${m.size} bytes sent, ${m.total} declared`);
       const all = Buffer.concat(m.chunks);
-      m.state = typeOfBytes(all) === "video/mp4" ? "processing" : "failed";
+      // tweet_gif takes an animated GIF (up to 15 MB), tweet_video an MP4
+      // (https://docs.x.com/x-api/media/quickstart/best-practices).
+      const wanted = xCategory.get(chunked[1]!) === "tweet_gif" ? "image/gif" : "video/mp4";
+      m.state = typeOfBytes(all) === wanted && m.contentType === wanted ? "processing" : "failed";
       return json(200, {
         data: {
           id: chunked[1],
@@ -511,7 +624,10 @@ export function startFakePlatforms(opts: { latencyMs?: number } = {}) {
           return xProblem(400, "Invalid Request", `Your media IDs are invalid: ${id}`);
         media.push({ contentType: m.contentType, size: m.size });
       }
-      if (media.some((m) => m.contentType.startsWith("video/")) && media.length > 1)
+      if (
+        media.some((m) => m.contentType.startsWith("video/") || m.contentType === "image/gif") &&
+        media.length > 1
+      )
         return xProblem(400, "Invalid Request", "a video must be the only media of a post");
       const id = `18${String(++seq).padStart(8, "0")}`;
       published.set(id, { platform: "x", text: b.text ?? "", media });
@@ -554,6 +670,24 @@ export function startFakePlatforms(opts: { latencyMs?: number } = {}) {
   }
 
   // ---- LinkedIn REST -----------------------------------------------------------------------------
+  /**
+   * What LinkedIn shows of a commentary in "little text": `\x` is the character x; an unescaped reserved
+   * character (`\ | { } @ [ ] ( ) < > # * _ ~`) starts markup, and a text that is not valid markup is
+   * kept only up to it, while the post is still answered 201
+   * (https://learn.microsoft.com/en-us/linkedin/marketing/community-management/shares/little-text-format).
+   */
+  function littleText(commentary: string): string {
+    let out = "";
+    for (let i = 0; i < commentary.length; i++) {
+      const c = commentary[i]!;
+      if (c === "\\") {
+        out += commentary[i + 1] ?? "";
+        i++;
+      } else if ("|{}@[]()<>#*_~".includes(c)) break;
+      else out += c;
+    }
+    return out;
+  }
   const linkedinImages = new Map<string, { owner: string; token: string; bytes: Fetched | null }>();
 
   async function linkedinUpload(req: Request, parts: string[]) {
@@ -660,12 +794,14 @@ export function startFakePlatforms(opts: { latencyMs?: number } = {}) {
         media.push(img.bytes);
       }
       const urn = `urn:li:share:7${String(++seq).padStart(9, "0")}`;
-      published.set(urn, { platform: "linkedin", text: b.commentary ?? "", media });
+      published.set(urn, { platform: "linkedin", text: littleText(b.commentary ?? ""), media });
       return new Response(null, { status: 201, headers: { "x-restli-id": urn } });
     }
     if (req.method === "GET" && parts[0] === "rest" && parts[1] === "socialActions" && parts[2]) {
       const urn = decodeURIComponent(parts[2]);
-      if (denied.has(`${token}:r_member_social`))
+      // socialActions needs r_member_social, a restricted scope ("granted to select developers only",
+      // https://learn.microsoft.com/en-us/linkedin/marketing/community-management/members/post-statistics).
+      if (!hasScope(token, "r_member_social"))
         return json(403, {
           status: 403,
           serviceErrorCode: 100,
@@ -710,10 +846,13 @@ export function startFakePlatforms(opts: { latencyMs?: number } = {}) {
     );
   }
 
+  const REDDIT_UA = /^[\w.-]+:[\w.-]+:[\w.-]+ \(by \/u\/[\w-]{3,20}\)$/;
   async function reddit(req: Request, url: URL, parts: string[], token: string) {
     if (parts[0] === "media-upload") return redditUpload(req, url, parts);
-    // Reddit refuses clients without a descriptive User-Agent (https://github.com/reddit-archive/reddit/wiki/API#rules).
-    if (!req.headers.get("user-agent")) return json(429, { message: "Too Many Requests", error: 429 });
+    // Reddit refuses clients without a User-Agent of its form `<platform>:<app ID>:<version string>
+    // (by /u/<reddit username>)` (https://github.com/reddit-archive/reddit/wiki/API#rules).
+    if (!REDDIT_UA.test(req.headers.get("user-agent") ?? ""))
+      return json(429, { message: "Too Many Requests", error: 429 });
     if (isExpired(token)) return json(401, { message: "Unauthorized", error: 401 });
     const path = parts.join("/");
     if (req.method === "GET" && path === "api/v1/me") {
@@ -802,6 +941,10 @@ export function startFakePlatforms(opts: { latencyMs?: number } = {}) {
       });
     }
     if (req.method === "GET" && parts[0] === "user" && parts[2] === "submitted") {
+      // The submitted listing is under the `history` scope (https://www.reddit.com/dev/api/oauth#GET_user_{username}_submitted);
+      // a token without it is refused 403 (insufficient_scope).
+      if (!hasScope(token, "history"))
+        return json(403, { message: "Forbidden", error: 403, reason: "insufficient_scope" });
       const list = redditSubmitted.get(decodeURIComponent(parts[1] ?? "")) ?? [];
       return json(200, { kind: "Listing", data: { children: list.map((d) => ({ kind: "t3", data: d })) } });
     }
@@ -840,8 +983,11 @@ export function startFakePlatforms(opts: { latencyMs?: number } = {}) {
 
   // ---- TikTok --------------------------------------------------------------------------------------
   type TikTokPublish = {
+    /** FILE_UPLOAD: the bytes PUT so far and how many are declared; null for PULL_FROM_URL. */
+    upload: { chunks: Uint8Array[]; size: number; chunkSize: number; count: number; received: number } | null;
     token: string;
     text: string;
+    privacy: string;
     urls: string[];
     video: boolean;
     checksLeft: number;
@@ -850,7 +996,30 @@ export function startFakePlatforms(opts: { latencyMs?: number } = {}) {
   };
   const tiktokPublishes = new Map<string, TikTokPublish>();
 
+  /**
+   * FILE_UPLOAD: the upload_url takes PUTs of the chunks in order with `Content-Range: bytes
+   * first-last/total` and Content-Type video/mp4 (https://developers.tiktok.com/doc/content-posting-api-media-transfer-guide#file_upload).
+   */
+  async function tiktokUpload(req: Request, parts: string[]) {
+    const p = tiktokPublishes.get(decodeURIComponent(parts[1] ?? ""));
+    if (req.method !== "PUT" || !p?.upload) return new Response(null, { status: 404 });
+    const u = p.upload;
+    const range = /^bytes (\d+)-(\d+)\/(\d+)$/.exec(req.headers.get("content-range") ?? "");
+    const bytes = new Uint8Array(await req.arrayBuffer());
+    if (!range || Number(range[3]) !== u.size || Number(range[1]) !== u.received)
+      return new Response(null, { status: 416 });
+    if (
+      Number(range[2]) - Number(range[1]) + 1 !== bytes.byteLength ||
+      !(req.headers.get("content-type") ?? "").startsWith("video/")
+    )
+      return new Response(null, { status: 400 });
+    u.chunks.push(bytes);
+    u.received += bytes.byteLength;
+    return new Response(null, { status: u.received === u.size ? 201 : 206 });
+  }
+
   async function tiktok(req: Request, parts: string[], token: string) {
+    if (parts[0] === "tiktok-upload") return tiktokUpload(req, parts);
     const logId = `2026${++seq}`;
     const err = (status: number, code: string, message: string) =>
       json(status, { data: {}, error: { code, message, log_id: logId } });
@@ -901,10 +1070,37 @@ export function startFakePlatforms(opts: { latencyMs?: number } = {}) {
           "privacy_level_option_mismatch",
           `privacy_level ${privacy || "(none)"} is not one the creator allows`,
         );
+      // An app TikTok has not audited may only post privately: "all content posted by unaudited clients
+      // will be restricted to private viewing mode"; another level is refused with
+      // unaudited_client_can_only_post_to_private_accounts
+      // (https://developers.tiktok.com/doc/content-posting-api-get-started#step_3,
+      // https://developers.tiktok.com/doc/content-posting-api-reference-direct-post#error_codes).
+      if (!app.tiktokAudited && privacy !== "SELF_ONLY")
+        return err(
+          403,
+          "unaudited_client_can_only_post_to_private_accounts",
+          "Please review our integration guidelines at https://developers.tiktok.com/doc/content-sharing-guidelines/",
+        );
       if (b.source_info?.source !== "PULL_FROM_URL" && b.source_info?.source !== "FILE_UPLOAD")
         return err(400, "invalid_params", "source_info.source must be PULL_FROM_URL or FILE_UPLOAD");
       let urls: string[];
-      if (video) {
+      let upload: TikTokPublish["upload"] = null;
+      if (video && b.source_info.source === "FILE_UPLOAD") {
+        // FILE_UPLOAD: video_size, chunk_size and total_chunk_count; a video of at most 64 MB may go
+        // whole (chunk_size = video_size), else chunks of 5–64 MB, total_chunk_count =
+        // floor(video_size / chunk_size) (media transfer guide, "Chunk restrictions").
+        const si = b.source_info as { video_size?: number; chunk_size?: number; total_chunk_count?: number };
+        const size = Number(si.video_size);
+        const chunk = Number(si.chunk_size);
+        const count = Number(si.total_chunk_count);
+        const MB = 1024 * 1024;
+        const whole = chunk === size && count === 1 && size <= 64 * MB;
+        const chunked = chunk >= 5 * MB && chunk <= 64 * MB && count === Math.floor(size / chunk);
+        if (!Number.isSafeInteger(size) || size < 1 || !(whole || chunked))
+          return err(400, "invalid_params", "video_size, chunk_size and total_chunk_count do not agree");
+        upload = { chunks: [], size, chunkSize: chunk, count, received: 0 };
+        urls = [];
+      } else if (video) {
         // Video direct post: source_info.video_url for PULL_FROM_URL; title at most 2200 characters.
         if (!b.source_info.video_url) return err(400, "invalid_params", "source_info.video_url is required");
         if ((b.post_info?.title ?? "").length > 2200)
@@ -948,15 +1144,23 @@ export function startFakePlatforms(opts: { latencyMs?: number } = {}) {
         );
       const publishId = `p_pub_url~v2.${++seq}`;
       tiktokPublishes.set(publishId, {
+        upload,
         token,
         text: b.post_info?.description ?? b.post_info?.title ?? "",
+        privacy,
         urls,
         video,
         checksLeft: state.processingChecks,
         result: null,
         postId: null,
       });
-      return okAnswer({ publish_id: publishId });
+      const origin = new URL(req.url).origin;
+      return okAnswer({
+        publish_id: publishId,
+        ...(upload
+          ? { upload_url: `${origin}${PREFIX.tiktok}/tiktok-upload/${encodeURIComponent(publishId)}` }
+          : {}),
+      });
     }
     if (req.method === "POST" && path === "post/publish/status/fetch") {
       // https://developers.tiktok.com/doc/content-posting-api-reference-get-video-status : PROCESSING_DOWNLOAD
@@ -965,6 +1169,16 @@ export function startFakePlatforms(opts: { latencyMs?: number } = {}) {
       const b = (await req.json().catch(() => ({}))) as { publish_id?: string };
       const p = tiktokPublishes.get(b.publish_id ?? "");
       if (!p || p.token !== token) return err(400, "invalid_publish_id", "publish_id does not exist");
+      if (p.upload && p.upload.received < p.upload.size)
+        return okAnswer({ status: "PROCESSING_UPLOAD", uploaded_bytes: p.upload.received });
+      if (!p.result && p.upload) {
+        const all = Buffer.concat(p.upload.chunks);
+        const type = typeOfBytes(all);
+        p.result =
+          type === "video/mp4"
+            ? { media: [{ contentType: type, size: all.byteLength }] }
+            : { fail: "video_format_check_failed" };
+      }
       if (!p.result) {
         const media: Fetched[] = [];
         let fail: string | null = null;
@@ -987,12 +1201,50 @@ export function startFakePlatforms(opts: { latencyMs?: number } = {}) {
         return okAnswer({ status: "PROCESSING_DOWNLOAD", uploaded_bytes: 0 });
       }
       if ("fail" in p.result) return okAnswer({ status: "FAILED", fail_reason: p.result.fail });
-      // Ids are int64 numbers in the JSON; these stay below 2^53 so that JSON.parse keeps them exact.
+      // Ids are int64 numbers in the JSON, 19 digits like TikTok's: beyond 2^53, so the raw text is
+      // written here (JSON.parse of it yields a neighbouring number).
       if (!p.postId) {
-        p.postId = `7${String(++seq).padStart(14, "0")}`;
-        published.set(p.postId, { platform: "tiktok", text: p.text, media: p.result.media });
+        p.postId = `7${String(++seq).padStart(18, "0")}`;
+        published.set(p.postId, {
+          platform: "tiktok",
+          text: p.text,
+          media: p.result.media,
+          privacy: p.privacy,
+        });
       }
-      return okAnswer({ status: "PUBLISH_COMPLETE", publicaly_available_post_id: [Number(p.postId)] });
+      return new Response(
+        `{"data":{"status":"PUBLISH_COMPLETE","publicaly_available_post_id":[${p.postId}]},"error":{"code":"ok","message":"","log_id":"${logId}"}}`,
+        { status: 200, headers: { "content-type": "application/json" } },
+      );
+    }
+    if (req.method === "POST" && path === "video/query") {
+      // https://developers.tiktok.com/doc/tiktok-api-v2-video-query : scope video.list, `fields` in the
+      // query, `filters.video_ids` (up to 20) in the body; the counts of the user's own videos.
+      if (!hasScope(token, "video.list"))
+        return err(
+          401,
+          "scope_not_authorized",
+          "The user did not authorize the scope required for completing this request.",
+        );
+      const b = (await req.json().catch(() => ({}))) as { filters?: { video_ids?: string[] } };
+      const ids = b.filters?.video_ids ?? [];
+      if (ids.length < 1 || ids.length > 20)
+        return err(400, "invalid_params", "filters.video_ids: 1 to 20 ids");
+      const fields = (new URL(req.url).searchParams.get("fields") ?? "").split(",");
+      const videos = ids
+        .filter((id) => published.get(id)?.platform === "tiktok")
+        .map((id) => {
+          const m = metricsOf(id);
+          const all: Record<string, unknown> = {
+            id,
+            view_count: m.views,
+            like_count: m.likes,
+            comment_count: m.comments,
+            share_count: m.shares,
+          };
+          return Object.fromEntries(Object.entries(all).filter(([k]) => fields.includes(k)));
+        });
+      return okAnswer({ videos, cursor: 0, has_more: false });
     }
     return err(404, "invalid_params", "no such route");
   }
@@ -1029,20 +1281,41 @@ export function startFakePlatforms(opts: { latencyMs?: number } = {}) {
       const needsPkce = platform === "x" || platform === "tiktok";
       if (needsPkce && (!q.get("code_challenge") || q.get("code_challenge_method") !== "S256"))
         return oauthError(400, "invalid_request", "code_challenge with S256 is required");
+      const scopes = (q.get("scope") ?? "").split(/[ ,]+/).filter(Boolean);
+      // LinkedIn grants only the scopes of the app's products; asking for another (r_member_social
+      // without the restricted product) sends the user back with error=unauthorized_scope_error
+      // (https://learn.microsoft.com/en-us/linkedin/shared/authentication/authorization-code-flow#failed-requests).
+      const unauthorized =
+        platform === "linkedin" ? scopes.find((sc) => !app.linkedinScopes.has(sc)) : undefined;
+      if (unauthorized) {
+        const back = new URL(redirectUri);
+        back.searchParams.set("error", "unauthorized_scope_error");
+        back.searchParams.set(
+          "error_description",
+          `Scope "${unauthorized}" is not authorized for your application`,
+        );
+        back.searchParams.set("state", q.get("state")!);
+        return new Response(null, { status: 302, headers: { location: back.toString() } });
+      }
       const code = `code-${platform}-${++seq}`;
-      const scopes = (q.get("scope") ?? "").split(/[ ,]+/);
       codes.set(code, {
         platform,
         redirectUri,
         challenge: q.get("code_challenge"),
         used: false,
-        user: `user-${seq}`,
+        user: meta ? metaUserId() : `user-${seq}`,
+        scopes,
+        // A refresh token only for X's offline.access, Reddit's duration=permanent, and on LinkedIn
+        // for Marketing Developer Platform partners ("available for a limited set of partners",
+        // https://learn.microsoft.com/en-us/linkedin/shared/authentication/programmatic-refresh-tokens).
         refresh:
           platform === "x"
             ? scopes.includes("offline.access")
             : platform === "reddit"
               ? q.get("duration") === "permanent"
-              : true,
+              : platform === "linkedin"
+                ? app.linkedinPartner
+                : true,
       });
       const back = new URL(redirectUri);
       back.searchParams.set("code", code);
@@ -1050,6 +1323,8 @@ export function startFakePlatforms(opts: { latencyMs?: number } = {}) {
       return new Response(null, { status: 302, headers: { location: back.toString() } });
     }
     if (req.method === "POST" && path === paths.token) {
+      if (platform === "reddit" && !REDDIT_UA.test(req.headers.get("user-agent") ?? ""))
+        return json(429, { message: "Too Many Requests", error: 429 });
       // Client authentication: Basic for X's confidential clients and Reddit, form fields elsewhere.
       const form = new URLSearchParams(await req.text());
       const basic = (req.headers.get("authorization") ?? "").replace(/^Basic\s+/i, "");
@@ -1071,17 +1346,22 @@ export function startFakePlatforms(opts: { latencyMs?: number } = {}) {
         if (c.challenge && s256(form.get("code_verifier") ?? "") !== c.challenge)
           return oauthError(400, "invalid_grant", "code_verifier does not match the challenge");
         if (meta) {
-          const t = issue(platform, c.user, 3600, false);
-          return json(200, { access_token: t.accessToken, user_id: c.user });
+          // The short-lived token answer: `user_id` a JSON number (written raw: it is beyond 2^53)
+          // (https://developers.facebook.com/docs/instagram-platform/instagram-api-with-instagram-login/business-login#step-2--exchange-the-code-for-a-token).
+          const t = issue(platform, c.user, 3600, false, c.scopes);
+          return new Response(
+            `{"access_token":"${t.accessToken}","user_id":${c.user},"permissions":${JSON.stringify(c.scopes)}}`,
+            { status: 200, headers: { "content-type": "application/json" } },
+          );
         }
-        const t = issue(platform, c.user, LIFETIME_S[platform], c.refresh);
+        const t = issue(platform, c.user, LIFETIME_S[platform], c.refresh, c.scopes);
         return json(200, {
           access_token: t.accessToken,
           token_type: "bearer",
           expires_in: t.expiresIn,
           ...(t.refreshToken ? { refresh_token: t.refreshToken } : {}),
           ...(platform === "tiktok" ? { open_id: c.user } : {}),
-          scope: "granted",
+          scope: c.scopes.join(platform === "tiktok" ? "," : " "),
         });
       }
       if (grant === "refresh_token" && !meta) {
@@ -1093,7 +1373,7 @@ export function startFakePlatforms(opts: { latencyMs?: number } = {}) {
           return oauthError(400, "invalid_grant", "the refresh token is invalid or was already used");
         rt.used = true;
         countRefresh(platform);
-        const t = issue(platform, rt.user, LIFETIME_S[platform], ROTATES[platform]);
+        const t = issue(platform, rt.user, LIFETIME_S[platform], ROTATES[platform], rt.scopes);
         return json(200, {
           access_token: t.accessToken,
           token_type: "bearer",
@@ -1118,7 +1398,7 @@ export function startFakePlatforms(opts: { latencyMs?: number } = {}) {
       if (path === "/access_token") {
         if (q.get("grant_type") !== `${prefix}_exchange_token` || q.get("client_secret") !== client.secret)
           return graphError(400, 100, "grant_type and client_secret are required");
-        const long = issue(platform, t.user);
+        const long = issue(platform, t.user, LIFETIME_S[platform], false, t.scopes);
         return json(200, {
           access_token: long.accessToken,
           token_type: "bearer",
@@ -1130,7 +1410,7 @@ export function startFakePlatforms(opts: { latencyMs?: number } = {}) {
       if (now() - t.issuedAt < 86_400_000)
         return graphError(400, 100, "the token must be at least 24 hours old");
       countRefresh(platform);
-      const renewed = issue(platform, t.user);
+      const renewed = issue(platform, t.user, LIFETIME_S[platform], false, t.scopes);
       return json(200, {
         access_token: renewed.accessToken,
         token_type: "bearer",
@@ -1141,8 +1421,8 @@ export function startFakePlatforms(opts: { latencyMs?: number } = {}) {
   }
 
   const PREFIX: Record<SocialPlatform, string> = {
-    instagram: "/instagram/v21.0",
-    threads: "/threads/v1.0",
+    instagram: "/instagram",
+    threads: "/threads",
     x: "/x/2",
     linkedin: "/linkedin",
     reddit: "/reddit",
@@ -1161,6 +1441,14 @@ export function startFakePlatforms(opts: { latencyMs?: number } = {}) {
               headers: { "content-type": file.contentType },
             })
           : new Response("not found", { status: 404 });
+      }
+      if (url.pathname.startsWith("/graph-facebook/")) {
+        // graph.facebook.com serves Facebook Login tokens; an Instagram Login token is not one of them
+        // ("two Meta host URLs", https://developers.facebook.com/docs/instagram-platform/overview#instagram-api-with-instagram-login).
+        const token = (req.headers.get("authorization") ?? "").replace(/^bearer\s+/i, "");
+        if (issued.get(token)?.platform === "instagram")
+          return graphError(400, 190, "Invalid OAuth access token - Cannot parse access token");
+        return graphError(400, 100, "Unsupported request");
       }
       const authFor = /^\/auth\/(\w+)(\/.*)$/.exec(url.pathname);
       if (authFor && authFor[1]! in PREFIX) return auth(authFor[1] as SocialPlatform, req, url, authFor[2]!);
@@ -1226,21 +1514,28 @@ export function startFakePlatforms(opts: { latencyMs?: number } = {}) {
   ) as Record<SocialPlatform, string>;
   return {
     bases,
+    /** The address prefix of the files `host` serves (verified with TikTok in the fake). */
+    mediaPrefix: `${base}/media/`,
+    /** The versioned Graph bases (default versions), for tests that call the fake directly. */
+    graphBases: { instagram: `${bases.instagram}/v25.0`, threads: `${bases.threads}/v1.0` },
     /** SOCIAL_API_BASE_<PLATFORM> settings pointing at this fake. */
     env: Object.fromEntries(
       Object.entries(bases).map(([p, u]) => [`SOCIAL_API_BASE_${p.toUpperCase()}`, u]),
     ) as Record<string, string>,
     /** SOCIAL_<PLATFORM>_CLIENT_ID/SECRET and SOCIAL_AUTH_BASE_<PLATFORM> pointing at this fake. */
     oauthEnv: Object.fromEntries(
-      (Object.keys(PREFIX) as SocialPlatform[]).flatMap((p) => [
-        [`SOCIAL_${p.toUpperCase()}_CLIENT_ID`, CLIENT(p).id],
-        [`SOCIAL_${p.toUpperCase()}_CLIENT_SECRET`, CLIENT(p).secret],
-        [`SOCIAL_AUTH_BASE_${p.toUpperCase()}`, `${base}/auth/${p}`],
-      ]),
+      (Object.keys(PREFIX) as SocialPlatform[])
+        .flatMap((p) => [
+          [`SOCIAL_${p.toUpperCase()}_CLIENT_ID`, CLIENT(p).id],
+          [`SOCIAL_${p.toUpperCase()}_CLIENT_SECRET`, CLIENT(p).secret],
+          [`SOCIAL_AUTH_BASE_${p.toUpperCase()}`, `${base}/auth/${p}`],
+        ])
+        .concat([["SOCIAL_REDDIT_DEVELOPER", "fake_dev"]]),
     ) as Record<string, string>,
     /** Tokens as the platform would issue them after a consent (expiring by the fake's clock). */
-    issueTokens: (platform: SocialPlatform) => {
-      const t = issue(platform, `user-${++seq}`);
+    issueTokens: (platform: SocialPlatform, scopes: string[] | null = null) => {
+      const meta = platform === "instagram" || platform === "threads";
+      const t = issue(platform, meta ? metaUserId() : `user-${++seq}`, LIFETIME_S[platform], true, scopes);
       return { ...t, expiresAt: new Date(now() + t.expiresIn * 1000) };
     },
     /** Sets the fake platforms' clock (tokens expire by it). */
@@ -1273,6 +1568,20 @@ export function startFakePlatforms(opts: { latencyMs?: number } = {}) {
     setTikTokPrivacy: (token: string, levels: string[]) => tiktokPrivacy.set(token, levels),
     /** Verifies a URL prefix with TikTok (as a developer does for the service's PUBLIC_BASE_URL). */
     verifyTikTokUrlPrefix: (prefix: string) => tiktokVerified.push(prefix),
+    /** The host standing in for graph.facebook.com (Facebook Login), where Instagram Login tokens fail. */
+    facebookGraphBase: `${base}/graph-facebook`,
+    /** Grants the app a restricted LinkedIn scope (as LinkedIn does after the product's review). */
+    grantLinkedinScope: (scope: string) => app.linkedinScopes.add(scope),
+    /** The app is a LinkedIn Marketing Developer Platform partner: refresh tokens are issued. */
+    setLinkedinPartner: (partner: boolean) => {
+      app.linkedinPartner = partner;
+    },
+    /** TikTok audited the app: public privacy levels are accepted. */
+    setTikTokAudited: (audited: boolean) => {
+      app.tiktokAudited = audited;
+    },
+    /** The scopes a token was issued with (null: not issued after a consent). */
+    scopesOf: (token: string) => issued.get(token)?.scopes ?? null,
     /** Every privacy level TikTok knows. */
     tiktokPrivacyLevels: ALL_TIKTOK_PRIVACY,
     /** Sets what a post reports (by the platform's post id). */

@@ -2,8 +2,11 @@ import { Elysia, t } from "elysia";
 import { AppError, ListQuery } from "@site/domain/core";
 import {
   ConnectAccountBody,
+  ConnectConfirmBody,
   ConnectStartBody,
+  confirmConnect,
   finishConnect,
+  PendingConnectionView,
   startConnect,
   CreatePostBody,
   connectSocialAccount,
@@ -92,13 +95,32 @@ export function socialRoutes(deps: AppDeps, auth: AuthMacros) {
         response: {
           201: t.Object({
             authorizeUrl: t.String({ description: "send the user here to authorize" }),
-            state: t.String({ description: "single use, valid 10 minutes, bound to this organization" }),
+            state: t.String({
+              description: "single use, valid 10 minutes, bound to this organization and this key's user",
+            }),
           }),
           ...errors(400, 401, 403, 501),
         },
         detail: detail(
           "Start connecting an account with OAuth",
-          "Authorization code with state (and PKCE on X and TikTok), asking for what yields a refresh token (X offline.access, Reddit duration=permanent). The platform sends the user back to GET /api/v1/social/oauth/{platform}/callback. 501 NOT_CONFIGURED without SOCIAL_<PLATFORM>_CLIENT_ID.",
+          "Authorization code with state (and PKCE on X and TikTok), asking only for the scopes an ordinary app is granted (plus restricted ones the operator lists, e.g. SOCIAL_LINKEDIN_RESTRICTED_SCOPES=r_member_social) and for what yields a refresh token (X offline.access, Reddit duration=permanent). The platform sends the user back to GET /api/v1/social/oauth/{platform}/callback, which hands that browser a one-time `confirm`; the same user then confirms with POST /api/v1/social/accounts/connect/confirm (decision 1016). `redirectUri` must be on an origin of SOCIAL_REDIRECT_ORIGINS (default PUBLIC_BASE_URL's), else 400. 501 NOT_CONFIGURED without SOCIAL_<PLATFORM>_CLIENT_ID.",
+        ),
+      },
+    )
+    .post(
+      "/api/v1/social/accounts/connect/confirm",
+      async ({ principal, body, set }) => {
+        const account = await confirmConnect(deps, principal, body);
+        set.status = 201;
+        return { account };
+      },
+      {
+        scope: "social:write",
+        body: ConnectConfirmBody,
+        response: { 201: t.Object({ account: SocialAccountView }), ...errors(400, 401, 403) },
+        detail: detail(
+          "Confirm a connection the platform granted",
+          "Only the user whose key started the connection (same organization and user), with the `confirm` the callback gave the returning browser, within 10 minutes, once. Another user's confirmation is 403 and discards the connection; an unknown, expired, used or wrong confirmation is 400 VALIDATION_ERROR.",
         ),
       },
     )
@@ -273,8 +295,9 @@ export function socialRoutes(deps: AppDeps, auth: AuthMacros) {
 
 /**
  * The OAuth callback the platforms send the user back to (no bearer: the single-use state carries the
- * organization). With the connect call's redirectUri: 302 there with ?account=<id> or ?error=<code>;
- * without: 200 {account} or the error body.
+ * organization and the starting user). The code is exchanged at once (codes live seconds to minutes)
+ * and the tokens wait for the starting user's confirmation (decision 1016). With the connect call's
+ * redirectUri: 302 there with ?state=&confirm= or ?error=<code>; without: 200 {pending} or the error body.
  */
 export function socialOAuthCallbackRoutes(deps: AppDeps) {
   const oauth = createOAuthPort(deps.config);
@@ -285,14 +308,19 @@ export function socialOAuthCallbackRoutes(deps: AppDeps) {
       const out = await finishConnect(deps, params.platform, query, oauth);
       if (out.redirectUri) {
         const u = new URL(out.redirectUri);
-        if (out.ok) u.searchParams.set("account", out.account.id);
-        else u.searchParams.set("error", out.code);
+        if (out.ok) {
+          u.searchParams.set("state", out.pending.state);
+          u.searchParams.set("confirm", out.pending.confirm);
+        } else u.searchParams.set("error", out.code);
         set.status = 302;
         set.headers.location = u.toString();
+        // The confirmation is in the address: it must not leak to another site through Referer.
+        set.headers["referrer-policy"] = "no-referrer";
         return null;
       }
       if (!out.ok) throw out.error;
-      return { account: out.account };
+      set.headers["cache-control"] = "no-store";
+      return { pending: out.pending };
     },
     {
       query: t.Object({
@@ -302,16 +330,17 @@ export function socialOAuthCallbackRoutes(deps: AppDeps) {
         error_description: t.Optional(t.String({ maxLength: 2000 })),
       }),
       response: {
-        200: t.Object({ account: SocialAccountView }),
+        200: t.Object({ pending: PendingConnectionView }),
         302: t.Null({
-          description: "to the connect call's redirectUri, with ?account=<id> or ?error=<code>",
+          description:
+            "to the connect call's redirectUri, with ?state=<state>&confirm=<token> or ?error=<code>",
         }),
         ...errors(400, 404, 503),
       },
       detail: {
         summary: "OAuth callback of a platform (no bearer)",
         description:
-          "Exchanges the code for access and refresh tokens (stored encrypted with their expiry). An unknown, expired or used state, or a code the platform refuses (replayed), is 400 VALIDATION_ERROR (or ?error= on the redirect).",
+          "Exchanges the code for access and refresh tokens (held encrypted with their expiry) and hands this browser a one-time `confirm`; the account is stored when the user who started the connection confirms it (POST /api/v1/social/accounts/connect/confirm). An unknown, expired or used state, or a code the platform refuses (replayed), is 400 VALIDATION_ERROR (or ?error= on the redirect).",
         tags: ["social"],
       },
     },
