@@ -211,3 +211,16 @@ describe("admission: clips share the render farm's per-organization cap (0470)",
     expect(now.map((r) => r.id)).toContain(rows[2].id);
   });
 });
+
+describe("OpenAPI", () => {
+  test("documents POST …/clips (its body, 202, 402, 501) and GET …/clips/{clipId}", async () => {
+    const doc = (await (await h.call("GET", "/swagger/json")).json()) as {
+      paths: Record<string, Record<string, { requestBody?: unknown; responses: Record<string, unknown> }>>;
+    };
+    const create = doc.paths["/api/v1/social/media/clips"]?.post;
+    expect(create).toBeDefined();
+    expect(Object.keys(create.responses)).toEqual(expect.arrayContaining(["200", "202", "400", "402", "404", "501"]));
+    expect(JSON.stringify(create.requestBody)).toContain("scroll-tilt");
+    expect(doc.paths["/api/v1/social/media/clips/{clipId}"]?.get).toBeDefined();
+  });
+});
