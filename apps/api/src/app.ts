@@ -1,10 +1,11 @@
 import { Elysia } from "elysia";
 import { prefixedId } from "@site/domain/core";
 import { requestMetrics } from "./api_metrics.ts";
-import { authMacros } from "./auth.ts";
+import { authMacros, principalCache } from "./auth.ts";
 import { corsPlugin } from "./cors.ts";
 import type { AppDeps } from "./deps.ts";
 import { renderError } from "./errors.ts";
+import { idempotencyHooks } from "./idempotency.ts";
 import { assertBoundedInput } from "./input_bounds.ts";
 import { mcpRoutes } from "./mcp.ts";
 import { docsRoutes } from "./routes/docs.ts";
@@ -50,7 +51,9 @@ function boundInput({ body, query, params }: { body: unknown; query: unknown; pa
  * queue dashboard (bull-board at /admin/queues, behind OPERATOR_TOKEN, with Redis only) mounts once loaded.
  */
 export function createApp(deps: AppDeps) {
-  const auth = authMacros(deps);
+  // One principal per request, read by the auth macros and by the Idempotency-Key hooks (decision 0832).
+  const principals = principalCache(deps);
+  const auth = authMacros(deps, principals);
   // Confirmation and test mails leave from here; campaign deliveries from the newsletter sender.
   const mail = { ...deps, mailer: deps.mailer ?? openMailer(deps.config, deps.log) };
   const idOf = (request: Request) => requestIds.get(request) ?? "unknown";
@@ -68,6 +71,7 @@ export function createApp(deps: AppDeps) {
       }),
     )
     .onTransform({ as: "global" }, boundInput)
+    .use(idempotencyHooks(deps, principals))
     // Answers by route template (API_METRICS_PORT, decision 0711); CORS for /api/v1 (decision 0712).
     .use(requestMetrics(deps.metrics))
     .use(corsPlugin(deps.config.corsOrigins))

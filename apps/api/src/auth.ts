@@ -9,6 +9,30 @@ import {
 } from "@site/domain/core";
 import { bearer } from "./schemas.ts";
 
+/** The principal of each request being served: authenticated once, read by every hook that needs it. */
+export type PrincipalCache = {
+  /** Authenticates the request's bearer key (once per request) and returns who is calling. */
+  of(request: Request): Promise<Principal>;
+  /** The principal of a request its route authenticated, or undefined (a public route, or not yet). */
+  peek(request: Request): Promise<Principal> | undefined;
+};
+
+/** A PrincipalCache over `ctx`: transform and resolve run at different points of one request. */
+export function principalCache(ctx: Context): PrincipalCache {
+  const seen = new WeakMap<Request, Promise<Principal>>();
+  return {
+    of(request) {
+      let pending = seen.get(request);
+      if (!pending) {
+        pending = authenticate(ctx, request.headers.get("authorization"));
+        seen.set(request, pending);
+      }
+      return pending;
+    },
+    peek: (request) => seen.get(request),
+  };
+}
+
 /**
  * The route options that declare authentication, once per route:
  * - `scope: "content:write"` — a bearer key carrying that scope (401, then 403);
@@ -17,17 +41,8 @@ import { bearer } from "./schemas.ts";
  * (decision 0003), and hand the handler its `principal`; both add the bearer requirement to the
  * route's OpenAPI entry.
  */
-export function authMacros(ctx: Context) {
-  // transform and resolve run at different points of one request: authenticate once, read twice.
-  const seen = new WeakMap<Request, Promise<Principal>>();
-  const principalOf = (request: Request): Promise<Principal> => {
-    let pending = seen.get(request);
-    if (!pending) {
-      pending = authenticate(ctx, request.headers.get("authorization"));
-      seen.set(request, pending);
-    }
-    return pending;
-  };
+export function authMacros(ctx: Context, principals: PrincipalCache = principalCache(ctx)) {
+  const principalOf = principals.of;
   const resolve = async ({ request }: { request: Request }) => ({ principal: await principalOf(request) });
   return new Elysia().macro({
     scope: (scope: Scope) => ({

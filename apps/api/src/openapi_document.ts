@@ -134,6 +134,7 @@ function finishOperation(op: Json, method: string, path: string): Json {
     const given = responses["401"];
     responses["401"] = withAuthenticateHeader(given?.content ? given : unauthorizedResponse());
   }
+  if (secured && method === "post" && path.startsWith("/api/v1/")) withIdempotencyKey(out, responses);
   if (!Object.keys(responses).some((s) => s.startsWith("2") || s.startsWith("3")))
     responses["200"] = { description: STATUS_TEXT["200"] };
   out.responses = responses;
@@ -183,9 +184,14 @@ function errorCodesOf(schema: Json | undefined): string[] | null {
 }
 
 function unauthorizedResponse(): Json {
+  return errorResponse(["UNAUTHORIZED"], "Error: UNAUTHORIZED (missing, invalid or revoked API key)");
+}
+
+/** A response in the contract's error body whose `code` is one of `codes`. */
+function errorResponse(codes: string[], description: string): Json {
   return {
-    description: "Error: UNAUTHORIZED (missing, invalid or revoked API key)",
-    "x-error-codes": ["UNAUTHORIZED"],
+    description,
+    "x-error-codes": codes,
     content: {
       "application/json": {
         schema: {
@@ -196,7 +202,7 @@ function unauthorizedResponse(): Json {
               type: "object",
               required: ["code", "message"],
               properties: {
-                code: { type: "string", enum: ["UNAUTHORIZED"] },
+                code: { type: "string", enum: codes, examples: [codes[0]] },
                 message: { type: "string" },
                 details: {},
               },
@@ -205,6 +211,62 @@ function unauthorizedResponse(): Json {
         },
       },
     },
+  };
+}
+
+const IDEMPOTENCY_409 =
+  "CONFLICT: the Idempotency-Key was used with another request (method, path or body), or a request with it is still running";
+
+/**
+ * An authenticated POST accepts `Idempotency-Key` (decision 0832): the header parameter, the
+ * `Idempotent-Replayed` header of a replayed answer, and 409 CONFLICT (merged into a 409 the route
+ * already answers, such as SLUG_TAKEN).
+ */
+function withIdempotencyKey(op: Json, responses: Json): void {
+  op.parameters = [
+    ...(op.parameters ?? []).filter((p: Json) => !(p.in === "header" && /^idempotency-key$/i.test(p.name))),
+    {
+      name: "Idempotency-Key",
+      in: "header",
+      required: false,
+      description:
+        "Makes the request safe to retry (Stripe's semantics). Within 24 hours, the same key with the same method, path and body answers the first answer again (status and body, with `Idempotent-Replayed: true`) without doing the work twice; the same key with another request answers 409 CONFLICT, and so does a retry while the first request still runs. Answers of 500 and above, and 429, are not kept: a retry runs again. Keys belong to the API key that sent them. At most 255 printable ASCII characters (else 400).",
+      schema: {
+        type: "string",
+        minLength: 1,
+        maxLength: 255,
+        examples: ["5f1c8e7a-2b8c-4d1e-9a53-0e6f2f4c9b11"],
+      },
+    },
+  ];
+  for (const [status, response] of Object.entries(responses as Record<string, Json>))
+    if (/^[234]/.test(status) && status !== "429")
+      responses[status] = {
+        ...response,
+        headers: {
+          ...response.headers,
+          "Idempotent-Replayed": {
+            description:
+              "`true` when this is the kept answer of an earlier request with the same Idempotency-Key",
+            schema: { type: "string", enum: ["true"] },
+          },
+        },
+      };
+  const given = responses["409"] as Json | undefined;
+  const codes: string[] = given?.["x-error-codes"] ?? [];
+  if (!given || codes.length === 0) {
+    responses["409"] = errorResponse(["CONFLICT"], `Error: ${IDEMPOTENCY_409}`);
+    return;
+  }
+  if (codes.includes("CONFLICT")) return;
+  const merged = [...codes, "CONFLICT"];
+  const schema = structuredClone(given.content["application/json"].schema);
+  schema.properties.error.properties.code = { type: "string", enum: merged, examples: [merged[0]] };
+  responses["409"] = {
+    ...given,
+    description: `${given.description}; or ${IDEMPOTENCY_409}`,
+    "x-error-codes": merged,
+    content: { ...given.content, "application/json": { ...given.content["application/json"], schema } },
   };
 }
 

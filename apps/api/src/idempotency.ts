@@ -1,0 +1,160 @@
+import { Elysia } from "elysia";
+import {
+  type Context,
+  checkIdempotencyKey,
+  claimIdempotencyKey,
+  type IdempotencyClaim,
+  IDEMPOTENCY_LEASE_MS,
+  releaseIdempotencyClaim,
+  renewIdempotencyClaim,
+  requestHash,
+  storeIdempotentAnswer,
+  sweepIdempotencyKeys,
+} from "@site/domain/core";
+import type { PrincipalCache } from "./auth.ts";
+
+/** The header a client names a retryable request with, and the one a replayed answer carries. */
+export const IDEMPOTENCY_HEADER = "idempotency-key";
+export const REPLAYED_HEADER = "idempotent-replayed";
+
+/** Headers of an answer that are part of it (kept and replayed); per-request ones (ids, limits) are not. */
+const KEPT_HEADERS = [
+  "content-type",
+  "content-language",
+  "location",
+  "etag",
+  "last-modified",
+  "cache-control",
+];
+
+/** How often a process deletes keys past their 24 hours (one bounded delete, from a request's claim). */
+const SWEEP_EVERY_MS = 60_000;
+
+/** Whether a request takes part: a POST under /api/v1 naming a key (the tool protocol at /mcp does not). */
+function takesPart(request: Request): boolean {
+  return (
+    request.method === "POST" &&
+    request.headers.has(IDEMPOTENCY_HEADER) &&
+    new URL(request.url).pathname.startsWith("/api/v1/")
+  );
+}
+
+/** The request's body as the route received it, for the hash: parsed JSON as sent, text, or raw bytes. */
+async function bodyBytes(request: Request, body: unknown): Promise<Uint8Array | string> {
+  if (body === undefined || body === null) {
+    // A route that parses its own body (`parse: "none"`) has not read it yet.
+    if (request.body && !request.bodyUsed) return new Uint8Array(await request.clone().arrayBuffer());
+    return "";
+  }
+  if (typeof body === "string") return body;
+  if (body instanceof Uint8Array) return body;
+  if (body instanceof ArrayBuffer) return new Uint8Array(body);
+  return JSON.stringify(body);
+}
+
+/** The answer Elysia would send for a handler's value, built here so that what is kept is what is sent. */
+function answerOf(
+  value: unknown,
+  set: { status?: number | string; headers: Record<string, unknown> },
+): Response {
+  if (value instanceof Response) return value;
+  const headers = new Headers();
+  for (const [name, v] of Object.entries(set.headers)) if (v !== undefined) headers.set(name, String(v));
+  const status = typeof set.status === "number" ? set.status : 200;
+  if (value === undefined || value === null) return new Response(null, { status, headers });
+  if (typeof value === "string") {
+    if (!headers.has("content-type")) headers.set("content-type", "text/plain; charset=utf-8");
+    return new Response(value, { status, headers });
+  }
+  if (value instanceof Uint8Array || value instanceof ArrayBuffer || value instanceof Blob)
+    return new Response(value as BodyInit, { status, headers });
+  if (!headers.has("content-type")) headers.set("content-type", "application/json");
+  return new Response(JSON.stringify(value), { status, headers });
+}
+
+/**
+ * `Idempotency-Key` on every authenticated POST under /api/v1, with Stripe's semantics (decision 0832):
+ * after authentication and validation the key is claimed for the calling API key; the same key and
+ * request again answers the first answer (with `Idempotent-Replayed: true`) without running the
+ * handler; another request with the key, or one while the first still runs, answers 409 CONFLICT.
+ * Answers below 500 are kept for 24 hours, except 429 (it says to come back later); a 5xx frees the
+ * key so that a retry can succeed. Public routes (no key to scope by) ignore the header.
+ */
+export function idempotencyHooks(ctx: Context, principals: PrincipalCache) {
+  const held = new WeakMap<Request, { claim: IdempotencyClaim; renew: ReturnType<typeof setInterval> }>();
+  let lastSweep = 0;
+  const let_go = (request: Request) => {
+    const h = held.get(request);
+    if (!h) return null;
+    held.delete(request);
+    clearInterval(h.renew);
+    return h.claim;
+  };
+  const release = (claim: IdempotencyClaim) =>
+    releaseIdempotencyClaim(ctx, claim).catch((err: unknown) =>
+      // The claim lapses by itself within IDEMPOTENCY_LEASE_MS.
+      ctx.log.warn("could not release an idempotency key", { cause: String(err) }),
+    );
+  return new Elysia({ name: "idempotency" })
+    .onBeforeHandle({ as: "global" }, async ({ request, body }) => {
+      if (!takesPart(request)) return;
+      const principal = await principals.peek(request);
+      if (!principal) return;
+      const key = request.headers.get(IDEMPOTENCY_HEADER)!;
+      checkIdempotencyKey(key);
+      const url = new URL(request.url);
+      const hash = requestHash(request.method, url.pathname + url.search, await bodyBytes(request, body));
+      const outcome = await claimIdempotencyKey(
+        ctx,
+        { orgId: principal.orgId, apiKeyId: principal.keyId },
+        { key, hash },
+      );
+      if (outcome.kind === "conflict") throw outcome.error;
+      if (outcome.kind === "replay") {
+        const { status, headers, body: bytes } = outcome.answer;
+        return new Response(bytes.byteLength > 0 ? (bytes as BodyInit) : null, {
+          status,
+          headers: { ...headers, [REPLAYED_HEADER]: "true" },
+        });
+      }
+      const claim = outcome.claim;
+      const renew = setInterval(() => {
+        renewIdempotencyClaim(ctx, claim).catch(() => {});
+      }, IDEMPOTENCY_LEASE_MS / 3);
+      renew.unref?.();
+      held.set(request, { claim, renew });
+      if (Date.now() - lastSweep > SWEEP_EVERY_MS) {
+        lastSweep = Date.now();
+        sweepIdempotencyKeys(ctx).catch((err: unknown) =>
+          ctx.log.warn("could not sweep idempotency keys", { cause: String(err) }),
+        );
+      }
+    })
+    .mapResponse({ as: "global" }, async ({ request, responseValue, set }) => {
+      const claim = let_go(request);
+      if (!claim) return;
+      const answer = answerOf(responseValue, set as never);
+      if (answer.status >= 500 || answer.status === 429) {
+        await release(claim);
+        return answer;
+      }
+      try {
+        const headers: Record<string, string> = {};
+        for (const name of KEPT_HEADERS) {
+          const v = answer.headers.get(name);
+          if (v !== null) headers[name] = v;
+        }
+        const bytes = new Uint8Array(await answer.clone().arrayBuffer());
+        await storeIdempotentAnswer(ctx, claim, { status: answer.status, headers, body: bytes });
+      } catch (err) {
+        ctx.log.warn("could not keep an idempotent answer", { cause: String(err) });
+        await release(claim);
+      }
+      return answer;
+    })
+    .onAfterResponse({ as: "global" }, ({ request }) => {
+      // An answer that never passed mapResponse (a failure inside Elysia): free its key.
+      const claim = let_go(request);
+      if (claim) void release(claim);
+    });
+}
