@@ -92,8 +92,9 @@ describe("OpenAPI document", () => {
     const statuses = (path: string, method: string) =>
       Object.keys(doc.paths[path]?.[method]?.responses ?? {}).sort();
     expect(statuses("/api/v1/social/media", "get")).toEqual(["200", "400", "401", "403"]);
-    expect(statuses("/api/v1/social/media", "post")).toEqual(["201", "400", "401", "403"]);
-    expect(statuses("/api/v1/social/media/upload", "post")).toEqual(["201", "400", "401", "403"]);
+    // Every authenticated POST also answers 409 CONFLICT for a reused Idempotency-Key (decision 0832).
+    expect(statuses("/api/v1/social/media", "post")).toEqual(["201", "400", "401", "403", "409"]);
+    expect(statuses("/api/v1/social/media/upload", "post")).toEqual(["201", "400", "401", "403", "409"]);
     expect(statuses("/api/v1/social/media/{mediaId}", "delete")).toEqual([
       "204",
       "401",
@@ -110,10 +111,18 @@ describe("OpenAPI document", () => {
       "401",
       "402",
       "403",
+      "409",
       "501",
       "502",
     ]);
-    expect(statuses("/api/v1/social/accounts/connect", "post")).toEqual(["201", "400", "401", "403", "501"]);
+    expect(statuses("/api/v1/social/accounts/connect", "post")).toEqual([
+      "201",
+      "400",
+      "401",
+      "403",
+      "409",
+      "501",
+    ]);
     expect(statuses("/api/v1/social/accounts/{accountId}", "delete")).toEqual(["204", "401", "403", "404"]);
     expect(statuses("/api/v1/social/oauth/{platform}/callback", "get")).toEqual([
       "200",
@@ -169,7 +178,7 @@ describe("OpenAPI document", () => {
       expect.arrayContaining(["VALIDATION_ERROR", "INVALID_SLUG", "RESERVED_SLUG"]),
     );
     expect(codes("403")).toEqual(expect.arrayContaining(["FORBIDDEN", "LIMIT_EXCEEDED"]));
-    expect(codes("409")).toEqual(["SLUG_TAKEN"]);
+    expect(codes("409")).toEqual(["SLUG_TAKEN", "CONFLICT"]);
     const enumOf = (status: string) =>
       (create.responses[status]!.content!["application/json"] as any).schema.properties.error.properties.code
         .enum;
