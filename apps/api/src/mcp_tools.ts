@@ -1,4 +1,5 @@
 import { checkInput } from "@site/domain/core";
+import { CLIP_TOOLS } from "./mcp_tools/clips.ts";
 import { MEDIA_TOOLS } from "./mcp_tools/media.ts";
 import { NEWSLETTER_TOOLS } from "./mcp_tools/newsletters.ts";
 import { SITE_TOOLS as SITE_BUILDING_TOOLS } from "./mcp_site_tools.ts";
@@ -21,6 +22,7 @@ export const TOOLS: Tool[] = [
   ...SITE_BUILDING_TOOLS,
   ...NEWSLETTER_TOOLS,
   ...SOCIAL_TOOLS,
+  ...CLIP_TOOLS,
 ];
 
 /** Checks a tool's arguments against its model: 400-style VALIDATION_ERROR naming each field. */

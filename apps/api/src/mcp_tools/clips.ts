@@ -1,0 +1,81 @@
+import { Type } from "@sinclair/typebox";
+import { ClipRequestBody, type ClipView, getClip, queueClip } from "@site/domain/screenshots";
+import type { AppDeps } from "../deps.ts";
+import type { Principal } from "@site/domain/core";
+import { UUID_PATTERN } from "./inputs.ts";
+import { type Tool, tool } from "./tool.ts";
+
+/** The longest a get_clip call waits for a clip to finish before answering it still pending. */
+export const CLIP_WAIT_MAX_S = 25;
+
+/** Polls a clip every 500 ms until it is no longer pending or `seconds` passed. */
+async function waitForClip(
+  deps: AppDeps,
+  principal: Principal,
+  clipId: string,
+  seconds: number,
+): Promise<ClipView> {
+  const until = Date.now() + seconds * 1000;
+  for (;;) {
+    const clip = await getClip(deps, principal, clipId);
+    if (clip.status !== "pending" || Date.now() >= until) return clip;
+    await Bun.sleep(Math.min(500, Math.max(0, until - Date.now())));
+  }
+}
+
+/** Device clips: an MP4 of a page scrolling inside a moving device, for the social media library. */
+export const CLIP_TOOLS: Tool[] = [
+  tool({
+    name: "create_clip",
+    title: "Make a device clip (MP4) of a page",
+    description:
+      "Films a public web page once and makes an MP4 of it scrolling inside a 3D device (motion: scroll, scroll-tilt or orbit), H.264 1080×1350 by default, ready to post as a video; it lands in the social media library. Costs 30 AI credits, debited now and refunded if it fails; estimateOnly: true prices it for free. Answers a clipId: call get_clip with waitSeconds (up to 25) until status is done, then post its media.id. Needs social:write. Errors: VALIDATION_ERROR, NOT_FOUND (unknown styleId), QUOTA_EXCEEDED (credits), NOT_CONFIGURED (no browser or FFmpeg on this server).",
+    scope: "social:write",
+    input: Type.Object({
+      ...ClipRequestBody.properties,
+      url: Type.String({ ...ClipRequestBody.properties.url, maxLength: 2048, pattern: "^https?://" }),
+    }),
+    readOnly: false,
+    openWorld: true,
+    run: async (deps, principal, args) => {
+      const answer = await queueClip(deps, principal, args);
+      return {
+        value: answer,
+        note:
+          "estimate" in answer
+            ? `A device clip costs ${answer.credits} credits.`
+            : `Queued clip ${answer.clipId} (${answer.credits} credits). Call get_clip with this clipId and waitSeconds: 25 until status is done.`,
+      };
+    },
+  }),
+  tool({
+    name: "get_clip",
+    title: "Wait for a device clip",
+    description:
+      "Where a clip stands: pending, done (media: the social library's video entry, whose id a post's media takes; posterUrl: a short-lived preview of its first frame, never to be stored; warnings) or failed (error; credits refunded). waitSeconds (0–25, default 0) waits on the server until the clip is no longer pending. Free. Needs social:write.",
+    scope: "social:write",
+    input: Type.Object({
+      clipId: Type.String({ pattern: UUID_PATTERN, maxLength: 36, description: "from create_clip" }),
+      waitSeconds: Type.Optional(
+        Type.Integer({
+          minimum: 0,
+          maximum: CLIP_WAIT_MAX_S,
+          description: "wait up to this long for it to finish",
+        }),
+      ),
+    }),
+    readOnly: true,
+    run: async (deps, principal, args) => {
+      const clip = await waitForClip(deps, principal, args.clipId, args.waitSeconds ?? 0);
+      return {
+        value: clip,
+        note:
+          clip.status === "pending"
+            ? "Still rendering; call get_clip again with waitSeconds: 25."
+            : clip.status === "failed"
+              ? `The clip failed: ${clip.error}. The credits were refunded.`
+              : `Done: media ${clip.media?.id} (video ${clip.width}×${clip.height}, ${clip.durationS} s) is in the social media library; pass its id in a post's media.`,
+      };
+    },
+  }),
+];
