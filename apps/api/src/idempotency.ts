@@ -95,62 +95,66 @@ export function idempotencyHooks(ctx: Context, principals: PrincipalCache) {
       // The claim lapses by itself within IDEMPOTENCY_LEASE_MS.
       ctx.log.warn("could not release an idempotency key", { cause: String(err) }),
     );
-  return new Elysia({ name: "idempotency" })
-    .onBeforeHandle({ as: "global" }, async ({ request, body }) => {
-      if (!takesPart(request)) return;
-      const principal = await principals.peek(request);
-      if (!principal) return;
-      const key = request.headers.get(IDEMPOTENCY_HEADER)!;
-      checkIdempotencyKey(key);
-      const url = new URL(request.url);
-      const hash = requestHash(request.method, url.pathname + url.search, await bodyBytes(request, body));
-      const outcome = await claimIdempotencyKey(
-        ctx,
-        { orgId: principal.orgId, apiKeyId: principal.keyId },
-        { key, hash },
+  const claimFor = async (request: Request, body: unknown): Promise<Response | undefined> => {
+    const principal = await principals.peek(request);
+    if (!principal) return;
+    const key = request.headers.get(IDEMPOTENCY_HEADER)!;
+    checkIdempotencyKey(key);
+    const url = new URL(request.url);
+    const hash = requestHash(request.method, url.pathname + url.search, await bodyBytes(request, body));
+    const outcome = await claimIdempotencyKey(
+      ctx,
+      { orgId: principal.orgId, apiKeyId: principal.keyId },
+      { key, hash },
+    );
+    if (outcome.kind === "conflict") throw outcome.error;
+    if (outcome.kind === "replay") {
+      const { status, headers, body: bytes } = outcome.answer;
+      return new Response(bytes.byteLength > 0 ? (bytes as BodyInit) : null, {
+        status,
+        headers: { ...headers, [REPLAYED_HEADER]: "true" },
+      });
+    }
+    const claim = outcome.claim;
+    const renew = setInterval(() => {
+      renewIdempotencyClaim(ctx, claim).catch(() => {});
+    }, IDEMPOTENCY_LEASE_MS / 3);
+    renew.unref?.();
+    held.set(request, { claim, renew });
+    if (Date.now() - lastSweep > SWEEP_EVERY_MS) {
+      lastSweep = Date.now();
+      sweepIdempotencyKeys(ctx).catch((err: unknown) =>
+        ctx.log.warn("could not sweep idempotency keys", { cause: String(err) }),
       );
-      if (outcome.kind === "conflict") throw outcome.error;
-      if (outcome.kind === "replay") {
-        const { status, headers, body: bytes } = outcome.answer;
-        return new Response(bytes.byteLength > 0 ? (bytes as BodyInit) : null, {
-          status,
-          headers: { ...headers, [REPLAYED_HEADER]: "true" },
-        });
-      }
-      const claim = outcome.claim;
-      const renew = setInterval(() => {
-        renewIdempotencyClaim(ctx, claim).catch(() => {});
-      }, IDEMPOTENCY_LEASE_MS / 3);
-      renew.unref?.();
-      held.set(request, { claim, renew });
-      if (Date.now() - lastSweep > SWEEP_EVERY_MS) {
-        lastSweep = Date.now();
-        sweepIdempotencyKeys(ctx).catch((err: unknown) =>
-          ctx.log.warn("could not sweep idempotency keys", { cause: String(err) }),
-        );
-      }
-    })
-    .mapResponse({ as: "global" }, async ({ request, responseValue, set }) => {
-      const claim = let_go(request);
-      if (!claim) return;
-      const answer = answerOf(responseValue, set as never);
-      if (answer.status >= 500 || answer.status === 429) {
-        await release(claim);
-        return answer;
-      }
-      try {
-        const headers: Record<string, string> = {};
-        for (const name of KEPT_HEADERS) {
-          const v = answer.headers.get(name);
-          if (v !== null) headers[name] = v;
-        }
-        const bytes = new Uint8Array(await answer.clone().arrayBuffer());
-        await storeIdempotentAnswer(ctx, claim, { status: answer.status, headers, body: bytes });
-      } catch (err) {
-        ctx.log.warn("could not keep an idempotent answer", { cause: String(err) });
-        await release(claim);
-      }
+    }
+  };
+  const settle = async (claim: IdempotencyClaim, answer: Response): Promise<Response> => {
+    if (answer.status >= 500 || answer.status === 429) {
+      await release(claim);
       return answer;
+    }
+    try {
+      const headers: Record<string, string> = {};
+      for (const name of KEPT_HEADERS) {
+        const v = answer.headers.get(name);
+        if (v !== null) headers[name] = v;
+      }
+      const bytes = new Uint8Array(await answer.clone().arrayBuffer());
+      await storeIdempotentAnswer(ctx, claim, { status: answer.status, headers, body: bytes });
+    } catch (err) {
+      ctx.log.warn("could not keep an idempotent answer", { cause: String(err) });
+      await release(claim);
+    }
+    return answer;
+  };
+  // Both hooks stay synchronous for the requests that do not take part (every read, every other POST).
+  return new Elysia({ name: "idempotency" })
+    .onBeforeHandle({ as: "global" }, ({ request, body }) =>
+      takesPart(request) ? claimFor(request, body) : undefined,
+    )
+    .mapResponse({ as: "global" }, ({ request, responseValue, set }) => {
+      const claim = let_go(request);
+      return claim ? settle(claim, answerOf(responseValue, set as never)) : undefined;
     })
     .onAfterResponse({ as: "global" }, ({ request }) => {
       // An answer that never passed mapResponse (a failure inside Elysia): free its key.
