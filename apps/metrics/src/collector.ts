@@ -1,8 +1,26 @@
 import type { Context } from "@site/domain/core";
-import { type CollectOptions, type CollectReport, captureDueSnapshots } from "@site/domain/social";
-import { createPlatformAdapters } from "@site/social";
+import {
+  type CollectOptions,
+  type CollectReport,
+  captureDueSnapshots,
+  checkTokenExpiry,
+} from "@site/domain/social";
+import { apiVersionWarnings, createPlatformAdapters } from "@site/social";
 
-/** One collector pass with the configured platform adapters (what the hourly schedule and `--once` run). */
-export function runCollectorPass(ctx: Context, opts: CollectOptions = {}): Promise<CollectReport> {
+/**
+ * One collector pass with the configured platform adapters (what the hourly schedule and `--once` run):
+ * first the warnings an operator must act on ahead of time (an API version near its sunset, tokens
+ * without a refresh token near expiry, decisions 1010 and 1012), then the due snapshots.
+ */
+export async function runCollectorPass(ctx: Context, opts: CollectOptions = {}): Promise<CollectReport> {
+  const now = opts.now ?? ctx.clock.now();
+  for (const w of apiVersionWarnings(ctx.config.social, now))
+    ctx.log.warn("social API version", {
+      setting: w.setting,
+      version: w.version,
+      sunset: w.sunset,
+      message: w.message,
+    });
+  await checkTokenExpiry(ctx, now);
   return captureDueSnapshots(ctx, createPlatformAdapters(ctx), opts);
 }

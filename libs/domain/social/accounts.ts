@@ -119,6 +119,7 @@ export async function storeAccount(
         refreshTokenCiphertext: values.refreshTokenCiphertext,
         tokenExpiresAt: values.tokenExpiresAt,
         status: "connected",
+        expiryWarnedAt: null,
         permissions: values.permissions,
         tier: sql`coalesce(excluded.tier, ${socialAccounts.tier})`,
         connectedAt: sql`now()`,

@@ -256,7 +256,8 @@ export async function confirmConnect(
     .set({ confirmedAt: now, pendingCiphertext: null })
     .where(and(eq(socialOauthStates.state, input.state), isNull(socialOauthStates.confirmedAt)))
     .returning();
-  if (!taken?.pendingCiphertext) throw refused();
+  // The row read above holds the tokens (written once by the callback); the update spent them.
+  if (!taken || !row.pendingCiphertext) throw refused();
   if (taken.orgId !== principal.orgId || taken.userId !== principal.userId) {
     ctx.log.warn("social connect confirmed by another user: refused and discarded", {
       platform: taken.platform,
@@ -266,7 +267,7 @@ export async function confirmConnect(
       "only the user who started this connection can confirm it; it was discarded, start again",
     );
   }
-  const p = JSON.parse(decryptSecret(ctx.config.secretKey, taken.pendingCiphertext)) as Pending;
+  const p = JSON.parse(decryptSecret(ctx.config.secretKey, row.pendingCiphertext)) as Pending;
   const { account } = await storeAccount(ctx, taken.orgId, {
     platform: p.platform,
     accountId: p.accountId,

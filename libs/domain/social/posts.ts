@@ -110,7 +110,6 @@ export async function createSocialPost(
       `${tooLong.map((t) => `${t.field}: ${t.message}`).join("; ")}; nothing was published`,
       tooLong,
     );
-  const platformOptions = recordedOptions(ctx, principal, platforms, input);
   const media = await loadPublishMedia(ctx, principal.orgId, mediaIds);
   const broken = platforms.flatMap((platform) => {
     const why = platformMediaViolation(platform, media, { convert: true });
@@ -122,6 +121,7 @@ export async function createSocialPost(
       `media: ${broken.map((b) => b.message).join("; ")}; nothing was published`,
       broken,
     );
+  const platformOptions = recordedOptions(ctx, principal, platforms, input);
   // Each platform's files: a JPEG made once per file where the platform takes JPEG only (decision 1003).
   const variants = new Map<string, Promise<(typeof media)[number]>>();
   const mediaFor = new Map<SocialPlatform, typeof media>();

@@ -1,4 +1,4 @@
-import { eq } from "drizzle-orm";
+import { and, eq, gt, inArray, isNull, lte } from "drizzle-orm";
 import { socialAccounts } from "@site/db";
 import { type Context, decryptSecret, encryptSecret } from "@site/domain/core";
 import {
@@ -105,4 +105,64 @@ export async function readyAccount(
       `${outcome.row.platform}: the platform refused to renew the token; reconnect the account${"why" in outcome && outcome.why ? ` (${outcome.why})` : ""}`,
     );
   return adapterAccountOf(ctx, outcome.row);
+}
+
+/** How long before a token without a refresh token expires the collector warns (once per token). */
+export const EXPIRY_WARNING_DAYS = 7;
+
+/** Platforms whose renewal needs a refresh token (Instagram and Threads tokens refresh themselves). */
+const NEEDS_REFRESH_TOKEN = ["x", "reddit", "linkedin", "tiktok"];
+
+/**
+ * Accounts whose token cannot be renewed (no refresh token: LinkedIn gives them to partners only,
+ * https://learn.microsoft.com/en-us/linkedin/shared/authentication/programmatic-refresh-tokens): a warning
+ * is logged once when the token expires within EXPIRY_WARNING_DAYS, and an expired one is marked
+ * `reconnect_required` (its `expiresAt` shows when). Run by every collector pass (decision 1012).
+ */
+export async function checkTokenExpiry(
+  ctx: Context,
+  now: Date,
+): Promise<{ warned: number; expired: number }> {
+  const soon = new Date(now.getTime() + EXPIRY_WARNING_DAYS * 86_400_000);
+  const base = and(
+    eq(socialAccounts.status, "connected"),
+    isNull(socialAccounts.refreshTokenCiphertext),
+    inArray(socialAccounts.platform, NEEDS_REFRESH_TOKEN),
+  );
+  const expired = await ctx.db
+    .update(socialAccounts)
+    .set({ status: "reconnect_required" })
+    .where(and(base, lte(socialAccounts.tokenExpiresAt, now)))
+    .returning({ id: socialAccounts.id, platform: socialAccounts.platform, orgId: socialAccounts.orgId });
+  for (const a of expired)
+    ctx.log.warn("social token expired without a refresh token: the account must be reconnected", {
+      accountId: a.id,
+      orgId: a.orgId,
+      platform: a.platform,
+    });
+  const warned = await ctx.db
+    .update(socialAccounts)
+    .set({ expiryWarnedAt: now })
+    .where(
+      and(
+        base,
+        gt(socialAccounts.tokenExpiresAt, now),
+        lte(socialAccounts.tokenExpiresAt, soon),
+        isNull(socialAccounts.expiryWarnedAt),
+      ),
+    )
+    .returning({
+      id: socialAccounts.id,
+      platform: socialAccounts.platform,
+      orgId: socialAccounts.orgId,
+      expiresAt: socialAccounts.tokenExpiresAt,
+    });
+  for (const a of warned)
+    ctx.log.warn("social token expires soon and cannot be renewed: reconnect the account before then", {
+      accountId: a.id,
+      orgId: a.orgId,
+      platform: a.platform,
+      expiresAt: a.expiresAt?.toISOString(),
+    });
+  return { warned: warned.length, expired: expired.length };
 }

@@ -1535,8 +1535,9 @@ export function startFakePlatforms(opts: { latencyMs?: number } = {}) {
     /** Tokens as the platform would issue them after a consent (expiring by the fake's clock). */
     issueTokens: (platform: SocialPlatform, scopes: string[] | null = null) => {
       const meta = platform === "instagram" || platform === "threads";
-      const t = issue(platform, meta ? metaUserId() : `user-${++seq}`, LIFETIME_S[platform], true, scopes);
-      return { ...t, expiresAt: new Date(now() + t.expiresIn * 1000) };
+      const user = meta ? metaUserId() : `user-${++seq}`;
+      const t = issue(platform, user, LIFETIME_S[platform], true, scopes);
+      return { ...t, user, expiresAt: new Date(now() + t.expiresIn * 1000) };
     },
     /** Sets the fake platforms' clock (tokens expire by it). */
     setNow: (at: Date) => {

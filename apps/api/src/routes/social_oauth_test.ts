@@ -6,13 +6,16 @@ import { type FakePlatforms, startFakePlatforms } from "@site/social/testing";
 import { buildTestApp, expectAuthRules, type TestApp } from "../../testing/mod.ts";
 
 // Connecting accounts with OAuth, end to end against the fake platforms' authorization servers:
-// connect → the user's consent (the fake redirects at once) → callback → stored tokens → refresh.
+// connect → the user's consent (the fake redirects at once) → callback → the starting user's
+// confirmation (decision 1016) → stored tokens → refresh.
 
 let h: TestApp;
 let fake: FakePlatforms;
 beforeAll(async () => {
   fake = startFakePlatforms();
-  h = await buildTestApp({ env: { ...fake.env, ...fake.oauthEnv } });
+  h = await buildTestApp({
+    env: { ...fake.env, ...fake.oauthEnv, SOCIAL_REDIRECT_ORIGINS: "https://app.example" },
+  });
 });
 afterAll(async () => {
   fake.close();
@@ -41,6 +44,18 @@ const callback = (url: string) => {
   const u = new URL(url);
   return h.app.handle(new Request(`http://localhost${u.pathname}${u.search}`));
 };
+/** The starting user confirms what the callback handed to the browser. */
+const confirm = (key: string, state: string, token: string) =>
+  h.call("POST", "/api/v1/social/accounts/connect/confirm", { key, body: { state, confirm: token } });
+/** connect → consent → callback (JSON) → confirm: the stored account. */
+async function complete(key: string, platform: string): Promise<Json> {
+  const back = await callback(await consent((await connect(key, platform)).authorizeUrl));
+  expect(back.status).toBe(200);
+  const { pending } = await body(back);
+  const res = await confirm(key, pending.state, pending.confirm);
+  expect(res.status).toBe(201);
+  return (await body(res)).account;
+}
 
 describe("auth rules", () => {
   test("POST /api/v1/social/accounts/connect: 401 without or with a bad key, 403 without social:write", async () => {
@@ -70,15 +85,22 @@ describe("connect → callback → stored tokens", () => {
       if (platform === "reddit") expect(a.searchParams.get("duration")).toBe("permanent");
       const res = await callback(await consent(authorizeUrl));
       expect(res.status).toBe(200);
-      const { account } = await body(res);
-      expect(account).toMatchObject({ platform, status: "connected" });
+      const { pending } = await body(res);
+      expect(pending).toMatchObject({ state, platform });
+      // Nothing is stored before the starting user confirms.
+      expect((await body(await h.call("GET", "/api/v1/social/accounts", { key }))).accounts).toEqual([]);
+      const confirmed = await confirm(key, pending.state, pending.confirm);
+      expect(confirmed.status).toBe(201);
+      const { account } = await body(confirmed);
+      expect(account).toMatchObject({ platform, status: "connected", accountId: pending.accountId });
       expect(Date.parse(account.expiresAt)).toBeGreaterThan(Date.now());
       const [row] =
         await h.sql`select org_id, token_ciphertext, refresh_token_ciphertext from social_accounts where id = ${account.id}`;
       expect(row!.org_id).toBe(org.id);
       expect(decryptSecret(h.ctx.config.secretKey, row!.token_ciphertext)).toStartWith(`at-${platform}-`);
-      // Meta's long-lived tokens refresh themselves; the others come with a refresh token.
-      if (platform === "instagram" || platform === "threads")
+      // Meta's long-lived tokens refresh themselves; LinkedIn gives refresh tokens to partners only; the
+      // others come with a refresh token.
+      if (platform === "instagram" || platform === "threads" || platform === "linkedin")
         expect(row!.refresh_token_ciphertext).toBeNull();
       else
         expect(decryptSecret(h.ctx.config.secretKey, row!.refresh_token_ciphertext)).toStartWith(
@@ -91,7 +113,7 @@ describe("connect → callback → stored tokens", () => {
 
   test("then refresh: an expired X token is renewed (the refresh token rotates: the old one is refused after)", async () => {
     const { key } = await h.seedOrg();
-    const { account } = await body(await callback(await consent((await connect(key, "x")).authorizeUrl)));
+    const account = await complete(key, "x");
     const [before] =
       await h.sql`select token_ciphertext, refresh_token_ciphertext from social_accounts where id = ${account.id}`;
     const oldRefresh = decryptSecret(h.ctx.config.secretKey, before!.refresh_token_ciphertext);
@@ -115,17 +137,23 @@ describe("connect → callback → stored tokens", () => {
     }
   });
 
-  test("with a redirectUri: 302 there with ?account=<id>; a refused code: ?error=invalid_grant", async () => {
+  test("with a redirectUri: 302 there with ?state=&confirm=, confirmed by the user; a refused code: ?error=invalid_grant", async () => {
     const { key } = await h.seedOrg();
     const first = await connect(key, "reddit", "https://app.example/after?tab=social");
     const firstLocation = await consent(first.authorizeUrl);
     const back = await callback(firstLocation);
     expect(back.status).toBe(302);
+    expect(back.headers.get("referrer-policy")).toBe("no-referrer");
     const to = new URL(back.headers.get("location")!);
     expect(`${to.origin}${to.pathname}`).toBe("https://app.example/after");
     expect(to.searchParams.get("tab")).toBe("social");
-    const id = to.searchParams.get("account");
+    expect(to.searchParams.get("state")).toBe(first.state);
+    const done = await confirm(key, first.state, to.searchParams.get("confirm")!);
+    expect(done.status).toBe(201);
+    const id = (await body(done)).account.id;
     expect((await body(await h.call("GET", "/api/v1/social/accounts", { key }))).accounts[0].id).toBe(id);
+    // A confirmation is good once.
+    expect((await confirm(key, first.state, to.searchParams.get("confirm")!)).status).toBe(400);
     // The code, already exchanged once, replayed under a fresh state of ours: the platform refuses it.
     const code = new URL(firstLocation).searchParams.get("code");
     const second = await connect(key, "reddit", "https://app.example/after");
@@ -154,7 +182,11 @@ describe("refused callbacks", () => {
       expect((await body(res)).error.code).toBe("VALIDATION_ERROR");
     }
     expect((await body(await h.call("GET", "/api/v1/social/accounts", { key }))).accounts).toEqual([]);
-    expect((await callback(location)).status).toBe(200);
+    const granted = await callback(location);
+    expect(granted.status).toBe(200);
+    const { pending } = await body(granted);
+    expect((await confirm(key, pending.state, "not-the-token")).status).toBe(400);
+    expect((await confirm(key, pending.state, pending.confirm)).status).toBe(201);
     // The same callback again: its state is spent.
     const again = await callback(location);
     expect(again.status).toBe(400);

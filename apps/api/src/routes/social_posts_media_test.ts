@@ -13,7 +13,15 @@ let h: TestApp;
 let fake: FakePlatforms;
 beforeAll(async () => {
   fake = startFakePlatforms();
-  h = await buildTestApp({ env: { ...fake.env, SOCIAL_POLL_INTERVAL_MS: "5" } });
+  h = await buildTestApp({
+    env: {
+      ...fake.env,
+      SOCIAL_POLL_INTERVAL_MS: "5",
+      SOCIAL_TIKTOK_VERIFIED_URL_PREFIXES: "http://127.0.0.1:3000/api/media/",
+    },
+  });
+  // The service's own delivery prefix, verified with TikTok by the operator (README).
+  expect(h.ctx.config.publicBaseUrl).toBe("http://127.0.0.1:3000");
   fake.verifyTikTokUrlPrefix(`${h.ctx.config.publicBaseUrl}/api/media/`);
   fetchMediaFromApp(fake, h);
 });
@@ -32,7 +40,12 @@ const connect = (key: string, platform: string) =>
 const upload = async (key: string, bytes: Uint8Array, contentType: string) =>
   (await uploadSocialMedia(h, key, bytes, contentType)).id;
 
-const post = (key: string, b: Json) => h.call("POST", "/api/v1/social/posts", { key, body: b });
+/** A post; TikTok targets carry the user's SELF_ONLY choice with consent (an unaudited app). */
+const post = (key: string, b: Json) =>
+  h.call("POST", "/api/v1/social/posts", {
+    key,
+    body: { platformOptions: { tiktok: { privacyLevel: "SELF_ONLY", consent: true } }, ...b },
+  });
 
 async function platformIds(postId: string) {
   const rows = await h.sql<{ platform: string; platform_post_id: string }[]>`
