@@ -25,7 +25,10 @@ describe("create_clip and get_clip", () => {
     const reader = await h.seedOrg({ scopes: ["content:read"] });
     const readerClient = await mcpClient(mcp, reader.key);
     try {
-      const denied = await callTool(readerClient, "create_clip", { url: "https://example.com/", motion: "scroll" });
+      const denied = await callTool(readerClient, "create_clip", {
+        url: "https://example.com/",
+        motion: "scroll",
+      });
       expect(denied.isError).toBe(true);
       expect(denied.content[0].text).toContain("social:write");
     } finally {

@@ -219,7 +219,9 @@ describe("OpenAPI", () => {
     };
     const create = doc.paths["/api/v1/social/media/clips"]?.post;
     expect(create).toBeDefined();
-    expect(Object.keys(create.responses)).toEqual(expect.arrayContaining(["200", "202", "400", "402", "404", "501"]));
+    expect(Object.keys(create.responses)).toEqual(
+      expect.arrayContaining(["200", "202", "400", "402", "404", "501"]),
+    );
     expect(JSON.stringify(create.requestBody)).toContain("scroll-tilt");
     expect(doc.paths["/api/v1/social/media/clips/{clipId}"]?.get).toBeDefined();
   });
