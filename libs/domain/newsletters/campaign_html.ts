@@ -121,7 +121,8 @@ export function scanCampaignHtml(html: string): HtmlScan {
         render = (map) => `${name}="${escapeAttr(map(url))}"`;
       }
       for (const f of found) {
-        if (/^\s*(javascript|vbscript):/i.test(f.url)) {
+        // As a browser reads a URL: control characters and whitespace (`jav&#x09;ascript:`) removed.
+        if (/^(javascript|vbscript):/i.test(f.url.replace(/[\u0000-\u0020\u007f]/g, ""))) {
           problems.push({ line, where, message: "javascript: URLs are not allowed in mail" });
           continue;
         }
@@ -134,6 +135,33 @@ export function scanCampaignHtml(html: string): HtmlScan {
   visit(doc);
   slots.sort((a, b) => a.start - b.start);
   return { urls, problems, slots };
+}
+
+/** How deep campaign HTML may nest its elements (a mail layout of nested tables needs a few dozen). */
+export const MAX_HTML_DEPTH = 256;
+
+/** Elements without content, and elements whose end tag may be left out (they do not nest by repeating). */
+const NO_NESTING = new Set(
+  "area base br col embed hr img input link meta source track wbr p li td th tr dt dd option optgroup thead tbody tfoot colgroup rb rt rp".split(
+    " ",
+  ),
+);
+
+/**
+ * The first place where campaign HTML nests deeper than MAX_HTML_DEPTH, found by one linear pass over
+ * its tags before any parser or tree walk sees it (decision 0011: input is bounded at the edge). The
+ * count is an upper bound of the parsed tree's depth for ordinary markup; null when within bounds.
+ */
+export function tooDeep(html: string, max = MAX_HTML_DEPTH): { line: number } | null {
+  const tag = /<(\/?)([a-zA-Z][^\s/>]*)[^>]*?(\/?)>/g;
+  let depth = 0;
+  for (const m of html.matchAll(tag)) {
+    const name = m[2]!.toLowerCase();
+    if (NO_NESTING.has(name) || m[3] === "/") continue;
+    if (m[1] === "/") depth = Math.max(0, depth - 1);
+    else if (++depth > max) return { line: html.slice(0, m.index).split("\n").length };
+  }
+  return null;
 }
 
 /** The HTML with every scanned URL passed through `map` (unchanged when `map` returns it as is). */

@@ -8,7 +8,14 @@ import {
   readMediaRef,
 } from "@site/domain/media";
 import { type MediaRefInput, storableMediaRefs } from "@site/domain/sites";
-import { type HtmlScan, rewriteCampaignHtml, scanCampaignHtml } from "./campaign_html.ts";
+import {
+  type HtmlScan,
+  MAX_HTML_DEPTH,
+  rewriteCampaignHtml,
+  scanCampaignHtml,
+  tooDeep,
+} from "./campaign_html.ts";
+import { sanitizeCampaignHtml } from "./campaign_sanitize.ts";
 
 /** How many problems a refusal lists. */
 const MAX_PROBLEMS = 100;
@@ -27,6 +34,13 @@ export async function storableCampaignHtml(ctx: Context, siteId: string, html: s
     throw new AppError("VALIDATION_ERROR", "html: NUL characters are not allowed", [
       { field: "html", message: "NUL" },
     ]);
+  const deep = tooDeep(html);
+  if (deep)
+    throw new AppError(
+      "VALIDATION_ERROR",
+      `html: elements are nested more than ${MAX_HTML_DEPTH} deep (line ${deep.line})`,
+      [{ field: "html", line: deep.line, message: `nested more than ${MAX_HTML_DEPTH} deep` }],
+    );
   const scan = scanCampaignHtml(html);
   const problems: Record<string, unknown>[] = scan.problems.map((p) => ({
     field: "html",
@@ -84,7 +98,8 @@ export async function storableCampaignHtml(ctx: Context, siteId: string, html: s
       problems.slice(0, MAX_PROBLEMS),
     );
   }
-  return rewriteCampaignHtml(html, scan, (url) => checked.stored.get(url) ?? url);
+  // What is left outside the email allow-list is removed (decision 1113).
+  return sanitizeCampaignHtml(rewriteCampaignHtml(html, scan, (url) => checked.stored.get(url) ?? url));
 }
 
 /**

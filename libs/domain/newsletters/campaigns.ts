@@ -1,5 +1,5 @@
 import { and, eq, inArray, sql } from "drizzle-orm";
-import { newsletterCampaigns, newsletterRecipients, newsletterSubscribers } from "@site/db";
+import { newsletterCampaigns, newsletterRecipients, newsletterSubscribers, sites } from "@site/db";
 import {
   AppError,
   type Context,
@@ -15,6 +15,7 @@ import type { RenderQueue } from "@site/queue";
 import { type BounceRef, envelopeSender } from "./bounces.ts";
 import { htmlToText } from "./campaign_html.ts";
 import { signCampaignForMail, signCampaignForMember, storableCampaignHtml } from "./campaign_media.ts";
+import { sanitizeCampaignHtml } from "./campaign_sanitize.ts";
 import { normalizeEmail } from "./emails.ts";
 import { composeMail } from "./message.ts";
 import type {
@@ -185,7 +186,11 @@ export async function deleteCampaign(ctx: Context, siteId: string, campaignId: s
  */
 export async function previewCampaign(ctx: Context, siteId: string, campaignId: string): Promise<string> {
   const r = await row(ctx, siteId, campaignId);
-  return wrapDocument(r.html, { preheader: r.preheader, footer: null, title: r.subject });
+  return wrapDocument(sanitizeCampaignHtml(r.html), {
+    preheader: r.preheader,
+    footer: null,
+    title: r.subject,
+  });
 }
 
 /**
@@ -239,7 +244,8 @@ export async function renderCampaignBody(
   ctx: Context,
   campaign: { siteId: string; html: string },
 ): Promise<RenderedBody> {
-  const html = await signCampaignForMail(ctx, campaign.siteId, campaign.html);
+  // Sanitized again as mailed: a body stored before the allow-list (decision 1113) is mailed clean.
+  const html = await signCampaignForMail(ctx, campaign.siteId, sanitizeCampaignHtml(campaign.html));
   return { html, text: htmlToText(html) };
 }
 
@@ -281,7 +287,49 @@ export async function renderCampaignMail(
   );
 }
 
-/** Sends a test of the draft to up to 10 addresses (in the background; failures are logged). */
+/**
+ * Test mails go freely to the organization's members (its users' addresses); to anyone else they
+ * count against NEWSLETTER_TEST_SENDS_PER_DAY per organization and UTC day, taken atomically in the
+ * database before anything is sent (decision 1114). Over the budget: 429 with Retry-After (the next
+ * UTC midnight), nothing sent.
+ */
+async function takeTestSendBudget(ctx: Context, siteId: string, addresses: string[]): Promise<void> {
+  const [site] = await ctx.db.select({ orgId: sites.orgId }).from(sites).where(eq(sites.id, siteId)).limit(1);
+  if (!site) throw notFound("site");
+  const members = await ctx.db.execute<{ email: string }>(sql`
+    select lower(u.email) as email from users u join memberships m on m.user_id = u.id
+    where m.org_id = ${site.orgId}::uuid and lower(u.email) in (${sql.join(
+      addresses.map((a) => sql`${a}`),
+      sql`, `,
+    )})`);
+  const known = new Set([...members].map((m) => m.email));
+  const outside = addresses.filter((a) => !known.has(a)).length;
+  if (outside === 0) return;
+  const limit = ctx.config.newsletter.testSendsPerDay;
+  const taken =
+    outside > limit
+      ? []
+      : await ctx.db.execute(sql`
+    insert into newsletter_test_sends (org_id, day, count)
+    values (${site.orgId}::uuid, (now() at time zone 'utc')::date, ${outside})
+    on conflict (org_id, day) do update set count = newsletter_test_sends.count + excluded.count
+      where newsletter_test_sends.count + excluded.count <= ${limit}
+    returning count`);
+  if (taken.length > 0) return;
+  const now = ctx.clock.now();
+  const midnight = Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), now.getUTCDate() + 1);
+  throw new AppError(
+    "RATE_LIMITED",
+    `to: test mails to addresses outside the organization are limited to ${limit} a day; send tests to members' addresses, or try again tomorrow (UTC)`,
+    [{ field: "to", message: `${outside} address(es) outside the organization; daily budget ${limit}` }],
+    { "retry-after": String(Math.max(1, Math.ceil((midnight - now.getTime()) / 1000))) },
+  );
+}
+
+/**
+ * Sends a test of the draft to up to 10 addresses (in the background; failures are logged): to the
+ * organization's members freely, to others within the organization's daily budget (429 beyond).
+ */
 export async function sendTestCampaign(
   ctx: MailContext,
   siteId: string,
@@ -297,6 +345,7 @@ export async function sendTestCampaign(
   });
   if (problems.length > 0)
     throw new AppError("VALIDATION_ERROR", `to: ${problems.map((p) => p.message).join("; ")}`, problems);
+  await takeTestSendBudget(ctx, siteId, [...new Set(addresses)]);
   for (const email of new Set(addresses)) {
     void (async () => {
       try {

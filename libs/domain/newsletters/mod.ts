@@ -2,6 +2,7 @@
 export * from "./bounces.ts";
 export * from "./campaign_html.ts";
 export * from "./campaign_media.ts";
+export * from "./campaign_sanitize.ts";
 export * from "./campaigns.ts";
 export * from "./csv.ts";
 export * from "./dkim.ts";

@@ -1,4 +1,4 @@
-import { and, eq, getTableColumns, sql } from "drizzle-orm";
+import { and, eq, getTableColumns, isNull, lt, or, sql } from "drizzle-orm";
 import { newsletterSubscribers, sites } from "@site/db";
 import {
   AppError,
@@ -259,7 +259,7 @@ export async function publicSubscribe(
   rawEmail: string,
 ): Promise<void> {
   const [site] = await ctx.db
-    .select({ id: sites.id, live: sites.publicContentLive })
+    .select({ id: sites.id, orgId: sites.orgId, live: sites.publicContentLive })
     .from(sites)
     .where(eq(sites.slug, slug))
     .limit(1);
@@ -271,7 +271,8 @@ export async function publicSubscribe(
     ]);
   for (const [limiter, id, what] of [
     [limits.perSite, `site:${site.id}`, "this site's sign-up form"],
-    [limits.perAddress, `addr:${site.id}:${email}`, "this address"],
+    // Per address across the whole organization: 25 sites of one owner are not 25 allowances.
+    [limits.perAddress, `addr:${site.orgId}:${email}`, "this address"],
   ] as const) {
     const d = await limiter.take(id);
     if (!d.allowed)
@@ -297,8 +298,41 @@ export async function publicSubscribe(
   void sendConfirmation(ctx, row);
 }
 
-/** Sends the double opt-in mail (in the background of a request: failures are logged). */
+/**
+ * Reserves the confirmation mail of a pending subscriber before it is sent: `confirm_sent_at` is set
+ * in one conditional UPDATE (none yet, or the last one older than CONFIRM_RESEND_MS), so of several
+ * concurrent sign-ups of one address exactly one sends. Returns the reservation's time, or undefined
+ * when another request holds it.
+ */
+async function reserveConfirmation(ctx: Context, subscriberId: string): Promise<Date | undefined> {
+  const at = ctx.clock.now();
+  const before = new Date(at.getTime() - CONFIRM_RESEND_MS);
+  // Concurrent UPDATEs of one row queue on its lock; each re-checks the condition on the row as the
+  // one before left it (PostgreSQL's READ COMMITTED re-evaluation), so only the first matches.
+  const [r] = await ctx.db
+    .update(newsletterSubscribers)
+    .set({ confirmSentAt: at })
+    .where(
+      and(
+        eq(newsletterSubscribers.id, subscriberId),
+        eq(newsletterSubscribers.status, "pending"),
+        or(isNull(newsletterSubscribers.confirmSentAt), lt(newsletterSubscribers.confirmSentAt, before)),
+      ),
+    )
+    .returning({ id: newsletterSubscribers.id });
+  return r ? at : undefined;
+}
+
+/**
+ * Sends the double opt-in mail (in the background of a request: failures are logged), once its
+ * reservation is taken (reserveConfirmation); a failed send gives the reservation back.
+ */
 export async function sendConfirmation(ctx: MailContext, sub: Row): Promise<void> {
+  const reserved = await reserveConfirmation(ctx, sub.id).catch((err) => {
+    ctx.log.warn("newsletter confirmation not reserved", { subscriberId: sub.id, cause: err });
+    return undefined;
+  });
+  if (!reserved) return;
   try {
     const [site] = await ctx.db
       .select({ name: sites.name })
@@ -321,12 +355,14 @@ export async function sendConfirmation(ctx: MailContext, sub: Row): Promise<void
       { dkim: ctx.config.newsletter.dkim },
     );
     await ctx.mailer.send(mail);
-    await ctx.db
-      .update(newsletterSubscribers)
-      .set({ confirmSentAt: ctx.clock.now() })
-      .where(eq(newsletterSubscribers.id, sub.id));
   } catch (err) {
     ctx.log.warn("newsletter confirmation mail failed", { subscriberId: sub.id, cause: err });
+    // Given back, so that the next sign-up may send it again.
+    await ctx.db
+      .update(newsletterSubscribers)
+      .set({ confirmSentAt: null })
+      .where(and(eq(newsletterSubscribers.id, sub.id), eq(newsletterSubscribers.confirmSentAt, reserved)))
+      .catch(() => {});
   }
 }
 

@@ -143,12 +143,12 @@ export function campaignRoutes(deps: AppDeps & MailContext, auth: AuthMacros) {
         body: TestCampaignBody,
         response: {
           202: t.Object({ accepted: t.Literal(true), to: t.Integer() }),
-          ...errors(400, 401, 403, 404),
+          ...errors(400, 401, 403, 404, 429),
         },
         detail: {
           summary: "Send a test of the campaign to up to 10 addresses",
           description:
-            "Subject prefixed [Test]; images with share tokens as in the real send; no unsubscribe headers. Sent in the background.",
+            "Subject prefixed [Test]; images with share tokens as in the real send; no unsubscribe headers. Sent in the background. Addresses of the organization's members are free; others count against NEWSLETTER_TEST_SENDS_PER_DAY (default 50) per organization and UTC day: beyond it 429 with Retry-After, nothing sent.",
           tags,
         },
       },
