@@ -53,6 +53,8 @@ export type Config = {
     importTimeoutMs: number;
     orgStorageQuotaBytes: number;
     orgSiteLimit: number;
+    /** SITE_DELETE_GRACE_S: how long a deleted site keeps its slug before it is purged (default 7 days). */
+    siteDeleteGraceS: number;
   };
   fetchAllowHosts: string[];
   /**
@@ -325,6 +327,7 @@ export function loadConfig(env: Env = process.env): Config {
       importTimeoutMs: intSetting(env, "IMPORT_TIMEOUT_MS", 15000, 1),
       orgStorageQuotaBytes: intSetting(env, "ORG_STORAGE_QUOTA_BYTES", 5 * 1024 * 1024 * 1024),
       orgSiteLimit: intSetting(env, "ORG_SITE_LIMIT", 25),
+      siteDeleteGraceS: intSetting(env, "SITE_DELETE_GRACE_S", 7 * 24 * 3600),
     },
     fetchAllowHosts: (env.FETCH_ALLOW_HOSTS || "")
       .split(",")

@@ -24,6 +24,7 @@ describe("configuration is read once, with the contract's defaults", () => {
       importTimeoutMs: 15000,
       orgStorageQuotaBytes: 5 * 1024 ** 3,
       orgSiteLimit: 25,
+      siteDeleteGraceS: 7 * 24 * 3600,
     });
     expect(c.fetchAllowHosts).toEqual([]);
     expect(c.mcpAllowedOrigins).toEqual([]);

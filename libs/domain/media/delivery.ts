@@ -1,4 +1,4 @@
-import { and, eq } from "drizzle-orm";
+import { and, eq, isNull, sql } from "drizzle-orm";
 import { mediaFiles, mediaUploads, memberships, sites, socialMedia } from "@site/db";
 import { sessionUser, type Context, AppError, notFound } from "@site/domain/core";
 import { readGrant, readShareToken } from "./grants.ts";
@@ -36,6 +36,8 @@ async function libraryFile(ctx: MediaContext, key: string): Promise<LibraryFileI
         lastModified: mediaFiles.createdAt,
       })
       .from(mediaFiles)
+      // A deleted site's files are not served (decision 0730).
+      .innerJoin(sites, and(eq(sites.id, mediaFiles.siteId), isNull(sites.deletedAt)))
       .where(eq(mediaFiles.key, key))
       .limit(1);
     return row ?? null;
@@ -86,20 +88,29 @@ export async function authorizeMediaRead(
   if (cred.k) {
     const grant = readGrant(ctx, key, cred.k);
     if (!grant) throw forbidden("invalid or expired grant");
-    // One round trip: the grant's site liveness and the library's record of the file.
+    // One round trip: the grant's site liveness and the library's record of the file (of a site not
+    // deleted: a deleted site's files are not served, decision 0730).
     const [row] = await ctx.db
       .select({
         live: sites.publicContentLive,
+        deleted: sites.deletedAt,
         size: mediaFiles.size,
         contentType: mediaFiles.contentType,
         etag: mediaFiles.etag,
         lastModified: mediaFiles.createdAt,
       })
       .from(sites)
-      .leftJoin(mediaFiles, eq(mediaFiles.key, key))
+      .leftJoin(
+        mediaFiles,
+        and(
+          eq(mediaFiles.key, key),
+          sql`exists (select 1 from sites o where o.id = ${mediaFiles.siteId} and o.deleted_at is null)`,
+        ),
+      )
       .where(eq(sites.id, grant.siteId))
       .limit(1);
     if (!row) throw forbidden("the grant's site no longer exists");
+    if (row.deleted) throw notFound("media file");
     if (grant.kind === "visitor" && !row.live) throw forbidden("the site is not published");
     cacheControl = grant.kind === "visitor" ? CACHE.visitor : CACHE.member;
     if (row.size !== null && row.contentType !== null && row.lastModified !== null)

@@ -262,7 +262,11 @@ export async function listLibrary(
     return { images: [], nextCursor: null };
   };
   if (!isUuid(siteId)) return absent();
-  const owned = query.orgId === undefined ? sql`` : sql` and s.org_id = ${query.orgId}::uuid`;
+  // A deleted site has no library (decision 0730).
+  const owned =
+    query.orgId === undefined
+      ? sql` and s.deleted_at is null`
+      : sql` and s.org_id = ${query.orgId}::uuid and s.deleted_at is null`;
   const cache = pageCache(ctx);
   const exp = memberGrantExpiry(ctx);
   const kept = cache.get(siteId, limit, query.cursor, exp);
@@ -295,6 +299,7 @@ export async function listLibrary(
   const { page: shown, nextCursor } = keysetPage(rows, limit, (r) => ({ at: `${r.utc}+00`, id: r.id }));
   const built: LibraryPage = {
     images: shown.map((r) => ({
+      id: r.id,
       name: r.name,
       url: mediaPath(r.key),
       displayUrl: grantMemberUrl(ctx, siteId, r.key),

@@ -12,3 +12,4 @@ export * from "./landing.ts";
 export * from "./upload.ts";
 export * from "./models.ts";
 export * from "./sweeper.ts";
+export * from "./site_purge.ts";

@@ -48,6 +48,7 @@ export type ImportUrlBody = Static<typeof ImportUrlBody>;
 
 /** A library image as the API answers it. */
 export const MediaImage = Type.Object({
+  id: Type.String({ format: "uuid", description: "the file's id: DELETE …/media/<id> removes it" }),
   name: Type.String(),
   url: Type.String({ description: "canonical /api/media/<key> path: persist this in page content" }),
   displayUrl: Type.String({

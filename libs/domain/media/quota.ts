@@ -14,7 +14,8 @@ export async function lockSiteOrg(tx: Tx, siteId: string) {
     })
     .from(sites)
     .innerJoin(organizations, eq(organizations.id, sites.orgId))
-    .where(eq(sites.id, siteId))
+    // A deleted site takes nothing more (decision 0730): its uploads in flight are refused.
+    .where(and(eq(sites.id, siteId), isNull(sites.deletedAt)))
     .for("update", { of: organizations });
   if (!row) throw notFound("site");
   return row;

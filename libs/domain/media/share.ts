@@ -1,4 +1,4 @@
-import { eq } from "drizzle-orm";
+import { and, eq, isNull } from "drizzle-orm";
 import { sites } from "@site/db";
 import { type Context, AppError, notFound, isUuid } from "@site/domain/core";
 import { mediaPath, mintShareToken, SHARE_TOKEN_SECONDS } from "./grants.ts";
@@ -19,7 +19,11 @@ export async function shareMedia(
   }
   if (!isUuid(input.siteId)) throw notFound("site");
   const key = input.key.replace(/^\/?api\/media\//, "");
-  const [site] = await ctx.db.select({ id: sites.id }).from(sites).where(eq(sites.id, input.siteId)).limit(1);
+  const [site] = await ctx.db
+    .select({ id: sites.id })
+    .from(sites)
+    .where(and(eq(sites.id, input.siteId), isNull(sites.deletedAt)))
+    .limit(1);
   if (!site) throw notFound("site");
   if (!(await filesOfSite(ctx, input.siteId, [key])).has(key)) throw notFound("media file of this site");
   const t = mintShareToken(ctx, { siteId: input.siteId, key, ttlSeconds: ttl });

@@ -1,6 +1,7 @@
 import { and, desc, eq, inArray, lte } from "drizzle-orm";
 import { mediaFiles, mediaUploads } from "@site/db";
 import type { MediaContext } from "./library.ts";
+import { purgeDeletedSites } from "./site_purge.ts";
 import { finalizeUpload } from "./upload.ts";
 
 /** What one sweep did. */
@@ -13,6 +14,8 @@ export type MediaSweep = {
   tempRemoved: number;
   /** Stored objects no library row or pending upload claims (a process killed between store and row). */
   orphansRemoved: number;
+  /** Sites deleted longer than SITE_DELETE_GRACE_S ago, purged (decision 0730). */
+  sitesPurged: number;
 };
 
 /** How long a stored object may go without a row before the sweeper takes it for an orphan. */
@@ -29,7 +32,7 @@ export async function sweepMedia(
   ctx: MediaContext,
   opts: { orphans?: boolean; orphanGraceMs?: number; limit?: number } = {},
 ): Promise<MediaSweep> {
-  const out: MediaSweep = { settled: 0, expired: 0, tempRemoved: 0, orphansRemoved: 0 };
+  const out: MediaSweep = { settled: 0, expired: 0, tempRemoved: 0, orphansRemoved: 0, sitesPurged: 0 };
   const limit = opts.limit ?? 100;
   const now = ctx.clock.now();
   const recent = await ctx.db
@@ -64,6 +67,8 @@ export async function sweepMedia(
     out.tempRemoved = await ctx.store.sweepTemporary(
       new Date(Date.now() - longest - Math.min(60_000, longest)),
     );
+  // Before the orphan walk: a purged site's objects are orphans from now on.
+  out.sitesPurged = await purgeDeletedSites(ctx, limit);
   if (opts.orphans) out.orphansRemoved = await sweepOrphans(ctx, opts.orphanGraceMs ?? ORPHAN_GRACE_MS);
   return out;
 }
@@ -118,13 +123,14 @@ export function startMediaSweeper(
     if (orphans) lastOrphans = Date.now();
     running = sweepMedia(ctx, { orphans, orphanGraceMs: opts.orphanGraceMs })
       .then((r) => {
-        if (r.settled || r.expired || r.tempRemoved || r.orphansRemoved) ctx.log.info("media sweep", r);
+        if (r.settled || r.expired || r.tempRemoved || r.orphansRemoved || r.sitesPurged)
+          ctx.log.info("media sweep", r);
         opts.onPass?.(r);
         return r;
       })
       .catch((err) => {
         ctx.log.warn("media sweep failed", { cause: String(err) });
-        return { settled: 0, expired: 0, tempRemoved: 0, orphansRemoved: 0 };
+        return { settled: 0, expired: 0, tempRemoved: 0, orphansRemoved: 0, sitesPurged: 0 };
       })
       .finally(() => {
         running = null;

@@ -1,29 +1,7 @@
-import { and, eq, inArray, sql } from "drizzle-orm";
-import {
-  cloneSourceFiles,
-  collectionItems,
-  collections,
-  mediaFiles,
-  pages,
-  siteLayouts,
-  type Tx,
-} from "@site/db";
-import { type MediaRefBases, readMediaRef, siteOfKey } from "@site/domain/media";
-import { isScanFailure, scanPage } from "./page_scan_pool.ts";
-import { mediaRefsInText } from "./text_media.ts";
-
-/** Every string inside a stored JSON value. */
-function stringsOf(value: unknown, out: string[] = []): string[] {
-  if (typeof value === "string") out.push(value);
-  else if (Array.isArray(value)) for (const v of value) stringsOf(v, out);
-  else if (value && typeof value === "object") for (const v of Object.values(value)) stringsOf(v, out);
-  return out;
-}
-
-/** Whether MDX may hold a media reference at all: a path, an encoded one, or one split by a line break. */
-function mayReferMedia(content: string): boolean {
-  return /[&%\\]/.test(content) || content.replace(/[\t\r\n]/g, "").includes("media");
-}
+import { and, eq, inArray } from "drizzle-orm";
+import { cloneSourceFiles, mediaFiles, type Tx } from "@site/db";
+import { type MediaRefBases, siteOfKey } from "@site/domain/media";
+import { contentMediaRefs } from "./content_media.ts";
 
 /**
  * Records, inside the cloning transaction, the template host's library files that the clone's copied
@@ -39,47 +17,8 @@ export async function recordCloneFiles(
   siteId: string,
 ): Promise<void> {
   const keys = new Set<string>();
-  const add = (key: string) => {
-    if (siteOfKey(key) === hostSiteId) keys.add(key);
-  };
-  const addRef = (ref: string) => {
-    const r = readMediaRef(bases, ref);
-    if (r.kind !== "outside") add(r.key);
-  };
-
-  const copied = await tx.select({ content: pages.content }).from(pages).where(eq(pages.siteId, siteId));
-  const scans = await Promise.all(
-    copied
-      .filter((p) => mayReferMedia(p.content))
-      .map((p) =>
-        scanPage(p.content, bases).catch((e: unknown) => {
-          // Content the parser refuses is withheld from readers anyway: it carries nothing.
-          if (isScanFailure(e)) return null;
-          throw e;
-        }),
-      ),
-  );
-  for (const scan of scans) if (scan?.ok) for (const r of scan.refs) add(r.key);
-
-  const [layout] = await tx
-    .select({ layout: siteLayouts.layout })
-    .from(siteLayouts)
-    .where(eq(siteLayouts.siteId, siteId));
-  for (const s of stringsOf(layout?.layout)) for (const ref of mediaRefsInText(bases, s)) addRef(ref);
-
-  const prefixes = ["/api/media/", ...bases.legacyPrefixes];
-  const items = await tx
-    .select({ values: collectionItems.values })
-    .from(collectionItems)
-    .innerJoin(collections, eq(collections.id, collectionItems.collectionId))
-    .where(
-      sql`${collections.siteId} = ${siteId}::uuid and (${sql.join(
-        prefixes.map((p) => sql`strpos(${collectionItems.values}::text, ${p}) > 0`),
-        sql` or `,
-      )})`,
-    );
-  for (const item of items)
-    for (const s of stringsOf(item.values)) for (const ref of mediaRefsInText(bases, s)) addRef(ref);
+  for (const r of await contentMediaRefs(tx, bases, siteId))
+    if (siteOfKey(r.key) === hostSiteId) keys.add(r.key);
 
   if (keys.size === 0) return;
   const existing = await tx

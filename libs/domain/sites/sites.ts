@@ -1,4 +1,4 @@
-import { and, count, eq, sql } from "drizzle-orm";
+import { and, count, eq, isNull, lte, sql } from "drizzle-orm";
 import {
   isDatabaseUnavailable,
   isUniqueViolation,
@@ -69,9 +69,11 @@ async function reserveSiteSlot(tx: Tx, orgId: string): Promise<void> {
     .where(eq(organizations.id, orgId))
     .for("update");
   if (!org) throw notFound("organization");
-  const [{ n }] = (await tx.select({ n: count() }).from(sites).where(eq(sites.orgId, orgId))) as [
-    { n: number },
-  ];
+  // A deleted site no longer counts against the limit (decision 0730).
+  const [{ n }] = (await tx
+    .select({ n: count() })
+    .from(sites)
+    .where(and(eq(sites.orgId, orgId), isNull(sites.deletedAt)))) as [{ n: number }];
   if (n >= org.siteLimit) {
     throw new AppError("LIMIT_EXCEEDED", `this organization has reached its limit of ${org.siteLimit} sites`);
   }
@@ -88,6 +90,7 @@ export async function createSite(
   const slug = checkSlugInput(input.slug);
   // Rule 1: template resolution runs before any database write.
   const template = input.template ? await resolveTemplate(ctx, input.template) : null;
+  await purgeSlugHolder(ctx, slug);
   const [taken] = await ctx.db.select({ id: sites.id }).from(sites).where(eq(sites.slug, slug)).limit(1);
   if (taken) throw new AppError("SLUG_TAKEN", `slug "${slug}" is already used`);
 
@@ -155,7 +158,7 @@ export async function listSites(ctx: Context, principal: Principal, query: ListQ
     from (select s.id, s.name, s.slug, s.public_content_live, s.created_at,
         (s.updated_at at time zone 'UTC')::text as updated, s.created_at::text as at
       from sites s
-      where s.org_id = ${principal.orgId}::uuid${andOlderThan(sql`s.created_at`, sql`s.id`, query.cursor)}
+      where s.org_id = ${principal.orgId}::uuid and s.deleted_at is null${andOlderThan(sql`s.created_at`, sql`s.id`, query.cursor)}
       order by s.created_at desc, s.id desc limit ${limit + 1}) p`);
   const rows = read!.page.map(([id, name, slug, public_content_live, updated, at]) => ({
     id,
@@ -178,7 +181,7 @@ export async function getOwnSite(ctx: Context, principal: Principal, siteId: str
   const [site] = await ctx.db
     .select({ ...siteView, orgId: sites.orgId, clonedFromSiteId: sites.clonedFromSiteId })
     .from(sites)
-    .where(and(eq(sites.id, siteId), eq(sites.orgId, principal.orgId)))
+    .where(and(eq(sites.id, siteId), eq(sites.orgId, principal.orgId), isNull(sites.deletedAt)))
     .limit(1);
   if (!site) throw notFound("site");
   return site;
@@ -189,10 +192,43 @@ export async function setSitePublished(ctx: Context, siteId: string, live: boole
   const [site] = await ctx.db
     .update(sites)
     .set({ publicContentLive: live, comingSoon: live ? false : sites.comingSoon, updatedAt: sql`now()` })
-    .where(eq(sites.id, siteId))
+    .where(and(eq(sites.id, siteId), isNull(sites.deletedAt)))
     .returning(siteView);
   if (!site) throw notFound("site");
   return site;
+}
+
+/** Sets a site's name (PATCH /sites/:id); the same rules as at creation. */
+export async function renameSite(
+  ctx: Context,
+  principal: Principal,
+  siteId: string,
+  input: { name?: string },
+): Promise<SiteView> {
+  requireSiteManager(principal);
+  const own = await getOwnSite(ctx, principal, siteId);
+  if (input.name === undefined) {
+    const { orgId: _o, clonedFromSiteId: _c, ...view } = own;
+    return view;
+  }
+  const name = checkName(input.name);
+  const [site] = await ctx.db
+    .update(sites)
+    .set({ name, updatedAt: sql`now()` })
+    .where(and(eq(sites.id, own.id), isNull(sites.deletedAt)))
+    .returning(siteView);
+  if (!site) throw notFound("site");
+  return site;
+}
+
+/**
+ * Purges the site holding `slug` if it was deleted longer than SITE_DELETE_GRACE_S ago (its rows go by
+ * cascade; its stored files become orphans the media sweeper removes), so that the slug is free again
+ * exactly when the grace ends, whenever the sweeper last ran (decision 0730).
+ */
+async function purgeSlugHolder(ctx: Context, slug: string): Promise<void> {
+  const cutoff = new Date(ctx.clock.now().getTime() - ctx.config.limits.siteDeleteGraceS * 1000);
+  await ctx.db.delete(sites).where(and(eq(sites.slug, slug), lte(sites.deletedAt, cutoff)));
 }
 
 /** The longest site name, in characters. */

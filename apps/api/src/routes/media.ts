@@ -10,7 +10,7 @@ import {
   UploadBody,
   UploadPreparation,
 } from "@site/domain/media";
-import { getOwnSite } from "@site/domain/sites";
+import { deleteSiteMedia, getOwnSite } from "@site/domain/sites";
 import type { AppDeps } from "../deps.ts";
 import type { AuthMacros } from "../auth.ts";
 import { errors, queryOf } from "../schemas.ts";
@@ -23,7 +23,7 @@ const Imported = t.Object({
   size: t.Integer(),
 });
 
-/** The media library of a site: list, signed upload, import from URL. */
+/** The media library of a site: list, signed upload, import from URL, delete. */
 export function mediaRoutes(deps: AppDeps, auth: AuthMacros) {
   return new Elysia()
     .use(auth)
@@ -42,6 +42,23 @@ export function mediaRoutes(deps: AppDeps, auth: AuthMacros) {
         detail: {
           summary: "List the media library (newest first; limit default 50, max 100)",
 
+          tags: ["media"],
+        },
+      },
+    )
+    .delete(
+      "/api/v1/sites/:siteId/media/:mediaId",
+      async ({ principal, params, set }) => {
+        await deleteSiteMedia(deps, principal, params.siteId, params.mediaId);
+        set.status = 204;
+      },
+      {
+        scope: "content:write",
+        response: { 204: t.Void(), ...errors(401, 403, 404, 409, 503) },
+        detail: {
+          summary: "Delete a file of the media library",
+          description:
+            "`mediaId` is the file's `id` from the list. The file leaves the list, its delivery answers 404 and its bytes go back to the organization's storage quota. 409 CONFLICT while a page, the layout, a collection item, a campaign, a social library entry or template clones use it: `details.references` names each (`kind`: page, layout, collectionItem, campaign, socialMedia, clones).",
           tags: ["media"],
         },
       },

@@ -194,7 +194,7 @@ describe.each(drivers)("media library on the $name driver", (driver) => {
     expect(body.nextCursor).toBeNull();
     expect(body.images).toHaveLength(1);
     const img = body.images[0];
-    expect(Object.keys(img).sort()).toEqual(["createdAt", "displayUrl", "name", "size", "url"]);
+    expect(Object.keys(img).sort()).toEqual(["createdAt", "displayUrl", "id", "name", "size", "url"]);
     expect(img).toMatchObject({ name: p.body.name, url: p.body.publicUrl, size: 3000 });
     expect(img.createdAt).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?Z$/);
     expect(img.displayUrl).toStartWith(`${p.body.publicUrl}?k=m.`);

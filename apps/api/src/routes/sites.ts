@@ -3,8 +3,10 @@ import { ListQuery, requireSiteManager } from "@site/domain/core";
 import {
   CreateSiteBody,
   createSite,
+  deleteSite,
   getOwnSite,
   listSites,
+  renameSite,
   SiteView,
   setSitePublished,
 } from "@site/domain/sites";
@@ -63,6 +65,59 @@ export function siteRoutes(deps: AppDeps, auth: AuthMacros) {
         },
         detail: {
           summary: "List the organization's sites (newest first)",
+          tags: ["sites"],
+        },
+      },
+    )
+    .get(
+      "/api/v1/sites/:siteId",
+      async ({ principal, params }) => {
+        const { orgId: _o, clonedFromSiteId: _c, ...site } = await getOwnSite(deps, principal, params.siteId);
+        return { site };
+      },
+      {
+        authenticated: true,
+        response: { 200: t.Object({ site: SiteView }), ...errors(401, 403, 404) },
+        detail: {
+          summary: "Read one site",
+          description: "Any key of the organization. A deleted site answers 404.",
+          tags: ["sites"],
+        },
+      },
+    )
+    .patch(
+      "/api/v1/sites/:siteId",
+      async ({ principal, params, body }) => ({
+        site: await renameSite(deps, principal, params.siteId, body),
+      }),
+      {
+        scope: "sites:write",
+        body: t.Object(
+          { name: t.Optional(t.String({ description: "human-readable site name, at most 100 characters" })) },
+          { additionalProperties: false },
+        ),
+        response: { 200: t.Object({ site: SiteView }), ...errors(400, 401, 403, 404) },
+        detail: {
+          summary: "Rename a site",
+          description:
+            "Scope sites:write; the key's creator must be an owner or admin (as for creating a site).",
+          tags: ["sites"],
+        },
+      },
+    )
+    .delete(
+      "/api/v1/sites/:siteId",
+      async ({ principal, params, set }) => {
+        await deleteSite(deps, principal, params.siteId);
+        set.status = 204;
+      },
+      {
+        scope: "sites:write",
+        response: { 204: t.Void(), ...errors(401, 403, 404, 409) },
+        detail: {
+          summary: "Delete a site (soft delete; the slug is freed after SITE_DELETE_GRACE_S)",
+          description:
+            "Scope sites:write; the key's creator must be an owner or admin. At once the site answers 404 everywhere (its pages, media, public reads, delivery of its files) and leaves the list and the site limit; its files' bytes go back to the organization's storage quota and its campaigns still to go out are cancelled. Its slug stays taken for SITE_DELETE_GRACE_S (default 7 days), then the site is purged. 409 CONFLICT while a gallery template names it.",
           tags: ["sites"],
         },
       },

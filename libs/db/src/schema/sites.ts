@@ -21,6 +21,15 @@ export const sites = pgTable(
     defaultLocale: text("default_locale").notNull().default("en"),
     createdAt: createdAt(),
     updatedAt: ts("updated_at").notNull().default(sql`now()`),
+    /**
+     * Set when the site was deleted (soft delete, decision 0730): it answers 404 everywhere at once and
+     * keeps its slug for SITE_DELETE_GRACE_S; after that it is purged (its rows and files) and the slug
+     * is free again. Null for a live site.
+     */
+    deletedAt: ts("deleted_at"),
   },
-  (t) => [index("sites_org_created_idx").on(t.orgId, t.createdAt, t.id)],
+  (t) => [
+    index("sites_org_created_idx").on(t.orgId, t.createdAt, t.id),
+    index("sites_deleted_idx").on(t.deletedAt).where(sql`${t.deletedAt} is not null`),
+  ],
 );
