@@ -102,6 +102,28 @@ export function escapePage(kind: Escape, origin: string, forbidden: Forbidden): 
 <script>${script}</script><img src="/wait?kind=${kind}" width="1" height="1"></body></html>`;
 }
 
+/**
+ * Every escape at once, for a browser that opens a single page (the hosted sign-in): each escape page in
+ * a same-origin frame, plus direct attempts from the page itself — `fetch` to the forbidden port and to
+ * the link-local metadata address, an image from the forbidden port — each reported to `/done` under its
+ * kind (`fetch-loopback`, `fetch-link-local`, `img-loopback`), and a link over the top-left 300×200
+ * pixels to the forbidden port whose click is reported (`click`) before the navigation is tried.
+ */
+export function allEscapesPage(origin: string, forbidden: Forbidden): string {
+  const f = `http://127.0.0.1:${forbidden.port}`;
+  const report = (kind: string) =>
+    `((r) => fetch(${js(`${origin}/done?kind=${kind}&r=`)} + encodeURIComponent(r)).catch(() => {}))`;
+  const tryFetch = (kind: string, url: string) =>
+    `fetch(${js(url)}).then((r) => r.text()).then((t) => ${report(kind)}("read:" + t), (e) => ${report(kind)}("error:" + e));`;
+  return `<!doctype html><html><head><meta charset="utf-8"></head><body style="margin:0">
+<a id="out" href="${f}/clicked" onclick="${report("click").replace(/"/g, "&quot;")}('clicked')"
+ style="position:absolute;left:0;top:0;width:300px;height:200px;display:block;background:#eee">out</a>
+<div style="position:absolute;top:220px">${ESCAPES.map((k) => `<iframe src="/escape/${k}" width="120" height="60"></iframe>`).join("")}</div>
+<img src="${f}/pixel.gif" onload="${report("img-loopback").replace(/"/g, "&quot;")}('loaded')" onerror="${report("img-loopback").replace(/"/g, "&quot;")}('error')">
+<script>${tryFetch("fetch-loopback", `${f}/secret`)} ${tryFetch("fetch-link-local", "http://169.254.169.254/latest/meta-data/")}</script>
+</body></html>`;
+}
+
 /** The service worker: on install it fetches the forbidden port and opens a WebSocket to it. */
 export function serviceWorkerScript(origin: string, forbidden: Forbidden): string {
   const f = `127.0.0.1:${forbidden.port}`;
@@ -117,7 +139,7 @@ self.addEventListener("install", (event) => {
 }
 
 /**
- * Serves the escape pages on 127.0.0.1 (the allowed site): `/escape/<kind>`, `/sw.js`, `/done` (the
+ * Serves the escape pages on 127.0.0.1 (the allowed site): `/escape/<kind>`, `/all`, `/sw.js`, `/done` (the
  * report), `/wait` (holds until the kind reported, 10 s at most). `reports` maps each kind to what it said.
  */
 export function serveEscapes(forbidden: Forbidden) {
@@ -131,6 +153,10 @@ export function serveEscapes(forbidden: Forbidden) {
     async fetch(req) {
       const url = new URL(req.url);
       const kind = url.searchParams.get("kind") ?? "";
+      if (url.pathname === "/all")
+        return new Response(allEscapesPage(url.origin, forbidden), {
+          headers: { "content-type": "text/html" },
+        });
       if (url.pathname.startsWith("/escape/"))
         return new Response(escapePage(url.pathname.slice(8) as Escape, url.origin, forbidden), {
           headers: { "content-type": "text/html" },
