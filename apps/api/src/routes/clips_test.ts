@@ -126,7 +126,11 @@ describe("POST /api/v1/social/media/clips", () => {
   });
 
   test("501 NOT_CONFIGURED without FFmpeg (or without Chromium), before any charge", async () => {
-    for (const env of [{ FFMPEG_PATH: "/nonexistent/ffmpeg" }, { CHROMIUM_PATH: "/nonexistent/chromium" }]) {
+    const envs: Record<string, string>[] = [
+      { FFMPEG_PATH: "/nonexistent/ffmpeg" },
+      { CHROMIUM_PATH: "/nonexistent/chromium" },
+    ];
+    for (const env of envs) {
       const app = await buildTestApp({ env });
       try {
         const o = await app.seedOrg({ credits: 100, scopes: ["social:write"] });
