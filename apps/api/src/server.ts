@@ -7,7 +7,7 @@ import { createApiMetrics, serveApiMetrics } from "./api_metrics.ts";
 import { createApp } from "./app.ts";
 import { serveApp } from "./listener.ts";
 
-/** A running API: its URL, and `stop` (graceful: see decision 0805). */
+/** A running API: its URL, and `stop` (graceful: see decisions 0805 and 0820). */
 export type RunningApi = {
   url: string;
   /** The Prometheus GET /metrics listener's URL (API_METRICS_PORT); null when unset. */
@@ -15,8 +15,9 @@ export type RunningApi = {
   /** Requests being answered right now. */
   readonly inFlight: number;
   /**
-   * Stops accepting, lets requests in flight finish within `graceMs` (SHUTDOWN_GRACE_MS), answers what
-   * remains 503 with `Connection: close`, then closes what the API opened. Resolves once stopped.
+   * Stops accepting, lets requests in flight finish within `graceMs` (SHUTDOWN_GRACE_MS), answers those
+   * that sent no durable write 503 with `Connection: close` (and refuses their later writes), lets those
+   * that did finish, closes the sign-in WebSockets, then closes what the API opened (decision 0820).
    */
   stop(opts?: { graceMs?: number }): Promise<void>;
 };
