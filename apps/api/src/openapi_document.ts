@@ -1,5 +1,7 @@
 import { toOpenAPISchema } from "@elysiajs/openapi/openapi";
 import type { AnyElysia } from "elysia";
+import { MediaImage } from "@site/domain/media";
+import { SiteView } from "@site/domain/sites";
 
 /** The OpenAPI version the document declares (and keeps: `const`, `type: [x, "null"]`, `examples`). */
 export const OPENAPI_VERSION = "3.1.1";
@@ -11,8 +13,39 @@ const INFO = {
   title: "Site Content API",
   version: "1.0.0",
   description:
-    "Create sites, fill their media library with real files, render web pages into 3D device mockups and read social performance. Paths under /api/v1 (except /api/v1/public) need `Authorization: Bearer <API_KEY>`; a request without a valid key answers 401 with `WWW-Authenticate: Bearer`. Errors are `{error:{code,message,details?}}`; each response lists the codes it can carry (`x-error-codes`, and an enum on `error.code`).",
+    "Create sites, fill their media library with real files, render web pages into 3D device mockups and read social performance. Paths under /api/v1 (except /api/v1/public) need `Authorization: Bearer <API_KEY>`; a request without a valid key answers 401 with `WWW-Authenticate: Bearer`. Errors are `{error:{code,message,details?}}`; each response lists the codes it can carry (`x-error-codes`, and an enum on `error.code`); `details` is an `ErrorDetails` (for validation, a list of `{field, message}`). Field names are camelCase, with one exception kept from the specification: a site (`Site`: `public_content_live`, `updated_at`) is snake_case, in every answer that carries one.",
+  license: { name: "Proprietary", identifier: "LicenseRef-Proprietary" },
 };
+
+/** Operations authenticated by the operator's token (OPERATOR_TOKEN), not an API key. */
+const OPERATOR_OPERATIONS = new Set(["post /api/v1/newsletter/inbound"]);
+
+/** A problem of `details` (validation: which field and why; page content: line and column). */
+const FIELD_PROBLEM = {
+  type: "object",
+  description: "one refused input: the field (dotted path) and why; content problems add line and column",
+  properties: {
+    field: { type: "string", examples: ["name"] },
+    message: { type: "string", examples: ["required"] },
+    line: { type: "integer" },
+    column: { type: "integer" },
+    ref: { type: "string", description: "the reference that was refused, as written" },
+  },
+  additionalProperties: true,
+};
+
+/** `error.details`: validation problems as a list, or an object a code documents (e.g. CONFLICT's `references`). */
+const ERROR_DETAILS = {
+  description:
+    "optional; for VALIDATION_ERROR a list of FieldProblem; for other codes an object the route documents (e.g. 409 CONFLICT `{references, total}` or `{templates}`)",
+  anyOf: [
+    { type: "array", items: { $ref: "#/components/schemas/FieldProblem" } },
+    { type: "object", additionalProperties: true },
+  ],
+};
+
+/** Models answered by several routes, named in components (a client generator gets one type each). */
+const NAMED_SCHEMAS: Record<string, unknown> = { Site: SiteView, MediaImage };
 
 const TAGS = [
   { name: "sites", description: "Sites and templates" },
@@ -58,6 +91,11 @@ export function buildOpenApiDocument(app: AnyElysia, opts: { publicBaseUrl: stri
           scheme: "bearer",
           description: "an API key from `bun run admin key:create`",
         },
+        operatorToken: {
+          type: "http",
+          scheme: "bearer",
+          description: "the operator's OPERATOR_TOKEN (operator routes only)",
+        },
       },
     },
   });
@@ -71,22 +109,44 @@ export function buildOpenApiDocument(app: AnyElysia, opts: { publicBaseUrl: stri
  *   Elysia's `string format integer`) become the plain integer, number or boolean they decode to;
  * - header parameters are named in HTTP's usual case (`if-match` becomes `If-Match`);
  * - every response has a description; error responses list their codes in `x-error-codes`;
- * - an operation with bearer security answers 401 with a `WWW-Authenticate: Bearer` header.
+ * - an operation with bearer security answers 401 with a `WWW-Authenticate: Bearer` header; a public
+ *   one says so (`security: []`), an operator one names the operator token;
+ * - what OpenAPI 3.1 (JSON Schema 2020-12) does not know goes: Elysia's `error` messages, `nullable`
+ *   beside a `type` that already admits null; an enum of numbers is typed as one;
+ * - error bodies' `details` is the named `ErrorDetails`; `Site` and `MediaImage` are named components.
  */
 export function finishOpenApiDocument(doc: Json): Json {
+  const named = new Map<string, string>();
+  for (const [name, model] of Object.entries(NAMED_SCHEMAS))
+    named.set(JSON.stringify(finishSchema(structuredClone(model))), name);
   const paths: Json = {};
   for (const [rawPath, item] of Object.entries(doc.paths as Json)) {
     const path = rawPath.replace(/\/\*$/, "/{key}");
     const finished: Json = {};
     for (const [method, op] of Object.entries(item as Json))
-      if (HTTP_METHODS.has(method)) finished[method] = finishOperation(op, method, path);
+      if (HTTP_METHODS.has(method)) finished[method] = nameSchemas(finishOperation(op, method, path), named);
     if (Object.keys(finished).length === 0) continue;
     paths[path] = { ...paths[path], ...finished };
   }
   const schemas: Json = {};
   for (const [name, s] of Object.entries((doc.components?.schemas ?? {}) as Json))
     schemas[name] = finishSchema(s);
+  for (const [json, name] of named) schemas[name] = JSON.parse(json);
+  schemas.FieldProblem = FIELD_PROBLEM;
+  schemas.ErrorDetails = ERROR_DETAILS;
   return { ...doc, paths, components: { ...doc.components, schemas } };
+}
+
+/** Replaces every inline copy of a named model with a `$ref` to it (outside `examples`). */
+function nameSchemas(value: unknown, named: Map<string, string>): any {
+  if (Array.isArray(value)) return value.map((v) => nameSchemas(v, named));
+  if (!value || typeof value !== "object") return value;
+  const name = named.get(JSON.stringify(value));
+  if (name) return { $ref: `#/components/schemas/${name}` };
+  const out: Json = {};
+  for (const [k, v] of Object.entries(value as Json))
+    out[k] = k === "examples" || k === "example" ? v : nameSchemas(v, named);
+  return out;
 }
 
 function headerCase(name: string): string {
@@ -129,8 +189,13 @@ function finishOperation(op: Json, method: string, path: string): Json {
   const responses: Json = {};
   for (const [status, response] of Object.entries((out.responses ?? {}) as Json))
     responses[status] = finishResponse(response, status);
-  const secured = Array.isArray(out.security) && out.security.length > 0;
-  if (secured) {
+  if (OPERATOR_OPERATIONS.has(`${method} ${path}`)) out.security = [{ operatorToken: [] }];
+  const secured = Array.isArray(out.security) && out.security.some((s: Json) => s.bearerAuth !== undefined);
+  // A public operation says so: no credentials (OpenAPI's empty requirement).
+  if (!Array.isArray(out.security) || out.security.length === 0) out.security = [];
+  const operator =
+    Array.isArray(out.security) && out.security.some((s: Json) => s.operatorToken !== undefined);
+  if (secured || operator) {
     const given = responses["401"];
     responses["401"] = withAuthenticateHeader(given?.content ? given : unauthorizedResponse());
   }
@@ -166,6 +231,7 @@ function finishResponse(response: Json, status: string): Json {
       out["x-error-codes"] = codes;
       // A code is one of these, nothing is its default.
       schema.properties.error.properties.code = { type: "string", enum: codes, examples: [codes[0]] };
+      schema.properties.error.properties.details = { $ref: "#/components/schemas/ErrorDetails" };
     }
   }
   if (!out.description || /^Response for status/.test(out.description))
@@ -204,7 +270,7 @@ function errorResponse(codes: string[], description: string): Json {
               properties: {
                 code: { type: "string", enum: codes, examples: [codes[0]] },
                 message: { type: "string" },
-                details: {},
+                details: { $ref: "#/components/schemas/ErrorDetails" },
               },
             },
           },
@@ -311,11 +377,26 @@ export function finishSchema(schema: unknown): any {
   }
   const out: Json = {};
   for (const [k, v] of Object.entries(s)) {
+    // Elysia's custom validation message (TypeBox `error`) is no JSON Schema keyword.
+    if (k === "error" && typeof v === "string") continue;
+    // OpenAPI 3.0's `nullable` is no 3.1 keyword: the type says null (`type: [x, "null"]`).
+    if (k === "nullable") {
+      if (v === true && typeof s.type === "string") out.type = [s.type, "null"];
+      continue;
+    }
+    if (k === "type" && out.type !== undefined) continue;
     if (k === "properties" || k === "patternProperties" || k === "$defs") {
       out[k] = Object.fromEntries(Object.entries(v as Json).map(([n, c]) => [n, finishSchema(c)]));
     } else if (k === "examples" || k === "enum" || k === "const" || k === "required" || k === "default") {
       out[k] = v;
     } else out[k] = typeof v === "object" ? finishSchema(v) : v;
   }
+  // An enum of numbers generated with `type: string` (a union of literals) is typed as its values are.
+  if (
+    out.type === "string" &&
+    Array.isArray(out.enum) &&
+    out.enum.every((e: unknown) => typeof e === "number")
+  )
+    out.type = out.enum.every((e: number) => Number.isInteger(e)) ? "integer" : "number";
   return out;
 }
