@@ -1,6 +1,7 @@
 import { and, desc, eq, inArray, ne, sql } from "drizzle-orm";
 import { socialAccounts } from "@site/db";
 import {
+  AppError,
   type Principal,
   type Context,
   validationError,
@@ -11,6 +12,8 @@ import {
 import type { ConnectAccountBody, SocialAccountView } from "./models.ts";
 import {
   type AdapterAccount,
+  type CreatorInfo,
+  PlatformError,
   type PlatformAdapters,
   SOCIAL_PLATFORMS,
   type SocialPlatform,
@@ -188,4 +191,45 @@ export async function loadAdapterAccounts(
     platform: r.platform as SocialPlatform,
     ready: () => readyAccount(ctx, r.id, adapters, now),
   }));
+}
+
+/**
+ * What a TikTok account may post now (creator_info/query): the privacy levels the user chooses from,
+ * with the audit rule applied (an unaudited app offers SELF_ONLY only, decision 1013). 404 for an
+ * account not of the organization; 400 for another platform or an account to reconnect; 503 when
+ * TikTok cannot answer.
+ */
+export async function tiktokCreatorInfo(
+  ctx: Context,
+  principal: Principal,
+  id: string,
+  adapters: PlatformAdapters,
+): Promise<CreatorInfo & { selectablePrivacyLevels: string[] }> {
+  if (!isUuid(id)) throw notFound("social account");
+  const [row] = await ctx.db
+    .select({ id: socialAccounts.id, platform: socialAccounts.platform })
+    .from(socialAccounts)
+    .where(
+      and(
+        eq(socialAccounts.id, id),
+        eq(socialAccounts.orgId, principal.orgId),
+        ne(socialAccounts.status, "disconnected"),
+      ),
+    );
+  if (!row) throw notFound("social account");
+  const adapter = adapters.tiktok;
+  if (row.platform !== "tiktok" || !adapter?.creatorInfo)
+    throw validationError("accountId", "creator info is TikTok's: this is not a TikTok account");
+  try {
+    const info = await adapter.creatorInfo(await readyAccount(ctx, row.id, adapters, ctx.clock.now()));
+    const selectable = ctx.config.social.tiktokAudited
+      ? info.privacyLevelOptions
+      : info.privacyLevelOptions.filter((l) => l === "SELF_ONLY");
+    return { ...info, selectablePrivacyLevels: selectable };
+  } catch (err) {
+    const e = err instanceof PlatformError ? err : new PlatformError("transient", String(err));
+    if (e.kind === "auth" || e.kind === "permission")
+      throw validationError("accountId", `tiktok refused this account's token (${e.message}); reconnect it`);
+    throw new AppError("SERVICE_UNAVAILABLE", `tiktok could not answer: ${e.message}`);
+  }
 }

@@ -328,3 +328,17 @@ export const GenerateImageBody = Type.Object({
 });
 /** A generation request that passed its model. */
 export type GenerateImageBody = Static<typeof GenerateImageBody>;
+
+/** A TikTok creator's posting options (GET /api/v1/social/accounts/{id}/creator-info). */
+export const CreatorInfoView = Type.Object({
+  creatorUsername: Type.Union([Type.String(), Type.Null()]),
+  creatorNickname: Type.Union([Type.String(), Type.Null()]),
+  privacyLevelOptions: Type.Array(Type.String(), { description: "as TikTok lists them for this creator" }),
+  selectablePrivacyLevels: Type.Array(Type.String(), {
+    description: "the ones this app may post with now (SELF_ONLY only until SOCIAL_TIKTOK_AUDITED)",
+  }),
+  commentDisabled: Type.Boolean(),
+  duetDisabled: Type.Boolean(),
+  stitchDisabled: Type.Boolean(),
+  maxVideoPostDurationSec: Type.Union([Type.Integer(), Type.Null()]),
+});

@@ -66,6 +66,8 @@ export type PlatformAdapter = {
   platform: SocialPlatform;
   publish(account: AdapterAccount, post: PublishInput): Promise<PublishResult>;
   readMetrics(account: AdapterAccount, target: AdapterTarget): Promise<MetricsReading>;
+  /** TikTok: what the creator may post now (creator_info/query), for the user's choice (decision 1013). */
+  creatorInfo?(account: AdapterAccount): Promise<CreatorInfo>;
   /**
    * Renews the account's token (present when the platform's OAuth client is configured). A refusal is a
    * PlatformError of kind `auth`.
@@ -74,6 +76,17 @@ export type PlatformAdapter = {
     current: { accessToken: string; refreshToken: string | null; accountId?: string },
     now: Date,
   ): Promise<TokenSet>;
+};
+
+/** A TikTok creator's posting options, as creator_info/query gives them. */
+export type CreatorInfo = {
+  creatorUsername: string | null;
+  creatorNickname: string | null;
+  privacyLevelOptions: string[];
+  commentDisabled: boolean;
+  duetDisabled: boolean;
+  stitchDisabled: boolean;
+  maxVideoPostDurationSec: number | null;
 };
 
 /** Tokens a platform issued: from an authorization code or a refresh. */

@@ -189,6 +189,27 @@ export function tiktokAdapter(opts: AdapterOptions, base = TIKTOK_API_BASE): Pla
         publishedAt: opts.clock.now(),
       };
     },
+    async creatorInfo(account) {
+      // https://developers.tiktok.com/doc/content-posting-api-reference-query-creator-info
+      const c = data<{
+        creator_username?: string;
+        creator_nickname?: string;
+        privacy_level_options?: string[];
+        comment_disabled?: boolean;
+        duet_disabled?: boolean;
+        stitch_disabled?: boolean;
+        max_video_post_duration_sec?: number;
+      }>(await call(account, "/post/publish/creator_info/query/", undefined));
+      return {
+        creatorUsername: c.creator_username ?? null,
+        creatorNickname: c.creator_nickname ?? null,
+        privacyLevelOptions: c.privacy_level_options ?? [],
+        commentDisabled: c.comment_disabled === true,
+        duetDisabled: c.duet_disabled === true,
+        stitchDisabled: c.stitch_disabled === true,
+        maxVideoPostDurationSec: num(c.max_video_post_duration_sec) ?? null,
+      };
+    },
     async readMetrics(account, target) {
       if (!account.permissions.includes("video.list")) return unavailableReading("permission_missing");
       // A post TikTok has not given an id yet cannot be asked for.

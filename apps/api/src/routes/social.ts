@@ -7,6 +7,8 @@ import {
   confirmConnect,
   finishConnect,
   PendingConnectionView,
+  CreatorInfoView,
+  tiktokCreatorInfo,
   startConnect,
   CreatePostBody,
   connectSocialAccount,
@@ -124,6 +126,20 @@ export function socialRoutes(deps: AppDeps, auth: AuthMacros) {
         ),
       },
     )
+    .get(
+      "/api/v1/social/accounts/:accountId/creator-info",
+      async ({ principal, params }) => ({
+        creatorInfo: await tiktokCreatorInfo(deps, principal, params.accountId, adapters),
+      }),
+      {
+        scope: "social:write",
+        response: { 200: t.Object({ creatorInfo: CreatorInfoView }), ...errors(400, 401, 403, 404, 503) },
+        detail: detail(
+          "A TikTok account's posting options (creator_info)",
+          "TikTok requires the user to choose the privacy level of each post among these, with no default (POST /api/v1/social/posts platformOptions.tiktok.privacyLevel); `selectablePrivacyLevels` is SELF_ONLY alone until SOCIAL_TIKTOK_AUDITED. 400 for an account of another platform or one to reconnect; 503 when TikTok cannot answer.",
+        ),
+      },
+    )
     .delete(
       "/api/v1/social/accounts/:accountId",
       async ({ principal, params, set }) => {
@@ -168,7 +184,7 @@ export function socialRoutes(deps: AppDeps, auth: AuthMacros) {
         response: { 201: t.Object({ post: SocialPostView }), ...errors(400, 401, 403) },
         detail: detail(
           "Create a post and publish it on each account",
-          "Each target is published through its platform's API; a target that fails says why in `error` and does not block the others. Checked first, for every target, so that a refusal publishes nothing (400 VALIDATION_ERROR naming the field): the media each platform takes, and the text's length where the platform states one (X 280 weighted characters, a URL counting 23, an emoji or CJK character 2; Threads 500 characters, an emoji counting its UTF-8 bytes), on `platformOverrides.<platform>` when given, else `content`.",
+          "Each target is published through its platform's API; a target that fails says why in `error` and does not block the others. A TikTok target needs `platformOptions.tiktok` = {privacyLevel chosen by the user among GET /api/v1/social/accounts/{id}/creator-info's selectablePrivacyLevels, consent: true} (400 otherwise; recorded with the post). Checked first, for every target, so that a refusal publishes nothing (400 VALIDATION_ERROR naming the field): the media each platform takes, and the text's length where the platform states one (X 280 weighted characters, a URL counting 23, an emoji or CJK character 2; Threads 500 characters, an emoji counting its UTF-8 bytes), on `platformOverrides.<platform>` when given, else `content`.",
         ),
       },
     )

@@ -240,6 +240,26 @@ describe("TikTok: the user's privacy level and consent (decision 1013)", () => {
     expect((await body(await h.call("GET", "/api/v1/social/posts", { key }))).posts).toEqual([]);
   });
 
+  test("GET /accounts/{id}/creator-info: the creator's options from TikTok, SELF_ONLY alone selectable while unaudited; 400 for another platform", async () => {
+    const { key } = await h.seedOrg();
+    const token = `tok-tiktok-${Math.random()}`;
+    fake.setTikTokPrivacy(token, ["PUBLIC_TO_EVERYONE", "FOLLOWER_OF_CREATOR", "SELF_ONLY"]);
+    const tiktok = await connectSocialAccount(h, key, "tiktok", { accessToken: token });
+    const res = await h.call("GET", `/api/v1/social/accounts/${tiktok.id}/creator-info`, { key });
+    expect(res.status).toBe(200);
+    expect((await body(res)).creatorInfo).toMatchObject({
+      privacyLevelOptions: ["PUBLIC_TO_EVERYONE", "FOLLOWER_OF_CREATOR", "SELF_ONLY"],
+      selectablePrivacyLevels: ["SELF_ONLY"],
+      maxVideoPostDurationSec: 600,
+    });
+    const x = await connectSocialAccount(h, key, "x");
+    expect((await h.call("GET", `/api/v1/social/accounts/${x.id}/creator-info`, { key })).status).toBe(400);
+    const other = (await h.seedOrg()).key;
+    expect(
+      (await h.call("GET", `/api/v1/social/accounts/${tiktok.id}/creator-info`, { key: other })).status,
+    ).toBe(404);
+  });
+
   test("SELF_ONLY with consent: posted privately, the choice and consent recorded with the post", async () => {
     const { key, user } = await h.seedOrg();
     const tiktok = await connectSocialAccount(h, key, "tiktok");
