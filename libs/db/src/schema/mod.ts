@@ -15,3 +15,4 @@ export * from "./collections.ts";
 export * from "./collection_items.ts";
 export * from "./newsletters.ts";
 export * from "./clone_source_files.ts";
+export * from "./webhooks.ts";
