@@ -1,7 +1,7 @@
 import { and, eq, isNull, sql } from "drizzle-orm";
-import { mediaFiles, mediaUploads, memberships, sites, socialMedia } from "@site/db";
+import { mediaFiles, mediaUploads, memberships, newsletterCampaigns, sites, socialMedia } from "@site/db";
 import { sessionUser, type Context, AppError, notFound } from "@site/domain/core";
-import { readGrant, readShareToken } from "./grants.ts";
+import { readCampaignMediaToken, readGrant, readShareToken } from "./grants.ts";
 import type { MediaContext } from "./library.ts";
 import { finalizeUpload } from "./upload.ts";
 import { isPublicIdentityKey, orgOfSocialKey, parseMediaRef, siteOfKey } from "./refs.ts";
@@ -115,6 +115,17 @@ export async function authorizeMediaRead(
     cacheControl = grant.kind === "visitor" ? CACHE.visitor : CACHE.member;
     if (row.size !== null && row.contentType !== null && row.lastModified !== null)
       file = { size: row.size, contentType: row.contentType, etag: row.etag, lastModified: row.lastModified };
+  } else if (cred.t?.startsWith("n.")) {
+    // A campaign mail's image: valid while the campaign exists with that media generation (1115).
+    const token = readCampaignMediaToken(ctx, key, cred.t);
+    if (!token) throw forbidden("invalid or expired share token");
+    const [c] = await ctx.db
+      .select({ generation: newsletterCampaigns.mediaGeneration })
+      .from(newsletterCampaigns)
+      .where(eq(newsletterCampaigns.id, token.campaignId))
+      .limit(1);
+    if (c?.generation !== token.generation) throw forbidden("this campaign's image links were revoked");
+    cacheControl = CACHE.share;
   } else if (cred.t) {
     if (!readShareToken(ctx, key, cred.t)) throw forbidden("invalid or expired share token");
     cacheControl = CACHE.share;

@@ -115,6 +115,37 @@ export function readShareToken(ctx: Context, key: string, token: string): { site
   return { siteId };
 }
 
+const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
+
+/**
+ * Mints the share token of an image in a newsletter campaign's mail: `n.<campaign>.<generation>.<expiry>.<sig>`
+ * for one path. It lives long (mail is read late: NEWSLETTER_MAIL_MEDIA_TTL_S, a year by default) and
+ * is revocable: delivery honours it only while the campaign exists with that media generation
+ * (decision 1115).
+ */
+export function mintCampaignMediaToken(
+  ctx: Context,
+  input: { campaignId: string; generation: number; key: string; ttlSeconds: number },
+): string {
+  const exp = expiry(ctx, input.ttlSeconds);
+  const who = `${input.campaignId}:${input.generation}`;
+  return `n.${input.campaignId}.${input.generation}.${exp}.${grantSignature(ctx, "n", who, input.key, exp)}`;
+}
+
+/** Reads a campaign media token for `key`: its campaign and generation when valid and unexpired, else null. */
+export function readCampaignMediaToken(
+  ctx: Context,
+  key: string,
+  token: string,
+): { campaignId: string; generation: number } | null {
+  const [code, campaignId, generation, exp, sig, extra] = token.split(".");
+  if (code !== "n" || extra !== undefined || !campaignId || !generation || !exp || !sig) return null;
+  if (!UUID_RE.test(campaignId) || !/^\d{1,9}$/.test(generation) || !/^\d{1,12}$/.test(exp)) return null;
+  if (!safeEqual(sig, grantSignature(ctx, "n", `${campaignId}:${generation}`, key, Number(exp)))) return null;
+  if (Number(exp) * 1000 <= ctx.clock.now().getTime()) return null;
+  return { campaignId, generation: Number(generation) };
+}
+
 /** The delivery path of `key` with a visitor grant of the published site `siteId`. */
 export function grantVisitorUrl(ctx: Context, siteId: string, key: string): string {
   return `${mediaPath(key)}?k=${mintGrant(ctx, { kind: "visitor", siteId, key })}`;

@@ -4,6 +4,7 @@ import {
   grantMemberUrl,
   mediaPath,
   mediaRefBases,
+  mintCampaignMediaToken,
   mintShareToken,
   readMediaRef,
 } from "@site/domain/media";
@@ -134,16 +135,27 @@ export function signCampaignForMember(ctx: Context, siteId: string, html: string
 }
 
 /**
- * The HTML as mailed: every media path an absolute URL on PUBLIC_BASE_URL with a share token `t`
- * (NEWSLETTER_MEDIA_TOKEN_TTL_S, 30 days by default: mail is read late).
+ * The HTML as mailed: every media path an absolute URL on PUBLIC_BASE_URL with a share token `t`.
+ * A campaign's deliveries carry campaign media tokens (NEWSLETTER_MAIL_MEDIA_TTL_S, a year by default:
+ * mail is read late; revoked with the campaign's media generation, decision 1115); a test mail (no
+ * `campaign`) carries plain share tokens of NEWSLETTER_MEDIA_TOKEN_TTL_S (30 days by default).
  */
-export function signCampaignForMail(ctx: Context, siteId: string, html: string): Promise<string> {
-  const ttlSeconds = ctx.config.newsletter.mediaTokenTtlSeconds;
-  return signStored(
-    ctx,
-    siteId,
-    html,
-    (key) =>
-      `${ctx.config.publicBaseUrl}${mediaPath(key)}?t=${mintShareToken(ctx, { siteId, key, ttlSeconds })}`,
-  );
+export function signCampaignForMail(
+  ctx: Context,
+  siteId: string,
+  html: string,
+  campaign?: { id: string; mediaGeneration: number },
+): Promise<string> {
+  const base = ctx.config.publicBaseUrl;
+  const token = campaign
+    ? (key: string) =>
+        mintCampaignMediaToken(ctx, {
+          campaignId: campaign.id,
+          generation: campaign.mediaGeneration,
+          key,
+          ttlSeconds: ctx.config.newsletter.mailMediaTtlSeconds,
+        })
+    : (key: string) =>
+        mintShareToken(ctx, { siteId, key, ttlSeconds: ctx.config.newsletter.mediaTokenTtlSeconds });
+  return signStored(ctx, siteId, html, (key) => `${base}${mediaPath(key)}?t=${token(key)}`);
 }

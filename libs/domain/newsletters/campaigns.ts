@@ -239,13 +239,21 @@ export function unsubscribeFooter(url: string): { html: string; text: string } {
 /** A campaign as mailed, before the per-recipient parts: signed HTML body and its text. */
 export type RenderedBody = { html: string; text: string };
 
-/** Signs a campaign's media for mail (share tokens) and derives its plain text: once per campaign, not per recipient. */
+/**
+ * Signs a campaign's media for mail and derives its plain text: once per campaign, not per recipient.
+ * With `media` (a campaign's deliveries) the images carry revocable campaign media tokens.
+ */
 export async function renderCampaignBody(
   ctx: Context,
-  campaign: { siteId: string; html: string },
+  campaign: { siteId: string; html: string; media?: { id: string; mediaGeneration: number } },
 ): Promise<RenderedBody> {
   // Sanitized again as mailed: a body stored before the allow-list (decision 1113) is mailed clean.
-  const html = await signCampaignForMail(ctx, campaign.siteId, sanitizeCampaignHtml(campaign.html));
+  const html = await signCampaignForMail(
+    ctx,
+    campaign.siteId,
+    sanitizeCampaignHtml(campaign.html),
+    campaign.media,
+  );
   return { html, text: htmlToText(html) };
 }
 
@@ -486,6 +494,26 @@ export async function resumeCampaign(
   ctx.log.info("newsletter campaign resumed", { campaignId: r.id });
   await enqueueCampaignJob(ctx, r.id);
   return view(ctx, siteId, u);
+}
+
+/**
+ * Revokes every image link mailed for a campaign (decision 1115): its media generation goes up, so
+ * the campaign media tokens already mailed stop opening (403); mails sent after this carry the new
+ * generation. Deleting the campaign revokes them too.
+ */
+export async function revokeCampaignMedia(
+  ctx: Context,
+  siteId: string,
+  campaignId: string,
+): Promise<CampaignView> {
+  const r = await row(ctx, siteId, campaignId);
+  const [u] = await ctx.db
+    .update(newsletterCampaigns)
+    .set({ mediaGeneration: sql`${newsletterCampaigns.mediaGeneration} + 1`, updatedAt: sql`now()` })
+    .where(eq(newsletterCampaigns.id, r.id))
+    .returning();
+  ctx.log.info("newsletter campaign media revoked", { campaignId: r.id, generation: u!.mediaGeneration });
+  return view(ctx, siteId, u!);
 }
 
 /** Ends a sending campaign as `sent` once no recipient is left to mail. */

@@ -1,3 +1,4 @@
+import type { Logger } from "@site/config";
 import type { Consumer } from "@site/queue";
 import type { QueueContext } from "./campaigns.ts";
 import { type Mailer, openMailer } from "./mailer.ts";
@@ -48,6 +49,7 @@ async function start(
       outbox: mailer.describe,
     });
   else log.info("newsletter mail goes through SMTP", { server: mailer.describe });
+  warnIfNotHttps(ctx.config.publicBaseUrl, log);
   const sctx: SenderContext = {
     ...ctx,
     log,
@@ -91,4 +93,19 @@ async function start(
     },
   };
   return sender;
+}
+
+/**
+ * Says at start when PUBLIC_BASE_URL is not https: mailbox providers offer one-click unsubscribe only
+ * for an https List-Unsubscribe URI (RFC 8058 §3.1, https://www.rfc-editor.org/rfc/rfc8058#section-3.1),
+ * so every mail's unsubscribe link would fall back to a click through a page, and Gmail and Yahoo
+ * require one-click of bulk senders.
+ */
+export function warnIfNotHttps(publicBaseUrl: string, log: Pick<Logger, "warn">): boolean {
+  if (new URL(publicBaseUrl).protocol === "https:") return false;
+  log.warn(
+    `PUBLIC_BASE_URL (${publicBaseUrl}) is not https: newsletter mail's List-Unsubscribe links will not be offered as one-click unsubscribe (RFC 8058 needs an https URL); set PUBLIC_BASE_URL to the service's https address`,
+    { publicBaseUrl },
+  );
+  return true;
 }

@@ -27,22 +27,31 @@ export type SenderContext = QueueContext & {
  * A sending campaign's body, rendered once and kept a short while (a sending campaign cannot change):
  * at most a minute, and at most a tenth of the share tokens' lifetime, so mailed tokens stay fresh.
  */
-function campaignBody(ctx: SenderContext, c: { id: string; siteId: string }): Promise<RenderedBody> {
-  const keepMs = Math.min(60_000, ctx.config.newsletter.mediaTokenTtlSeconds * 100);
+function campaignBody(
+  ctx: SenderContext,
+  c: { id: string; siteId: string; mediaGeneration: number },
+): Promise<RenderedBody> {
+  const keepMs = Math.min(60_000, ctx.config.newsletter.mailMediaTtlSeconds * 100);
   const now = Date.now();
-  const hit = ctx.bodies.get(c.id);
+  // Per media generation: after a revoke the next mail carries the new one at once.
+  const id = `${c.id}.${c.mediaGeneration}`;
+  const hit = ctx.bodies.get(id);
   if (hit && now - hit.at < keepMs) return hit.body;
-  for (const [id, b] of ctx.bodies) if (now - b.at >= keepMs) ctx.bodies.delete(id);
+  for (const [k, b] of ctx.bodies) if (now - b.at >= keepMs) ctx.bodies.delete(k);
   const body = (async () => {
     const [row] = await ctx.db
       .select({ html: newsletterCampaigns.html })
       .from(newsletterCampaigns)
       .where(eq(newsletterCampaigns.id, c.id));
     if (!row) throw new Error(`campaign ${c.id} is gone`);
-    return renderCampaignBody(ctx, { siteId: c.siteId, html: row.html });
+    return renderCampaignBody(ctx, {
+      siteId: c.siteId,
+      html: row.html,
+      media: { id: c.id, mediaGeneration: c.mediaGeneration },
+    });
   })();
-  ctx.bodies.set(c.id, { at: now, body });
-  body.catch(() => ctx.bodies.delete(c.id));
+  ctx.bodies.set(id, { at: now, body });
+  body.catch(() => ctx.bodies.delete(id));
   return body;
 }
 
@@ -73,6 +82,7 @@ type Claimed = {
   subject: string;
   preheader: string | null;
   from_name: string | null;
+  media_generation: number;
 };
 
 /**
@@ -101,7 +111,7 @@ export async function deliverToRecipient(
       and c.status = 'sending'
       and (r.status = 'queued' or (r.status = 'sending' and r.lease_until < now()))
     returning r.id, r.campaign_id, r.email, r.tries, r.subscriber_id, s.status as subscriber_status,
-      c.site_id, c.subject, c.preheader, c.from_name`);
+      c.site_id, c.subject, c.preheader, c.from_name, c.media_generation`);
   if (!r) return; // sent, finished, or claimed by a live process
   if (r.subscriber_status !== "active") {
     // Unsubscribed or bounced since the send started: never mailed.
@@ -116,6 +126,7 @@ export async function deliverToRecipient(
       subject: r.subject,
       preheader: r.preheader,
       fromName: r.from_name,
+      mediaGeneration: r.media_generation,
     };
     mail = await renderCampaignMail(
       ctx,

@@ -14,6 +14,7 @@ import {
   previewCampaign,
   previewHeaders,
   resumeCampaign,
+  revokeCampaignMedia,
   SendCampaignBody,
   sendCampaign,
   sendTestCampaign,
@@ -191,6 +192,22 @@ export function campaignRoutes(deps: AppDeps & MailContext, auth: AuthMacros) {
           summary: "Resume a paused campaign (after the mail server was fixed)",
           description:
             "A campaign pauses when the mail server refuses something that is not about one recipient (the login, the sender, the message) or keeps failing; its `error` quotes the reply, and nobody is marked bounced for it. Resuming sends to every recipient still waiting; each recipient still gets exactly one mail. Anything but a paused campaign answers 400.",
+          tags,
+        },
+      },
+    )
+    .post(
+      `${one}/revoke-media`,
+      async ({ principal, params }) => ({
+        campaign: await revokeCampaignMedia(deps, await site(principal, params.siteId), params.campaignId),
+      }),
+      {
+        scope: "content:write",
+        response: { 200: CampaignAnswer, ...errors(401, 403, 404) },
+        detail: {
+          summary: "Revoke the image links of every mail sent for the campaign",
+          description:
+            "A campaign's mails carry image links that stay readable for NEWSLETTER_MAIL_MEDIA_TTL_S (a year by default). After this they answer 403 (caches may keep an image up to an hour); mails sent later carry new links. Deleting the campaign revokes them too.",
           tags,
         },
       },

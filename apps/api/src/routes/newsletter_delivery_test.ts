@@ -5,13 +5,14 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { dkimVerify } from "mailauth/lib/dkim/verify";
 import { createLogger, loadConfig } from "@site/config";
+import { addLibraryFile } from "@site/domain/media";
 import {
   type Mailer,
   type NewsletterSender,
   openMailer,
   startNewsletterSender,
 } from "@site/domain/newsletters";
-import { type ReceivedMail, type SmtpSink, startSmtpSink } from "@site/domain/testing";
+import { type ReceivedMail, sampleImage, type SmtpSink, startSmtpSink } from "@site/domain/testing";
 import { buildTestApp, type TestApp } from "../../testing/mod.ts";
 
 // Delivery as real mail servers expect it (CONTRACT "Newsletters", issue 24; decisions 1110-1112):
@@ -434,4 +435,77 @@ describe("DKIM: every mail verifies with an independent verifier against the sel
       }
     }, 60_000);
   }
+});
+
+describe("mail images: readable for a year, revocable per campaign", () => {
+  let x: Harness;
+  beforeAll(async () => {
+    x = await harness();
+  });
+  afterAll(async () => {
+    await stop(x);
+  });
+
+  test("a campaign's image links last NEWSLETTER_MAIL_MEDIA_TTL_S (a year by default) and stop opening after revoke-media or the campaign's deletion", async () => {
+    const a = api(x);
+    const email = `img-${uniq()}@example.com`;
+    const siteId = await a.site([email]);
+    const file = await addLibraryFile(x.h.ctx, { siteId, bytes: sampleImage("png"), source: "upload" });
+    const send = async (subject: string) => {
+      const c = (
+        await a.call("POST", `/api/v1/sites/${siteId}/campaigns`, {
+          subject,
+          html: `<p><img src="/api/media/${file.key}" alt="Seeds"></p>`,
+        })
+      ).body.campaign as Json;
+      expect((await a.call("POST", `/api/v1/sites/${siteId}/campaigns/${c.id}/send`)).status).toBe(202);
+      await waitFor("the mail", () => mailsWith(x.sink, subject, email).length === 1);
+      await waitFor("sent", async () => (await a.read(siteId, c.id)).status === "sent");
+      const html = String(mailsWith(x.sink, subject, email)[0]!.parsed!.html);
+      const src = /<img[^>]+src="([^"]+)"/.exec(html)![1]!.replace(/&amp;/g, "&");
+      const u = new URL(src);
+      return { c, local: `${u.pathname}${u.search}`, token: u.searchParams.get("t")! };
+    };
+    const first = await send(`Images ${uniq()}`);
+    expect((await x.h.call("GET", first.local)).status).toBe(200);
+    const exp = Number(first.token.split(".")[3]) * 1000;
+    expect(exp - Date.now()).toBeGreaterThan(364 * 86_400_000);
+    expect(exp - Date.now()).toBeLessThanOrEqual(366 * 86_400_000);
+    const revoked = await a.call("POST", `/api/v1/sites/${siteId}/campaigns/${first.c.id}/revoke-media`);
+    expect(revoked.status).toBe(200);
+    expect((await x.h.call("GET", first.local)).status).toBe(403);
+    // A forged generation does not bring it back.
+    const bumped = first.local.replace(`.${first.token.split(".")[2]}.`, ".1.");
+    expect((await x.h.call("GET", bumped)).status).toBe(403);
+
+    const second = await send(`Images ${uniq()}`);
+    expect((await x.h.call("GET", second.local)).status).toBe(200);
+    expect((await a.call("DELETE", `/api/v1/sites/${siteId}/campaigns/${second.c.id}`)).status).toBe(204);
+    expect((await x.h.call("GET", second.local)).status).toBe(403);
+  }, 60_000);
+});
+
+describe("start-up warning", () => {
+  test("the sender warns when PUBLIC_BASE_URL is not https (RFC 8058 one-click needs https), and not when it is", async () => {
+    for (const [base, warns] of [
+      ["http://127.0.0.1:3000", true],
+      ["https://news.example.test", false],
+    ] as const) {
+      const lines: string[] = [];
+      const log = createLogger("warn", {}, { sink: (line) => lines.push(line) });
+      const h = await buildTestApp({ env: { PUBLIC_BASE_URL: base }, log });
+      const sender = await startNewsletterSender(h.ctx);
+      try {
+        const warning = lines.find((l) => l.includes("RFC 8058"));
+        if (warns) {
+          expect(warning).toBeDefined();
+          expect(warning).toContain("not https");
+          expect(JSON.parse(warning!).level).toBe("warn");
+        } else expect(warning).toBeUndefined();
+      } finally {
+        await sender.stop({ graceMs: 100 });
+        await h.close();
+      }
+    }
+  });
 });

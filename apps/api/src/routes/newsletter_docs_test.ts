@@ -24,6 +24,7 @@ const ROUTES: [string, string, boolean, string][] = [
   ["post", "/api/v1/sites/{siteId}/campaigns/{campaignId}/send", true, "application/json"],
   ["post", "/api/v1/sites/{siteId}/campaigns/{campaignId}/cancel", false, "application/json"],
   ["post", "/api/v1/sites/{siteId}/campaigns/{campaignId}/resume", false, "application/json"],
+  ["post", "/api/v1/sites/{siteId}/campaigns/{campaignId}/revoke-media", false, "application/json"],
   ["post", "/api/v1/public/sites/{slug}/subscribe", true, "application/json"],
   ["get", "/api/v1/public/newsletter/confirm", false, "text/html"],
   ["get", "/api/v1/public/newsletter/unsubscribe", false, "text/html"],

@@ -27,6 +27,7 @@ beforeAll(async () => {
     SMTP_URL: sink.url,
     SMTP_RATE_PER_MINUTE: "0",
     NEWSLETTER_MEDIA_TOKEN_TTL_S: String(TOKEN_TTL_S),
+    NEWSLETTER_MAIL_MEDIA_TTL_S: String(TOKEN_TTL_S),
     NEWSLETTER_SWEEP_EVERY_MS: "200",
     NEWSLETTER_LEASE_MS: "2000",
     PUBLIC_BASE_URL: "https://news.example.test",
@@ -488,7 +489,8 @@ describe("sending through SMTP", () => {
     expect(bounced.body.subscribers.map((s: Json) => s.email)).toEqual([BOUNCING]);
     // Share tokens expire (NEWSLETTER_MEDIA_TOKEN_TTL_S=8 here): then the same URL is refused.
     for (const src of tokens) {
-      const exp = Number(new URL(src).searchParams.get("t")!.split(".")[1]);
+      // A campaign media token: n.<campaign>.<generation>.<expiry>.<sig> (decision 1115).
+      const exp = Number(new URL(src).searchParams.get("t")!.split(".")[3]);
       expect(exp * 1000 - Date.now()).toBeLessThanOrEqual(TOKEN_TTL_S * 1000);
       await waitFor(
         "the share token to expire",
