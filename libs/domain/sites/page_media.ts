@@ -1,3 +1,5 @@
+import { eq } from "drizzle-orm";
+import { sites } from "@site/db";
 import { type Context, AppError } from "@site/domain/core";
 import { filesOfSite, type MediaContext, mediaRefBases, settleUploads } from "@site/domain/media";
 import { MAX_PAGE_MEDIA_REFS, MAX_PROBLEMS, type PageMediaRef, type PageScan } from "./page_scan.ts";
@@ -6,11 +8,34 @@ import { isScanFailure, scanFailureError, scanPage } from "./page_scan_pool.ts";
 /** What a page write learned about its media references. */
 export type PageMediaCheck = { warnings: string[] };
 
-/** The media scan of page MDX for a write: 400 VALIDATION_ERROR naming line and column if it is not MDX. */
-export async function scanPageForWrite(ctx: Context, content: string): Promise<PageScan & { ok: true }> {
+const tenants = new Map<string, string>();
+/** The organization of a site (it never changes: remembered, at most 10,000 sites). */
+async function tenantOf(ctx: Context, siteId: string): Promise<string> {
+  const known = tenants.get(siteId);
+  if (known) return known;
+  const [site] = await ctx.db.select({ orgId: sites.orgId }).from(sites).where(eq(sites.id, siteId)).limit(1);
+  if (!site) return "";
+  if (tenants.size >= 10_000) tenants.delete(tenants.keys().next().value!);
+  tenants.set(siteId, site.orgId);
+  return site.orgId;
+}
+
+/**
+ * The media scan of page MDX written to `siteId`, parsed in its organization's share of the parser pool
+ * (decision 0612): 429 RATE_LIMITED with Retry-After while that organization has its share of parses
+ * waiting; 400 VALIDATION_ERROR naming line and column if it is not MDX, or if it ran past its CPU budget.
+ */
+export async function scanPageForWrite(
+  ctx: Context,
+  siteId: string,
+  content: string,
+): Promise<PageScan & { ok: true }> {
   let scan: PageScan;
   try {
-    scan = await scanPage(content, mediaRefBases(ctx.config), { refuseWhenBusy: true });
+    scan = await scanPage(content, mediaRefBases(ctx.config), {
+      refuseWhenBusy: true,
+      tenant: await tenantOf(ctx, siteId),
+    });
   } catch (e) {
     if (isScanFailure(e)) throw scanFailureError(e);
     throw e;
@@ -33,7 +58,7 @@ export async function scanPageForWrite(ctx: Context, content: string): Promise<P
  * outside Column > Column passes with a warning that the visual editor cannot edit it.
  */
 export async function checkPageMedia(ctx: Context, siteId: string, content: string): Promise<PageMediaCheck> {
-  const scan = await scanPageForWrite(ctx, content);
+  const scan = await scanPageForWrite(ctx, siteId, content);
   const problems = scan.problems.map((p) => ({ ref: p.ref, line: p.line, reason: p.message }));
   let problemCount = scan.problemCount;
   if (scan.refCount > MAX_PAGE_MEDIA_REFS) {

@@ -47,7 +47,7 @@ async function storedContent(
   tx: Tx,
   input: { siteId: string; content: string; self: { id: string; path: string } },
 ) {
-  const scan = await scanPageForWrite(ctx, input.content);
+  const scan = await scanPageForWrite(ctx, input.siteId, input.content);
   const index = await loadPageIndex(tx, input.siteId);
   for (const [path, id] of index.idOf) if (id === input.self.id) index.idOf.delete(path);
   index.idOf.set(input.self.path, input.self.id);

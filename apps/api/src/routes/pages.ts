@@ -1,5 +1,7 @@
 import { Elysia, t } from "elysia";
+import { hashSecret } from "@site/domain/core";
 import {
+  admitPageWrite,
   CreatePageBody,
   createPage,
   deletePage,
@@ -16,9 +18,31 @@ import { errors } from "../schemas.ts";
 
 const PageWrite = t.Object({ page: PageView, warnings: t.Array(t.String()) });
 
+const PAGE_WRITE = /^\/api\/v1\/sites\/[^/]+\/pages(?:\/[^/]+)?\/?$/;
+
+/**
+ * Runs on each request, before routing and before a body is read; for a page write (POST or PATCH of
+ * …/pages): an organization over its share of the parser pool is refused
+ * at once (429 with Retry-After, decision 0612), so a flood of refused writes costs a header check.
+ * Only a key the key cache already knows is looked at (nothing is counted or queried here); any other
+ * request goes on to be parsed, authenticated and checked as usual.
+ */
+function admitBeforeBody(deps: AppDeps) {
+  return ({ request }: { request: Request }): void => {
+    if (request.method !== "POST" && request.method !== "PATCH") return;
+    const url = request.url;
+    if (!url.includes("/pages")) return;
+    if (!PAGE_WRITE.test(new URL(url).pathname)) return;
+    const bearer = /^Bearer\s+(\S+)\s*$/i.exec(request.headers.get("authorization") ?? "");
+    const known = bearer ? deps.keys?.get(hashSecret(bearer[1]!)) : undefined;
+    if (known) admitPageWrite(known.orgId);
+  };
+}
+
 /** Pages of a site: path, title and MDX content. */
 export function pageRoutes(deps: AppDeps, auth: AuthMacros) {
   return new Elysia()
+    .onRequest(admitBeforeBody(deps))
     .use(auth)
     .get(
       "/api/v1/sites/:siteId/pages",
