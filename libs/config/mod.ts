@@ -9,3 +9,7 @@ export {
   type ServerRecord,
 } from "./src/server_record.ts";
 export { describeError } from "./src/error_fields.ts";
+export {
+  DEFAULT_WEBHOOK_RETRY_SCHEDULE_S,
+  type WebhookSettings,
+} from "./src/webhook_settings.ts";

@@ -1,6 +1,7 @@
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { randomBytes } from "node:crypto";
 import { join, resolve } from "node:path";
+import { type WebhookSettings, webhookSettings } from "./webhook_settings.ts";
 import { bounceAddressSetting, type DkimSettings, dkimSetting, heloNameSetting } from "./mail_settings.ts";
 
 /** Every setting of the service, parsed and checked at boot. */
@@ -168,6 +169,8 @@ export type Config = {
     /** NEWSLETTER_TEST_SENDS_PER_DAY: test mails an organization may send a day to addresses that are not its members. */
     testSendsPerDay: number;
   };
+  /** Webhooks: retry schedule, timeout, caps (CONTRACT "Webhooks"; decisions 0840–0845). */
+  webhooks: WebhookSettings;
 };
 
 /** A setting that cannot be parsed: raised at boot, never inside a request. */
@@ -395,6 +398,7 @@ export function loadConfig(env: Env = process.env): Config {
       mailMediaTtlSeconds: intSetting(env, "NEWSLETTER_MAIL_MEDIA_TTL_S", 31_536_000, 1),
       testSendsPerDay: intSetting(env, "NEWSLETTER_TEST_SENDS_PER_DAY", 50),
     },
+    webhooks: webhookSettings(env, (m) => new ConfigError(m)),
   };
 }
 
