@@ -2,6 +2,7 @@ import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { randomBytes } from "node:crypto";
 import { join, resolve } from "node:path";
 import { type WebhookSettings, webhookSettings } from "./webhook_settings.ts";
+import { ConfigError } from "./config_error.ts";
 import { bounceAddressSetting, type DkimSettings, dkimSetting, heloNameSetting } from "./mail_settings.ts";
 
 /** Every setting of the service, parsed and checked at boot. */
@@ -173,8 +174,7 @@ export type Config = {
   webhooks: WebhookSettings;
 };
 
-/** A setting that cannot be parsed: raised at boot, never inside a request. */
-export class ConfigError extends Error {}
+export { ConfigError };
 
 type Env = Record<string, string | undefined>;
 

@@ -1,7 +1,7 @@
 import { createPrivateKey } from "node:crypto";
 import { existsSync, readFileSync } from "node:fs";
 import { isIP } from "node:net";
-import { ConfigError } from "./config.ts";
+import { ConfigError } from "./config_error.ts";
 
 type Env = Record<string, string | undefined>;
 
