@@ -1,13 +1,17 @@
 import type { Context } from "@site/domain/core";
+import { mediaRefBases } from "@site/domain/media";
 import type { Problem } from "./_input.ts";
 import type { CollectionField } from "./collection_model.ts";
 import { type PageIndex, parseHref, readHref, storeHref } from "./links.ts";
 import { plainTextProblem } from "./plain_text.ts";
-import { storableMediaRefs } from "./site_media.ts";
+import { type MediaRefInput, storableMediaRefs } from "./site_media.ts";
+import { mediaRefsInText } from "./text_media.ts";
 
 /** The longest text and richtext values. */
 export const MAX_TEXT = 5_000;
 export const MAX_RICHTEXT = 100_000;
+/** The most media paths the text, richtext and link values of one item may hold (each is looked up). */
+export const MAX_TEXT_MEDIA_REFS = 1_000;
 
 /** Stored item values: scalars by field key (media as bare paths, links as page references). */
 export type StoredValues = Record<string, string | number | boolean>;
@@ -68,6 +72,8 @@ export async function storableValues(
   const problems: Problem[] = [];
   const values: StoredValues = {};
   const images: { field: string; ref: string; key: string }[] = [];
+  const inText: MediaRefInput[] = [];
+  const bases = mediaRefBases(ctx.config);
   for (const [key, value] of Object.entries(merged)) {
     const field = byKey.get(key);
     if (!field) {
@@ -87,10 +93,21 @@ export async function storableValues(
     if (field.type === "image") images.push({ field: at(key), ref: value as string, key });
     else if (field.type === "link") values[key] = storeHref(value as string, input.index);
     else values[key] = value as string | number | boolean;
+    // A media path written in text, Markdown or a link is held to the library rule too (decision 0611).
+    if (field.type === "text" || field.type === "richtext" || field.type === "link")
+      for (const ref of mediaRefsInText(bases, value as string)) inText.push({ field: at(key), ref });
   }
   for (const field of input.fields) {
     if (field.required && (merged[field.key] === null || merged[field.key] === undefined))
       problems.push({ field: at(field.key), type: field.type, message: "required" });
+  }
+  if (inText.length > 0) {
+    if (inText.length > MAX_TEXT_MEDIA_REFS)
+      problems.push({
+        field: inText[0]!.field,
+        message: `at most ${MAX_TEXT_MEDIA_REFS} media paths in the text values of one item`,
+      });
+    else problems.push(...(await storableMediaRefs(ctx, input.siteId, inText)).problems);
   }
   if (images.length > 0) {
     const media = await storableMediaRefs(ctx, input.siteId, images);

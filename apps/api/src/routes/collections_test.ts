@@ -334,4 +334,41 @@ describe("collections", () => {
     expect((await call("GET", `${base}/items`)).status).toBe(404);
     expect(await h.db.select().from(collections).where(eq(collections.siteId, siteId))).toHaveLength(0);
   });
+
+  test("text, richtext and link values naming another organization's file are 400, each named (issue 25)", async () => {
+    const { siteId, base } = await teamSite();
+    const mine = await addLibraryFile(h.ctx, { siteId, bytes: sampleImage("png"), source: "upload" });
+    const stranger = await h.seedOrg();
+    const foreignSite = (await h.newSite(stranger.key, { name: "Other" })).id;
+    const theirs = await addLibraryFile(h.ctx, {
+      siteId: foreignSite,
+      bytes: sampleImage("png"),
+      source: "upload",
+    });
+    const encoded = theirs.url.replace("/api/media/", "&#x2F;api&#x2F;media/");
+    const refused = await call("POST", `${base}/items`, {
+      values: {
+        name: "Eve",
+        role: `See ${theirs.url} for my face`,
+        bio: `Hello ![me](${theirs.url}) and [again](${encoded}).`,
+        profile: `${h.ctx.config.publicBaseUrl}${theirs.url}`,
+      },
+    });
+    expect(refused.status).toBe(400);
+    expect(refused.body.error.code).toBe("VALIDATION_ERROR");
+    const named = refused.body.error.details.map((d: Json) => d.field).sort();
+    expect(named).toEqual(["values.bio", "values.bio", "values.profile", "values.role"]);
+    for (const d of refused.body.error.details) expect(d.message).toContain("another site's file");
+    expect(await storedItems(siteId)).toHaveLength(0);
+    // The site's own files, and text without media paths, are as before.
+    const ok = await call("POST", `${base}/items`, {
+      values: { name: "Ada", role: `Logo: ${mine.url}.`, bio: `![me](${mine.url})`, profile: mine.url },
+    });
+    expect(ok.status).toBe(201);
+    expect(ok.body.item.values.bio).toBe(`![me](${mine.url})`);
+    const patch = await call("PATCH", `${base}/items/${ok.body.item.id}`, {
+      values: { bio: `![x](${theirs.url})` },
+    });
+    expect(patch.status).toBe(400);
+  });
 });
