@@ -106,7 +106,7 @@ export const newsletterRecipients = pgTable(
   ],
 );
 
-/** Test mails an organization sent on a day (UTC) to addresses that are not its members (decision 1115). */
+/** Test mails an organization sent on a day (UTC) to addresses that are not its members (decision 1114). */
 export const newsletterTestSends = pgTable(
   "newsletter_test_sends",
   {
