@@ -20,17 +20,29 @@ const EXPOSED_HEADERS = [
 /** How long a browser may reuse a preflight answer, in seconds. */
 const MAX_AGE_S = 600;
 
-function underApi(url: string): boolean {
+function pathOf(url: string): string {
   const start = url.indexOf("/", url.indexOf("//") + 2);
-  const path = start < 0 ? "/" : url.slice(start);
+  return start < 0 ? "/" : url.slice(start);
+}
+
+function underApi(url: string): boolean {
+  const path = pathOf(url);
   return path === "/api/v1" || path.startsWith("/api/v1/") || path.startsWith("/api/v1?");
 }
+
+/**
+ * The one answer that sets a cookie: the connect start marks the browser that started it (decision
+ * 1030), so an allowed origin may call it with credentials. The API never reads cookies for auth.
+ */
+const CREDENTIALED_PATH = "/api/v1/social/accounts/connect";
+const credentialed = (url: string) => pathOf(url).split("?")[0] === CREDENTIALED_PATH;
 
 /**
  * CORS for /api/v1 (decision 0712): pages of the `CORS_ORIGINS` origins get `Access-Control-Allow-Origin`
  * on every answer, errors included, and their preflights (OPTIONS with Access-Control-Request-Method)
  * answered 204 before authentication. Other origins get no CORS headers. Keys travel as bearer tokens,
- * never cookies, so credentials are not allowed. Nothing is added when no origin is configured.
+ * never cookies, so credentials are not allowed, except on the connect start whose answer sets the
+ * connect cookie (decision 1030). Nothing is added when no origin is configured.
  */
 export function corsPlugin(origins: readonly string[]) {
   const allowed = new Set(origins);
@@ -54,10 +66,12 @@ export function corsPlugin(origins: readonly string[]) {
           "access-control-allow-methods": METHODS,
           "access-control-allow-headers": ALLOWED_HEADERS,
           "access-control-max-age": String(MAX_AGE_S),
+          ...(credentialed(request.url) ? { "access-control-allow-credentials": "true" } : {}),
           vary: "Origin",
         },
       });
     set.headers["access-control-allow-origin"] = origin;
+    if (credentialed(request.url)) set.headers["access-control-allow-credentials"] = "true";
     set.headers["access-control-expose-headers"] = EXPOSED_HEADERS;
   });
 }

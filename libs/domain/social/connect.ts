@@ -10,6 +10,7 @@ import {
   validationError,
 } from "@site/domain/core";
 import { storeAccount } from "./accounts.ts";
+import { connectCookieMatches } from "./connect_cookie.ts";
 import type { ConnectConfirmBody, ConnectStartBody, SocialAccountView } from "./models.ts";
 import { type OAuthPort, PlatformError, type SocialPlatform } from "./platform.ts";
 
@@ -91,8 +92,13 @@ export type PendingConnection = {
   expiresAt: string;
 };
 
-/** What the callback ends with: a pending connection, or an error code; and where to send the user. */
+/**
+ * What the callback ends with, and where to send the user: the stored account (the browser that started
+ * the connect came back), a pending connection (another browser came back: the starting user confirms),
+ * or an error code.
+ */
 export type ConnectOutcome =
+  | { ok: true; account: SocialAccountView; redirectUri: string | null }
   | { ok: true; pending: PendingConnection; redirectUri: string | null }
   | { ok: false; error: AppError; code: string; redirectUri: string | null };
 
@@ -114,14 +120,18 @@ type Pending = {
 /**
  * The platform's callback: the `state` must be one this service issued for this platform, unexpired and
  * unused (it is spent here, atomically, so a replayed callback is refused); the code is exchanged for
- * tokens, the user identified, and the account stored with its refresh token and expiry (a reconnection
- * when it already exists). A refused code (replayed or expired at the platform) is an error too.
+ * tokens and the user identified. When the browser carries the connect cookie of this state
+ * (`browserCookies`, the `sca_connect` values it sent) it is the browser that started the connect, and
+ * the account is stored at once with its refresh token and expiry (a reconnection when it already
+ * exists), as the contract answers. Any other browser gets the confirmation step: the tokens wait for
+ * the starting user's confirmation (decisions 1016, 1030). A refused code is an error too.
  */
 export async function finishConnect(
   ctx: Context,
   platform: SocialPlatform,
   query: { code?: string; state?: string; error?: string },
   oauth: OAuthPort,
+  browserCookies: string[] = [],
 ): Promise<ConnectOutcome> {
   const now = ctx.clock.now();
   const [spent] = query.state
@@ -181,9 +191,33 @@ export async function finishConnect(
   const permissions = scopes.includes("instagram_business_manage_insights")
     ? [...scopes, "instagram_manage_insights"]
     : scopes;
-  // The tokens wait, encrypted, for the starting user to confirm with the token only this browser gets:
-  // a victim who approves someone else's authorize URL never links their account into another
-  // organization (decision 1016).
+  // States older than a day are of no use to anyone.
+  await ctx.db
+    .delete(socialOauthStates)
+    .where(lt(socialOauthStates.expiresAt, new Date(now.getTime() - 86_400_000)));
+  // The browser that started the connect came back (it holds the HttpOnly cookie of this state, set on
+  // the connect answer): the account is the starting user's own, stored now (contract, decision 1030).
+  if (connectCookieMatches(ctx.config.secretKey, spent.state, browserCookies)) {
+    const { account } = await storeAccount(ctx, spent.orgId, {
+      platform,
+      accountId: who.accountId,
+      displayName: who.displayName,
+      accessToken: tokens.accessToken,
+      refreshToken: tokens.refreshToken,
+      expiresAt: tokens.expiresAt,
+      permissions,
+      // The tier is not in the token: a reconnection keeps the stored one, a new X account reads as free.
+      tier: null,
+    });
+    await ctx.db
+      .update(socialOauthStates)
+      .set({ confirmedAt: now })
+      .where(eq(socialOauthStates.state, spent.state));
+    return { ok: true, account, redirectUri: spent.redirectUri };
+  }
+  // Another browser: the tokens wait, encrypted, for the starting user to confirm with the token only
+  // this browser gets; a victim who approves someone else's authorize URL never links their account
+  // into another organization (decision 1016).
   const pending: Pending = {
     platform,
     accountId: who.accountId,
@@ -203,10 +237,6 @@ export async function finishConnect(
       expiresAt,
     })
     .where(eq(socialOauthStates.state, spent.state));
-  // States older than a day are of no use to anyone.
-  await ctx.db
-    .delete(socialOauthStates)
-    .where(lt(socialOauthStates.expiresAt, new Date(now.getTime() - 86_400_000)));
   return {
     ok: true,
     pending: {

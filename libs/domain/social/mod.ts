@@ -2,6 +2,7 @@
 export * from "./accounts.ts";
 export * from "./collector.ts";
 export * from "./connect.ts";
+export * from "./connect_cookie.ts";
 export * from "./generate.ts";
 export * from "./lanes.ts";
 export * from "./media.ts";

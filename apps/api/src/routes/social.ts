@@ -5,6 +5,9 @@ import {
   ConnectConfirmBody,
   ConnectStartBody,
   confirmConnect,
+  connectClearCookie,
+  connectCookiesOf,
+  connectSetCookie,
   finishConnect,
   PendingConnectionView,
   CreatorInfoView,
@@ -88,6 +91,10 @@ export function socialRoutes(deps: AppDeps, auth: AuthMacros) {
       "/api/v1/social/accounts/connect",
       async ({ principal, body, set }) => {
         const out = await startConnect(deps, principal, body, oauth);
+        // This browser (if a browser made the call) is the one that started it: its callback completes at
+        // once; any other browser gets the confirmation step (decision 1030).
+        set.headers["set-cookie"] = connectSetCookie(deps.config, out.state);
+        set.headers["cache-control"] = "no-store";
         set.status = 201;
         return out;
       },
@@ -105,7 +112,7 @@ export function socialRoutes(deps: AppDeps, auth: AuthMacros) {
         },
         detail: detail(
           "Start connecting an account with OAuth",
-          "Authorization code with state (and PKCE on X and TikTok), asking only for the scopes an ordinary app is granted (plus restricted ones the operator lists, e.g. SOCIAL_LINKEDIN_RESTRICTED_SCOPES=r_member_social) and for what yields a refresh token (X offline.access, Reddit duration=permanent). The platform sends the user back to GET /api/v1/social/oauth/{platform}/callback, which hands that browser a one-time `confirm`; the same user then confirms with POST /api/v1/social/accounts/connect/confirm (decision 1016). `redirectUri` must be on an origin of SOCIAL_REDIRECT_ORIGINS (default PUBLIC_BASE_URL's), else 400. 501 NOT_CONFIGURED without SOCIAL_<PLATFORM>_CLIENT_ID.",
+          "Authorization code with state (and PKCE on X and TikTok), asking only for the scopes an ordinary app is granted (plus restricted ones the operator lists, e.g. SOCIAL_LINKEDIN_RESTRICTED_SCOPES=r_member_social; TikTok's video.list only with SOCIAL_TIKTOK_READ_METRICS) and for what yields a refresh token (X offline.access, Reddit duration=permanent). The answer sets an HttpOnly cookie `sca_connect` bound to the state (Path=/api/v1/social/oauth, 10 minutes; SameSite=None; Secure when PUBLIC_BASE_URL is https, else SameSite=Lax). The platform sends the user back to GET /api/v1/social/oauth/{platform}/callback: the browser carrying that cookie gets the account at once (302 redirectUri?account=<id>, or 200 {account}); any other browser gets a one-time `confirm` that the starting user confirms with POST /api/v1/social/accounts/connect/confirm (decisions 1016, 1030). `redirectUri` must be on an origin of SOCIAL_REDIRECT_ORIGINS (default PUBLIC_BASE_URL's), else 400. 501 NOT_CONFIGURED without SOCIAL_<PLATFORM>_CLIENT_ID.",
         ),
       },
     )
@@ -122,7 +129,7 @@ export function socialRoutes(deps: AppDeps, auth: AuthMacros) {
         response: { 201: t.Object({ account: SocialAccountView }), ...errors(400, 401, 403) },
         detail: detail(
           "Confirm a connection the platform granted",
-          "Only the user whose key started the connection (same organization and user), with the `confirm` the callback gave the returning browser, within 10 minutes, once. Another user's confirmation is 403 and discards the connection; an unknown, expired, used or wrong confirmation is 400 VALIDATION_ERROR.",
+          "For a callback that came back in another browser than the one that started the connection (no `sca_connect` cookie). Only the user whose key started the connection (same organization and user), with the `confirm` the callback gave the returning browser, within 10 minutes, once. Another user's confirmation is 403 and discards the connection; an unknown, expired, used or wrong confirmation is 400 VALIDATION_ERROR.",
         ),
       },
     )
@@ -311,32 +318,38 @@ export function socialRoutes(deps: AppDeps, auth: AuthMacros) {
 
 /**
  * The OAuth callback the platforms send the user back to (no bearer: the single-use state carries the
- * organization and the starting user). The code is exchanged at once (codes live seconds to minutes)
- * and the tokens wait for the starting user's confirmation (decision 1016). With the connect call's
- * redirectUri: 302 there with ?state=&confirm= or ?error=<code>; without: 200 {pending} or the error body.
+ * organization and the starting user). The code is exchanged at once (codes live seconds to minutes).
+ * The browser that started the connect (its `sca_connect` cookie matches the state) gets the contract's
+ * answer: 302 redirectUri?account=<id> or 200 {account}. Any other browser gets the confirmation step
+ * (decisions 1016, 1030): 302 redirectUri?state=&confirm= or 200 {pending}. Errors: ?error=<code> or the
+ * error body.
  */
 export function socialOAuthCallbackRoutes(deps: AppDeps) {
   const oauth = createOAuthPort(deps.config);
   return new Elysia().get(
     "/api/v1/social/oauth/:platform/callback",
-    async ({ params, query, set }) => {
+    async ({ params, query, set, request }) => {
       if (!isSocialPlatform(params.platform)) throw new AppError("NOT_FOUND", "no such platform");
-      const out = await finishConnect(deps, params.platform, query, oauth);
+      const cookies = connectCookiesOf(request.headers.get("cookie"));
+      const out = await finishConnect(deps, params.platform, query, oauth, cookies);
+      if (cookies.length > 0) set.headers["set-cookie"] = connectClearCookie(deps.config);
+      set.headers["cache-control"] = "no-store";
       if (out.redirectUri) {
         const u = new URL(out.redirectUri);
-        if (out.ok) {
+        if (!out.ok) u.searchParams.set("error", out.code);
+        else if ("account" in out) u.searchParams.set("account", out.account.id);
+        else {
           u.searchParams.set("state", out.pending.state);
           u.searchParams.set("confirm", out.pending.confirm);
-        } else u.searchParams.set("error", out.code);
+        }
         set.status = 302;
         set.headers.location = u.toString();
-        // The confirmation is in the address: it must not leak to another site through Referer.
+        // A confirmation may be in the address: it must not leak to another site through Referer.
         set.headers["referrer-policy"] = "no-referrer";
         return null;
       }
       if (!out.ok) throw out.error;
-      set.headers["cache-control"] = "no-store";
-      return { pending: out.pending };
+      return "account" in out ? { account: out.account } : { pending: out.pending };
     },
     {
       query: t.Object({
@@ -346,17 +359,23 @@ export function socialOAuthCallbackRoutes(deps: AppDeps) {
         error_description: t.Optional(t.String({ maxLength: 2000 })),
       }),
       response: {
-        200: t.Object({ pending: PendingConnectionView }),
+        200: t.Union([
+          t.Object({ account: SocialAccountView }, { description: "the browser that started the connect" }),
+          t.Object(
+            { pending: PendingConnectionView },
+            { description: "another browser: the starting user confirms it" },
+          ),
+        ]),
         302: t.Null({
           description:
-            "to the connect call's redirectUri, with ?state=<state>&confirm=<token> or ?error=<code>",
+            "to the connect call's redirectUri: ?account=<id> (the browser that started the connect), ?state=<state>&confirm=<token> (another browser) or ?error=<code>",
         }),
         ...errors(400, 404, 503),
       },
       detail: {
         summary: "OAuth callback of a platform (no bearer)",
         description:
-          "Exchanges the code for access and refresh tokens (held encrypted with their expiry) and hands this browser a one-time `confirm`; the account is stored when the user who started the connection confirms it (POST /api/v1/social/accounts/connect/confirm). An unknown, expired or used state, or a code the platform refuses (replayed), is 400 VALIDATION_ERROR (or ?error= on the redirect).",
+          "Exchanges the code for access and refresh tokens. The browser that started the connect (it carries the `sca_connect` cookie the connect answer set for this state) gets the account stored at once: 302 to the redirectUri with ?account=<id>, or 200 {account}. Any other browser cannot link an account by itself (a victim approving someone else's authorize URL): the tokens are held encrypted and this browser gets a one-time `confirm` (302 ?state=&confirm=, or 200 {pending}), which only the user who started the connection can confirm (POST /api/v1/social/accounts/connect/confirm). An unknown, expired or used state, or a code the platform refuses (replayed), is 400 VALIDATION_ERROR (or ?error= on the redirect).",
         tags: ["social"],
       },
     },

@@ -1,13 +1,14 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { decryptSecret } from "@site/domain/core";
-import { readyAccount, startConnect } from "@site/domain/social";
+import { connectCookieValue, connectSetCookie, readyAccount, startConnect } from "@site/domain/social";
 import { createOAuthPort, createPlatformAdapters } from "@site/social";
 import { type FakePlatforms, startFakePlatforms } from "@site/social/testing";
 import { buildTestApp, expectAuthRules, type TestApp } from "../../testing/mod.ts";
 
 // Connecting accounts with OAuth, end to end against the fake platforms' authorization servers:
-// connect → the user's consent (the fake redirects at once) → callback → the starting user's
-// confirmation (decision 1016) → stored tokens → refresh.
+// connect → the user's consent (the fake redirects at once) → callback in the browser that started it
+// (its sca_connect cookie: the contract's answer) or in another browser (the starting user's
+// confirmation, decisions 1016 and 1030) → stored tokens → refresh.
 
 let h: TestApp;
 let fake: FakePlatforms;
@@ -32,7 +33,9 @@ async function connect(key: string, platform: string, redirectUri?: string) {
     body: { platform, redirectUri },
   });
   expect(res.status).toBe(201);
-  return (await body(res)) as { authorizeUrl: string; state: string };
+  // What the starting browser keeps: the cookie's name=value (its attributes are checked below).
+  const cookie = (res.headers.get("set-cookie") ?? "").split(";")[0]!;
+  return { ...((await body(res)) as { authorizeUrl: string; state: string }), cookie };
 }
 /** The user consents at the platform: its authorization server redirects to our callback. */
 async function consent(authorizeUrl: string): Promise<string> {
@@ -40,21 +43,22 @@ async function consent(authorizeUrl: string): Promise<string> {
   expect(res.status).toBe(302);
   return res.headers.get("location")!;
 }
-const callback = (url: string) => {
+/** The platform's redirect lands in a browser: `cookie` is what that browser sends (none: another browser). */
+const callback = (url: string, cookie?: string) => {
   const u = new URL(url);
-  return h.app.handle(new Request(`http://localhost${u.pathname}${u.search}`));
+  return h.app.handle(
+    new Request(`http://localhost${u.pathname}${u.search}`, { headers: cookie ? { cookie } : {} }),
+  );
 };
 /** The starting user confirms what the callback handed to the browser. */
 const confirm = (key: string, state: string, token: string) =>
   h.call("POST", "/api/v1/social/accounts/connect/confirm", { key, body: { state, confirm: token } });
-/** connect → consent → callback (JSON) → confirm: the stored account. */
+/** connect → consent → callback in the same browser (its cookie): the stored account, as the contract answers. */
 async function complete(key: string, platform: string): Promise<Json> {
-  const back = await callback(await consent((await connect(key, platform)).authorizeUrl));
+  const started = await connect(key, platform);
+  const back = await callback(await consent(started.authorizeUrl), started.cookie);
   expect(back.status).toBe(200);
-  const { pending } = await body(back);
-  const res = await confirm(key, pending.state, pending.confirm);
-  expect(res.status).toBe(201);
-  return (await body(res)).account;
+  return (await body(back)).account;
 }
 
 describe("auth rules", () => {
@@ -70,10 +74,11 @@ describe("auth rules", () => {
 
 describe("connect → callback → stored tokens", () => {
   test.each(PLATFORMS)(
-    "%s: the code is exchanged, the tokens stored encrypted with their expiry",
+    "%s: in the browser that started it, the callback answers 200 {account} (contract): the code exchanged, the tokens stored encrypted with their expiry",
     async (platform) => {
       const { key, org } = await h.seedOrg();
-      const { authorizeUrl, state } = await connect(key, platform);
+      const { authorizeUrl, state, cookie } = await connect(key, platform);
+      expect(cookie).toStartWith("sca_connect=");
       const a = new URL(authorizeUrl);
       expect(a.searchParams.get("state")).toBe(state);
       expect(a.searchParams.get("redirect_uri")).toBe(
@@ -83,16 +88,14 @@ describe("connect → callback → stored tokens", () => {
         expect(a.searchParams.get("code_challenge_method")).toBe("S256");
       if (platform === "x") expect(a.searchParams.get("scope")).toContain("offline.access");
       if (platform === "reddit") expect(a.searchParams.get("duration")).toBe("permanent");
-      const res = await callback(await consent(authorizeUrl));
+      const res = await callback(await consent(authorizeUrl), cookie);
       expect(res.status).toBe(200);
-      const { pending } = await body(res);
-      expect(pending).toMatchObject({ state, platform });
-      // Nothing is stored before the starting user confirms.
-      expect((await body(await h.call("GET", "/api/v1/social/accounts", { key }))).accounts).toEqual([]);
-      const confirmed = await confirm(key, pending.state, pending.confirm);
-      expect(confirmed.status).toBe(201);
-      const { account } = await body(confirmed);
-      expect(account).toMatchObject({ platform, status: "connected", accountId: pending.accountId });
+      expect(res.headers.get("set-cookie")).toContain("sca_connect=;");
+      const { account } = await body(res);
+      expect(account).toMatchObject({ platform, status: "connected" });
+      const [st] = await h.sql`select pending_ciphertext, confirmed_at from social_oauth_states where state = ${state}`;
+      expect(st!.pending_ciphertext).toBeNull();
+      expect(st!.confirmed_at).not.toBeNull();
       expect(Date.parse(account.expiresAt)).toBeGreaterThan(Date.now());
       const [row] =
         await h.sql`select org_id, token_ciphertext, refresh_token_ciphertext from social_accounts where id = ${account.id}`;
@@ -137,7 +140,44 @@ describe("connect → callback → stored tokens", () => {
     }
   });
 
-  test("with a redirectUri: 302 there with ?state=&confirm=, confirmed by the user; a refused code: ?error=invalid_grant", async () => {
+  test("the connect answer's cookie: HttpOnly, callback path only, 10 minutes, an HMAC of the state (SameSite=Lax over http, None; Secure over https)", async () => {
+    const { key } = await h.seedOrg();
+    const res = await h.call("POST", "/api/v1/social/accounts/connect", { key, body: { platform: "x" } });
+    const { state } = await body(res);
+    const c = res.headers.get("set-cookie")!;
+    expect(c).toBe(
+      `sca_connect=${connectCookieValue(h.ctx.config.secretKey, state)}; Path=/api/v1/social/oauth; HttpOnly; Max-Age=600; SameSite=Lax`,
+    );
+    expect(c).not.toContain(state);
+    expect(connectSetCookie({ secretKey: "k", publicBaseUrl: "https://api.example" }, "s")).toEndWith(
+      "; HttpOnly; Max-Age=600; SameSite=None; Secure",
+    );
+  });
+
+  test("with a redirectUri, in the browser that started it: 302 there with ?account=<id> (contract)", async () => {
+    const { key } = await h.seedOrg();
+    const started = await connect(key, "x", "https://app.example/after?tab=social");
+    const back = await callback(await consent(started.authorizeUrl), started.cookie);
+    expect(back.status).toBe(302);
+    const to = new URL(back.headers.get("location")!);
+    expect(`${to.origin}${to.pathname}`).toBe("https://app.example/after");
+    expect(to.searchParams.get("tab")).toBe("social");
+    expect(to.searchParams.get("confirm")).toBeNull();
+    const id = to.searchParams.get("account");
+    expect((await body(await h.call("GET", "/api/v1/social/accounts", { key }))).accounts[0].id).toBe(id);
+  });
+
+  test("a cookie of another state (the browser started another connect) is not this browser's: confirmation step", async () => {
+    const { key } = await h.seedOrg();
+    const mine = await connect(key, "linkedin");
+    const other = await connect(key, "linkedin");
+    const back = await callback(await consent(mine.authorizeUrl), other.cookie);
+    expect(back.status).toBe(200);
+    expect((await body(back)).pending.state).toBe(mine.state);
+    expect((await body(await h.call("GET", "/api/v1/social/accounts", { key }))).accounts).toEqual([]);
+  });
+
+  test("with a redirectUri, in another browser: 302 there with ?state=&confirm=, confirmed by the user; a refused code: ?error=invalid_grant", async () => {
     const { key } = await h.seedOrg();
     const first = await connect(key, "reddit", "https://app.example/after?tab=social");
     const firstLocation = await consent(first.authorizeUrl);

@@ -9,7 +9,7 @@ import { connectSocialAccount, fetchMediaFromApp, uploadSocialMedia } from "../.
 
 // Issue 24 and 25 end to end through the API against the strict fakes: connect as each provider really
 // answers (ids beyond 2^53 from /me, LinkedIn's restricted scopes, Reddit's history scope), the connect
-// bound to the user who started it (decision 1016), redirect origins, and TikTok posts with the user's
+// bound to the user who started it (decision 1016; the starting browser's cookie, decision 1030), redirect origins, and TikTok posts with the user's
 // privacy level and consent (decision 1013). Each test failed on the code before the issue.
 
 let h: TestApp;
@@ -42,10 +42,15 @@ async function consent(authorizeUrl: string): Promise<string> {
   expect(res.status).toBe(302);
   return res.headers.get("location")!;
 }
-const callback = (url: string) => {
+/** The platform's redirect lands in a browser sending `cookie` (none: a browser that started nothing). */
+const callback = (url: string, cookie?: string) => {
   const u = new URL(url);
-  return h.app.handle(new Request(`http://localhost${u.pathname}${u.search}`));
+  return h.app.handle(
+    new Request(`http://localhost${u.pathname}${u.search}`, { headers: cookie ? { cookie } : {} }),
+  );
 };
+/** The cookie (name=value) a connect answer sets in the browser that made the call. */
+const cookieOf = (res: Response) => (res.headers.get("set-cookie") ?? "").split(";")[0]!;
 const confirm = (key: string, state: string, token: string) =>
   h.call("POST", "/api/v1/social/accounts/connect/confirm", { key, body: { state, confirm: token } });
 async function complete(key: string, platform: string): Promise<Json> {
@@ -113,6 +118,70 @@ describe("the connect is bound to the user who started it (issue 25, decision 10
     const ok = await confirm(key, mine.state, mine.confirm);
     expect(ok.status).toBe(201);
     expect((await body(ok)).account).toMatchObject({ platform: "x", accountId: mine.accountId });
+  });
+
+  test("the attacker's browser holds the cookie, the victim's does not: the victim's callback (even carrying a connect cookie of its own) links nothing, its confirm by the victim is 403; the attacker's own browser completes only its own connects", async () => {
+    const attacker = await h.seedOrg();
+    const victim = await h.seedOrg();
+    // The attacker starts a connect in their browser and sends the authorizeUrl to the victim.
+    const started = await start(attacker.key, "x", "https://app.example/after");
+    const attackerCookie = cookieOf(started);
+    const { authorizeUrl, state } = await body(started);
+    // The victim started a connect of their own earlier: their browser has a cookie, for another state.
+    const own = await start(victim.key, "x");
+    const back = await callback(await consent(authorizeUrl), cookieOf(own));
+    expect(back.status).toBe(302);
+    const to = new URL(back.headers.get("location")!);
+    expect(to.searchParams.get("account")).toBeNull();
+    expect(to.searchParams.get("state")).toBe(state);
+    expect((await body(await h.call("GET", "/api/v1/social/accounts", { key: attacker.key }))).accounts).toEqual(
+      [],
+    );
+    // The victim's front end confirms with the victim's key: 403, and discarded.
+    expect((await confirm(victim.key, state, to.searchParams.get("confirm")!)).status).toBe(403);
+    expect((await confirm(attacker.key, state, to.searchParams.get("confirm")!)).status).toBe(400);
+    // Nothing was ever linked into the attacker's organization; the state is spent, so the attacker's
+    // browser cannot replay the victim's landing with its cookie either.
+    const replay = await callback(
+      `http://localhost/api/v1/social/oauth/x/callback?code=whatever&state=${state}`,
+      attackerCookie,
+    );
+    expect(replay.status).toBe(400);
+    expect((await body(await h.call("GET", "/api/v1/social/accounts", { key: attacker.key }))).accounts).toEqual(
+      [],
+    );
+    // The same cookie does complete the attacker's own authorization in the attacker's own browser.
+    const mine = await start(attacker.key, "x");
+    const done = await callback(await consent((await body(mine)).authorizeUrl), cookieOf(mine));
+    expect(done.status).toBe(200);
+    expect((await body(done)).account.platform).toBe("x");
+  });
+
+  test("an allowed CORS origin may start the connect with credentials (the cookie's answer); other routes stay uncredentialed", async () => {
+    const cors = await buildTestApp({
+      env: { ...fake.env, ...fake.oauthEnv, CORS_ORIGINS: "https://app.example" },
+    });
+    try {
+      const o = await cors.seedOrg();
+      const headers = { origin: "https://app.example" };
+      const res = await cors.call("POST", "/api/v1/social/accounts/connect", {
+        key: o.key,
+        body: { platform: "x" },
+        headers,
+      });
+      expect(res.status).toBe(201);
+      expect(res.headers.get("access-control-allow-credentials")).toBe("true");
+      expect(res.headers.get("set-cookie")).toStartWith("sca_connect=");
+      const pre = await cors.call("OPTIONS", "/api/v1/social/accounts/connect", {
+        headers: { ...headers, "access-control-request-method": "POST" },
+      });
+      expect(pre.headers.get("access-control-allow-credentials")).toBe("true");
+      const other = await cors.call("GET", "/api/v1/social/accounts", { key: o.key, headers });
+      expect(other.headers.get("access-control-allow-origin")).toBe("https://app.example");
+      expect(other.headers.get("access-control-allow-credentials")).toBeNull();
+    } finally {
+      await cors.close();
+    }
   });
 
   test("a confirmation after its 10 minutes is refused", async () => {
