@@ -16,8 +16,7 @@ import { join } from "node:path";
 import { buildTestApp, runtimeOf } from "@site/api/testing";
 import { descendsFrom, html, processTable, servePages, until } from "@site/browser/testing";
 import { findFfmpeg } from "@site/domain/screenshots";
-import { startRenderDaemon } from "@site/render-daemon";
-import { encodeFrames, ffmpegArgs } from "../../apps/render-daemon/src/clip/encoder.ts";
+import { encodeFrames, ffmpegArgs, startRenderDaemon } from "@site/render-daemon";
 
 const RUNS = Number(process.env.BENCH_RUNS ?? 5);
 const ORBIT_RUNS = Number(process.env.BENCH_ORBIT_RUNS ?? 3);
