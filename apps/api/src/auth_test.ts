@@ -7,7 +7,7 @@ beforeAll(async () => {
 });
 afterAll(() => h.close());
 
-type Operation = { security?: { bearerAuth?: string[] }[]; requestBody?: unknown };
+type Operation = { security?: Record<string, string[]>[]; requestBody?: unknown };
 type OpenApi = { paths: Record<string, Record<string, Operation>> };
 
 /** The routes anyone may call, by method and path as the app registers them (`:param`, `*`). */
@@ -40,6 +40,9 @@ const PUBLIC = new Set([
   "GET /api/v1/public/newsletter/confirm",
   "GET /api/v1/public/newsletter/unsubscribe",
   "POST /api/v1/public/newsletter/unsubscribe",
+  // MCP discovery: OAuth protected-resource metadata (RFC 9728)
+  "GET /.well-known/oauth-protected-resource",
+  "GET /.well-known/oauth-protected-resource/mcp",
   // hosted sign-in pages (the one-time token in the path is the credential)
   "GET /screenshot-login/:token",
   "WS /screenshot-login/:token/ws",
@@ -57,7 +60,8 @@ describe("auth is declared on every route that is not public", () => {
       for (const [method, op] of Object.entries(ops)) {
         const name = `${method.toUpperCase()} ${appPath(path)}`;
         if (PUBLIC.has(name)) {
-          expect(op.security, `${name} is public and documented without a key`).toBeUndefined();
+          // OpenAPI's empty requirement: no credentials (redocly's security-defined rule).
+          expect(op.security, `${name} is public and documented without a key`).toEqual([]);
           continue;
         }
         // A body that would fail validation: authentication must still answer first.
@@ -66,7 +70,9 @@ describe("auth is declared on every route that is not public", () => {
         });
         expect(res.status, `${name} without a key`).toBe(401);
         expect(((await res.json()) as { error: { code: string } }).error.code).toBe("UNAUTHORIZED");
-        expect(op.security, `${name} documents the bearer requirement`).toEqual([{ bearerAuth: [] }]);
+        // The inbound bounce route takes the operator's token, not an API key (its own scheme).
+        const scheme = name === "POST /api/v1/newsletter/inbound" ? "operatorToken" : "bearerAuth";
+        expect(op.security, `${name} documents the bearer requirement`).toEqual([{ [scheme]: [] }]);
         guarded++;
       }
     }

@@ -32,12 +32,14 @@ function validationDetails(error: unknown): { field: string; message: string }[]
 
 /**
  * The RFC 6750 challenge of a 401: clients that see it know to send a bearer key (not to start OAuth),
- * and `invalid_token` tells them the key they sent was refused.
+ * and `invalid_token` tells them the key they sent was refused. For /mcp it also names the protected
+ * resource's metadata (RFC 9728 `resource_metadata`), which MCP clients read before anything else.
  */
-export function bearerChallenge(authorization: string | null | undefined): string {
-  return authorization
+export function bearerChallenge(authorization: string | null | undefined, resourceMetadata?: string): string {
+  const challenge = authorization
     ? 'Bearer realm="site-content-api", error="invalid_token", error_description="invalid or revoked API key"'
     : 'Bearer realm="site-content-api"';
+  return resourceMetadata ? `${challenge}, resource_metadata="${resourceMetadata}"` : challenge;
 }
 
 /**
@@ -62,7 +64,10 @@ export function renderError(
       // Every 429 says when to come back; a limit that knows its reset sets its own Retry-After.
       ...(error.status === 429 ? { "retry-after": String(opts.retryAfterSeconds ?? 5) } : {}),
       ...error.headers,
-      ...(error.status === 401 ? { "www-authenticate": bearerChallenge(opts.authorization) } : {}),
+      // A 401 that says more than the usual challenge (/mcp names its metadata) keeps its own.
+      ...(error.status === 401
+        ? { "www-authenticate": error.headers["www-authenticate"] ?? bearerChallenge(opts.authorization) }
+        : {}),
     });
   const unavailable = asUnavailable(error, opts.retryAfterSeconds ?? 5);
   if (unavailable) {

@@ -2,15 +2,22 @@ import { Server } from "@modelcontextprotocol/sdk/server/index.js";
 import { WebStandardStreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js";
 import { CallToolRequestSchema, ListToolsRequestSchema } from "@modelcontextprotocol/sdk/types.js";
 import { Elysia } from "elysia";
-import { AppError, errorBody, type Principal, requireScope, validationError } from "@site/domain/core";
 import {
-  DEFAULT_MAX_REQUEST_BODY_SIZE,
-  readRequestBody,
-} from "@modelcontextprotocol/sdk/server/requestBody.js";
-import type { AuthMacros } from "./auth.ts";
+  AppError,
+  errorBody,
+  type Principal,
+  rateLimitHeaders,
+  requireScope,
+  SCOPES,
+  validationError,
+} from "@site/domain/core";
+import { readRequestBody } from "@modelcontextprotocol/sdk/server/requestBody.js";
+import { type AuthMacros, principalCache } from "./auth.ts";
+import { bearerChallenge } from "./errors.ts";
+import { bearer } from "./schemas.ts";
 import type { AppDeps } from "./deps.ts";
 import { assertBoundedInput } from "./input_bounds.ts";
-import { checkToolArgs, TOOLS } from "./mcp_tools.ts";
+import { checkToolArgs, TOOLS, toolsFor } from "./mcp_tools.ts";
 
 type ToolResult = {
   content: { type: "text"; text: string }[];
@@ -33,12 +40,18 @@ function toolError(err: unknown, deps: AppDeps): ToolResult {
 }
 
 /**
- * Reads a JSON-RPC body (at most the SDK's 4 MiB) and applies the edge's input bounds to it, since this
+ * The largest JSON-RPC body: room for upload_media's 5 MB file in base64 (6.7 MB) and its envelope;
+ * the SDK's default of 4 MiB would cap uploads at about 3 MB. The listener takes up to 12 MiB.
+ */
+export const MCP_MAX_BODY_BYTES = 8 * 1024 * 1024;
+
+/**
+ * Reads a JSON-RPC body (at most MCP_MAX_BODY_BYTES) and applies the edge's input bounds to it, since this
  * route parses its own body: too deep, NUL or lone surrogates answer 400 before the protocol runs.
  */
 async function readBoundedJson(request: Request): Promise<unknown> {
-  const read = await readRequestBody(request, DEFAULT_MAX_REQUEST_BODY_SIZE);
-  if (read.tooLarge) throw validationError("body", `over ${DEFAULT_MAX_REQUEST_BODY_SIZE} bytes`);
+  const read = await readRequestBody(request, MCP_MAX_BODY_BYTES);
+  if (read.tooLarge) throw validationError("body", `over ${MCP_MAX_BODY_BYTES} bytes`);
   let parsed: unknown;
   try {
     parsed = JSON.parse(read.text);
@@ -60,7 +73,8 @@ export function createMcpServer(deps: AppDeps, principal: Principal): Server {
     },
   );
   server.setRequestHandler(ListToolsRequestSchema, async () => ({
-    tools: TOOLS.map((t) => ({
+    // Only what this key may call: a client shows an agent no tool that would fail for want of a scope.
+    tools: toolsFor(principal.scopes).map((t) => ({
       name: t.name,
       title: t.title,
       description: t.description,
@@ -82,6 +96,27 @@ export function createMcpServer(deps: AppDeps, principal: Principal): Server {
     }
   });
   return server;
+}
+
+/** Where /mcp's OAuth protected-resource metadata is (RFC 9728: the well-known path, then the resource's path). */
+export function mcpResourceMetadataUrl(publicBaseUrl: string): string {
+  return `${publicBaseUrl}/.well-known/oauth-protected-resource/mcp`;
+}
+
+/**
+ * RFC 9728 protected-resource metadata of /mcp: the resource and how to present a token (a bearer API
+ * key in the Authorization header). It names no authorization server: keys are issued by the operator
+ * (`bun run admin key:create`), so a client that reads it knows there is no OAuth flow to start and
+ * reports a refused key as such.
+ */
+function protectedResourceMetadata(publicBaseUrl: string) {
+  return {
+    resource: `${publicBaseUrl}/mcp`,
+    resource_name: "Site Content API (MCP)",
+    bearer_methods_supported: ["header"],
+    scopes_supported: [...SCOPES],
+    resource_documentation: `${publicBaseUrl}/swagger`,
+  };
 }
 
 /** The origins a browser page may call /mcp from: the server's own (PUBLIC_BASE_URL) and MCP_ALLOWED_ORIGINS. */
@@ -113,8 +148,32 @@ export function mcpRoutes(deps: AppDeps, auth: AuthMacros) {
       "this MCP server is stateless: send each JSON-RPC message with POST; there is no event stream or session to end",
     );
   };
-  // 401 at the HTTP level (the `authenticated` macro), before the protocol starts; scopes are checked per tool.
-  const handle = async ({ request, principal }: { request: Request; principal: Principal }) => {
+  // 401 at the HTTP level, before the protocol starts; scopes are checked per tool. Authenticated here
+  // rather than by the `authenticated` macro so that the 401 names the protected-resource metadata
+  // (RFC 9728) that MCP clients read first.
+  const principals = principalCache(deps);
+  const metadataUrl = mcpResourceMetadataUrl(deps.config.publicBaseUrl);
+  const authenticateMcp = async ({
+    request,
+    set,
+  }: {
+    request: Request;
+    set: { headers: Record<string, string | number> };
+  }) => {
+    try {
+      const principal = await principals.of(request);
+      if (principal.rate) Object.assign(set.headers, rateLimitHeaders(principal.rate));
+    } catch (err) {
+      if (err instanceof AppError && err.status === 401)
+        throw new AppError(err.code, err.message, err.details, {
+          ...err.headers,
+          "www-authenticate": bearerChallenge(request.headers.get("authorization"), metadataUrl),
+        });
+      throw err;
+    }
+  };
+  const handle = async ({ request }: { request: Request }) => {
+    const principal = await principals.of(request);
     const parsedBody = await readBoundedJson(request);
     const server = createMcpServer(deps, principal);
     const transport = new WebStandardStreamableHTTPServerTransport({
@@ -135,9 +194,10 @@ export function mcpRoutes(deps: AppDeps, auth: AuthMacros) {
     summary,
     description: `Model Context Protocol over Streamable HTTP, stateless (no session id). Tools: ${TOOLS.map((t) => t.name).join(", ")}. Same bearer API keys and scopes as the REST API; a missing scope is a tool error naming it.`,
     tags: ["mcp"],
+    security: bearer,
     responses: {
       200: { description: "JSON-RPC answer" },
-      400: { description: "Error: body not JSON, over 4 MiB, nested too deep, or text PostgreSQL refuses" },
+      400: { description: "Error: body not JSON, over 8 MiB, nested too deep, or text PostgreSQL refuses" },
       401: { description: "Error: missing, invalid or revoked API key (contract error body)" },
       403: {
         description: "Error: a browser Origin that is neither the server's own nor in MCP_ALLOWED_ORIGINS",
@@ -145,22 +205,31 @@ export function mcpRoutes(deps: AppDeps, auth: AuthMacros) {
       405: { description: "Error: GET and DELETE are not offered in stateless mode (Allow: POST)" },
     },
   });
+  const metadata = () => protectedResourceMetadata(deps.config.publicBaseUrl);
+  const metadataDetail = {
+    summary: "OAuth protected-resource metadata of /mcp (RFC 9728)",
+    description:
+      "Public. Names the resource (`<PUBLIC_BASE_URL>/mcp`) and how to present a key (a bearer API key in the Authorization header); no authorization server: keys come from the operator. A 401 from /mcp points here with `WWW-Authenticate: Bearer resource_metadata=…`.",
+    tags: ["mcp"],
+  };
   return (
     new Elysia()
+      .get("/.well-known/oauth-protected-resource/mcp", metadata, { detail: metadataDetail })
+      .get("/.well-known/oauth-protected-resource", metadata, { detail: metadataDetail })
       // Before authentication: a foreign page learns nothing about keys.
       .onTransform(checkOrigin)
       .use(auth)
       .post("/mcp", handle, {
-        authenticated: true,
+        transform: authenticateMcp,
         parse: "none",
         detail: detail("MCP: JSON-RPC requests"),
       })
       .get("/mcp", notAllowed, {
-        authenticated: true,
+        transform: authenticateMcp,
         detail: detail("MCP: server-sent events stream (405: stateless mode)"),
       })
       .delete("/mcp", notAllowed, {
-        authenticated: true,
+        transform: authenticateMcp,
         detail: detail("MCP: end a session (405: stateless mode)"),
       })
   );

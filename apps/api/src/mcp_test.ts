@@ -53,6 +53,19 @@ describe("the MCP server (Streamable HTTP, stateless)", () => {
           "list_campaigns",
           // social (mcp_social_test.ts)
           "list_social_media",
+          // device clips
+          "create_clip",
+          "get_clip",
+          // the jobs of issue 29 (mcp_jobs_test.ts)
+          "upload_media",
+          "delete_media",
+          "delete_page",
+          "add_subscriber",
+          "list_subscribers",
+          "send_test_campaign",
+          "send_campaign",
+          "list_social_posts",
+          "create_social_post",
         ].sort(),
       );
       const byName = (n: string) => tools.find((t) => t.name === n)!;

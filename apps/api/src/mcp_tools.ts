@@ -1,5 +1,6 @@
 import { checkInput } from "@site/domain/core";
 import { CLIP_TOOLS } from "./mcp_tools/clips.ts";
+import { JOB_TOOLS } from "./mcp_tools/jobs.ts";
 import { MEDIA_TOOLS } from "./mcp_tools/media.ts";
 import { NEWSLETTER_TOOLS } from "./mcp_tools/newsletters.ts";
 import { SITE_TOOLS as SITE_BUILDING_TOOLS } from "./mcp_site_tools.ts";
@@ -12,8 +13,19 @@ export { mediaEmbedSnippet } from "./mcp_tools/inputs.ts";
 export type { Tool } from "./mcp_tools/tool.ts";
 
 /**
+ * A tool whose arguments object admits no name it does not declare (`additionalProperties: false`), so
+ * a misspelt argument (`etag` for `ifMatch`) is a VALIDATION_ERROR naming it, not silently dropped.
+ */
+function strict(t: Tool): Tool {
+  const input = t.input as { type?: string; additionalProperties?: unknown };
+  if (input.type !== "object" || input.additionalProperties === false) return t;
+  return { ...t, input: { ...t.input, additionalProperties: false } };
+}
+
+/**
  * The tools: each takes the same model as its HTTP route (plus `siteId` where the route has it in the
- * path, and the limits a schema can state) and calls the same domain function, so every rule holds here too.
+ * path, and the limits a schema can state) and calls the same domain function, so every rule holds here
+ * too. Their arguments are strict (no unknown names).
  */
 export const TOOLS: Tool[] = [
   ...SITE_TOOLS,
@@ -23,7 +35,13 @@ export const TOOLS: Tool[] = [
   ...NEWSLETTER_TOOLS,
   ...SOCIAL_TOOLS,
   ...CLIP_TOOLS,
-];
+  ...JOB_TOOLS,
+].map(strict);
+
+/** The tools a key may call: those whose scope it carries (tools/list shows no others). */
+export function toolsFor(scopes: readonly string[]): Tool[] {
+  return TOOLS.filter((t) => scopes.includes(t.scope));
+}
 
 /** Checks a tool's arguments against its model: 400-style VALIDATION_ERROR naming each field. */
 export function checkToolArgs(t: Tool, args: unknown): unknown {
