@@ -103,6 +103,11 @@ export type Config = {
     linkedinRefreshTokens: boolean;
     /** SOCIAL_TIKTOK_AUDITED: TikTok audited the app (public posts); unaudited apps post SELF_ONLY. */
     tiktokAudited: boolean;
+    /**
+     * SOCIAL_TIKTOK_READ_METRICS: connect asks for `video.list` and TikTok metrics are read through
+     * /v2/video/query/; off (default): TikTok is the spec's "further platform", null metrics (decision 1032).
+     */
+    tiktokReadMetrics: boolean;
     /** SOCIAL_TIKTOK_VERIFIED_URL_PREFIXES: URL prefixes verified with TikTok for PULL_FROM_URL. */
     tiktokVerifiedUrlPrefixes: string[];
     /** SOCIAL_REDDIT_DEVELOPER: the Reddit user named in the User-Agent `(by /u/<name>)`. */
@@ -431,6 +436,7 @@ function socialProviderSettings(env: Env, publicBaseUrl: string) {
     linkedinRestrictedScopes: list("SOCIAL_LINKEDIN_RESTRICTED_SCOPES"),
     linkedinRefreshTokens: boolSetting(env, "SOCIAL_LINKEDIN_REFRESH_TOKENS", false),
     tiktokAudited: boolSetting(env, "SOCIAL_TIKTOK_AUDITED", false),
+    tiktokReadMetrics: boolSetting(env, "SOCIAL_TIKTOK_READ_METRICS", false),
     tiktokVerifiedUrlPrefixes: prefixes,
     redditDeveloper: developer,
     redirectOrigins: redirectOrigins.length > 0 ? redirectOrigins : [new URL(publicBaseUrl).origin],

@@ -120,6 +120,7 @@ describe("configuration is read once, with the contract's defaults", () => {
       linkedinRestrictedScopes: [],
       linkedinRefreshTokens: false,
       tiktokAudited: false,
+      tiktokReadMetrics: false,
       tiktokVerifiedUrlPrefixes: [],
       redditDeveloper: null,
       redirectOrigins: [new URL(c.publicBaseUrl).origin],
@@ -150,6 +151,7 @@ describe("configuration is read once, with the contract's defaults", () => {
       SOCIAL_GRAPH_VERSION: "v26.0",
       SOCIAL_LINKEDIN_RESTRICTED_SCOPES: "r_member_social",
       SOCIAL_TIKTOK_AUDITED: "1",
+      SOCIAL_TIKTOK_READ_METRICS: "1",
       SOCIAL_TIKTOK_VERIFIED_URL_PREFIXES: "https://cdn.example.com/media/",
       SOCIAL_REDDIT_DEVELOPER: "/u/acme_dev",
     });
@@ -157,6 +159,7 @@ describe("configuration is read once, with the contract's defaults", () => {
       graphVersion: "v26.0",
       linkedinRestrictedScopes: ["r_member_social"],
       tiktokAudited: true,
+      tiktokReadMetrics: true,
       tiktokVerifiedUrlPrefixes: ["https://cdn.example.com/media/"],
       redditDeveloper: "acme_dev",
       redirectOrigins: ["https://api.example.com"],

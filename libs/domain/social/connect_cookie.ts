@@ -21,7 +21,10 @@ const attributes = (publicBaseUrl: string) =>
  * The Set-Cookie of the connect answer: HttpOnly, only for the callback path, as long as the state lives.
  * The browser that carries it back to the callback is the one that started the connect (decision 1030).
  */
-export function connectSetCookie(config: { secretKey: string; publicBaseUrl: string }, state: string): string {
+export function connectSetCookie(
+  config: { secretKey: string; publicBaseUrl: string },
+  state: string,
+): string {
   return `${CONNECT_COOKIE}=${connectCookieValue(config.secretKey, state)}; Path=${CONNECT_COOKIE_PATH}; HttpOnly; Max-Age=${OAUTH_STATE_SECONDS}; ${attributes(config.publicBaseUrl)}`;
 }
 

@@ -79,16 +79,19 @@ export const PlatformOptions = Type.Object(
       Type.Object({
         privacyLevel: Type.Union(literals(TIKTOK_PRIVACY_LEVELS), {
           description:
-            "chosen by the user among the account's creator_info privacy_level_options (no default); an app TikTok has not audited (SOCIAL_TIKTOK_AUDITED unset) may only use SELF_ONLY",
+            "chosen by the user among the account's creator_info privacy_level_options (no default) when the app is audited (SOCIAL_TIKTOK_AUDITED); an app TikTok has not audited may only use SELF_ONLY",
         }),
         consent: Type.Boolean({
           description:
-            "true: the user agreed to TikTok's Music Usage Confirmation for this post; required, recorded with the post",
+            "true: the user agreed to TikTok's Music Usage Confirmation for this post; must be true when given, recorded with the post",
         }),
       }),
     ),
   },
-  { description: "per-platform choices; `tiktok` is required when a target is a TikTok account" },
+  {
+    description:
+      'per-platform choices. `tiktok`: required for a TikTok target when the app is audited (SOCIAL_TIKTOK_AUDITED); on an unaudited app (the default) optional: without it the post goes out SELF_ONLY, the only level TikTok allows such an app, recorded as {privacyLevel: SELF_ONLY, consent: null, reason: "unaudited app: private only"}',
+  },
 );
 /** Per-platform choices of a post. */
 export type PlatformOptions = Static<typeof PlatformOptions>;
@@ -158,7 +161,7 @@ export const SocialPostView = Type.Object({
   media: Type.Array(Type.String(), { description: "ids of the post's social media files, in order" }),
   platformOptions: Type.Record(Type.String(), Type.Unknown(), {
     description:
-      "the per-platform choices as recorded: tiktok {privacyLevel, consent, consentedAt, consentedBy (user id)}",
+      "the per-platform choices as recorded: tiktok {privacyLevel, consent: true, consentedAt, consentedBy (user id)}, or on an unaudited app without a choice {privacyLevel: SELF_ONLY, consent: null, consentedAt: null, consentedBy: null, reason}",
   }),
   publishedAt: Type.Union([Type.String(), Type.Null()]),
   targets: Type.Array(SocialTargetView),

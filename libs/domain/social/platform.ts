@@ -57,7 +57,10 @@ export type PublishMedia = {
 export type PublishInput = {
   text: string;
   media: PublishMedia[];
-  /** TikTok: the privacy level the user chose from creator_info, with their consent (decision 1013). */
+  /**
+   * TikTok: the privacy level the user chose from creator_info, with their consent (decision 1013);
+   * absent on an unaudited app, which posts SELF_ONLY (decision 1031).
+   */
   tiktok?: { privacyLevel: string };
 };
 

@@ -44,6 +44,7 @@ export function createPlatformAdapters(ctx: {
     poll: ctx.config.social?.poll ?? DEFAULT_POLL,
     linkedinVersion: ctx.config.social?.linkedinVersion ?? LINKEDIN_DEFAULT_VERSION,
     tiktokAudited: ctx.config.social?.tiktokAudited ?? false,
+    tiktokReadMetrics: ctx.config.social?.tiktokReadMetrics ?? false,
     tiktokVerifiedUrlPrefixes: ctx.config.social?.tiktokVerifiedUrlPrefixes ?? [],
     redditUserAgent: (account) =>
       redditUserAgent(

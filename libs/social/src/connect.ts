@@ -14,7 +14,11 @@ type OAuthConfig = Pick<Config, "socialApiBase"> & {
     Partial<
       Pick<
         Config["social"],
-        "graphVersion" | "threadsVersion" | "linkedinRestrictedScopes" | "redditDeveloper"
+        | "graphVersion"
+        | "threadsVersion"
+        | "linkedinRestrictedScopes"
+        | "redditDeveloper"
+        | "tiktokReadMetrics"
       >
     >;
 };
@@ -26,7 +30,14 @@ function clientOf(config: OAuthConfig, platform: SocialPlatform): OAuthClient {
     id: c.id,
     secret: c.secret,
     authBase: config.social.authBase[platform] ?? null,
-    extraScopes: platform === "linkedin" ? (config.social.linkedinRestrictedScopes ?? []) : [],
+    // Besides the ordinary app's scopes: LinkedIn's restricted ones the app was granted (decision 1012),
+    // TikTok's video.list when the operator reads TikTok metrics (decision 1032).
+    extraScopes:
+      platform === "linkedin"
+        ? (config.social.linkedinRestrictedScopes ?? [])
+        : platform === "tiktok" && config.social.tiktokReadMetrics
+          ? ["video.list"]
+          : [],
   };
 }
 

@@ -68,11 +68,12 @@ export const OAUTH: Record<SocialPlatform, OAuthSpec> = {
   },
   // https://developers.tiktok.com/doc/oauth-user-access-token-management : `client_key`; access tokens
   // live 24 hours; a refresh may return a new refresh token, which replaces the old one. `video.list`
-  // opens /v2/video/query/, the metrics (https://developers.tiktok.com/doc/tiktok-api-v2-video-query).
+  // opens /v2/video/query/, the metrics (https://developers.tiktok.com/doc/tiktok-api-v2-video-query);
+  // asked for only with SOCIAL_TIKTOK_READ_METRICS (decision 1032).
   tiktok: {
     authorize: "https://www.tiktok.com/v2/auth/authorize/",
     token: "https://open.tiktokapis.com/v2/oauth/token/",
-    scopes: ["user.info.basic", "video.publish", "video.list"],
+    scopes: ["user.info.basic", "video.publish"],
     clientParam: "client_key",
     clientAuth: "body",
     pkce: true,

@@ -11,6 +11,11 @@ export type AdapterOptions = {
   linkedinVersion: string;
   /** TikTok audited the app: without it, TikTok takes SELF_ONLY posts only (decision 1013). */
   tiktokAudited: boolean;
+  /**
+   * TikTok metrics are read (SOCIAL_TIKTOK_READ_METRICS, video.list asked at connect); off: TikTok targets
+   * report null metrics, as the spec's further platform (decision 1032).
+   */
+  tiktokReadMetrics: boolean;
   /** URL prefixes verified with TikTok: media under them is pulled (PULL_FROM_URL), else uploaded. */
   tiktokVerifiedUrlPrefixes: string[];
   /** Reddit's User-Agent for a call made for `account` (null: the token call, no account yet). */

@@ -24,6 +24,19 @@ const adapters = createPlatformAdapters({
   },
   clock,
 });
+/** The same adapters with TikTok metrics read (SOCIAL_TIKTOK_READ_METRICS, decision 1032). */
+const reading_ = createPlatformAdapters({
+  config: {
+    socialApiBase: fake.bases,
+    social: {
+      linkedinVersion: "202607",
+      poll: { intervalMs: 5, maxAttempts: 10 },
+      tiktokVerifiedUrlPrefixes: [fake.mediaPrefix],
+      tiktokReadMetrics: true,
+    },
+  },
+  clock,
+});
 afterAll(() => fake.close());
 
 /** A post each platform accepts: a JPEG where media is required (Instagram, TikTok), else text. */
@@ -50,8 +63,8 @@ function account(platform: SocialPlatform, o: Partial<AdapterAccount> = {}): Ada
   };
 }
 
-async function publishAndRead(platform: SocialPlatform, a: AdapterAccount, metrics = {}) {
-  const adapter = adapters[platform]!;
+async function publishAndRead(platform: SocialPlatform, a: AdapterAccount, metrics = {}, set = adapters) {
+  const adapter = set[platform]!;
   const published = await adapter.publish(a, post(platform, "Hello from the test"));
   fake.setMetrics(published.platformPostId, metrics);
   const reading = await adapter.readMetrics(a, { ...published });
@@ -290,15 +303,39 @@ describe("reddit (forum)", () => {
   });
 });
 
-describe("tiktok (metrics through video.list)", () => {
-  test("publishes through the Content Posting API; with video.list, views, likes, comments and shares come from /video/query/ (saves not exposed)", async () => {
+describe("tiktok (the further platform: null metrics unless SOCIAL_TIKTOK_READ_METRICS)", () => {
+  test("by default (spec: no readable metrics) every metric is null, not_exposed, and /video/query/ is never called, even for a token with video.list", async () => {
     const a = account("tiktok", { permissions: ["user.info.basic", "video.publish", "video.list"] });
-    const { published, reading } = await publishAndRead("tiktok", a, {
-      views: 321,
-      likes: 9,
-      comments: 2,
-      shares: 1,
+    const { reading: r } = await publishAndRead("tiktok", a, { views: 321, likes: 9 });
+    expect(r).toEqual({
+      views: null,
+      likes: null,
+      comments: null,
+      shares: null,
+      saves: null,
+      extra: {
+        unavailable: {
+          views: "not_exposed",
+          likes: "not_exposed",
+          comments: "not_exposed",
+          shares: "not_exposed",
+          saves: "not_exposed",
+        },
+      },
     });
+    expect(fake.requests.some((r) => r.token === a.accessToken && r.path.startsWith("/video/query"))).toBe(
+      false,
+    );
+  });
+
+  test("with SOCIAL_TIKTOK_READ_METRICS and video.list, views, likes, comments and shares come from /video/query/ (saves not exposed)", async () => {
+    const a = account("tiktok", { permissions: ["user.info.basic", "video.publish", "video.list"] });
+    const { published, reading } = await publishAndRead(
+      "tiktok",
+      a,
+      { views: 321, likes: 9, comments: 2, shares: 1 },
+      reading_,
+    );
     // 19 digits like TikTok's ids: beyond 2^53, read exactly from the raw answer.
     expect(published.platformPostId).toMatch(/^7\d{18}$/);
     expect(published.url).toEndWith(`/photo/${published.platformPostId}`);
@@ -319,9 +356,9 @@ describe("tiktok (metrics through video.list)", () => {
     ]);
   });
 
-  test("an account connected without video.list: every metric null (permission_missing), no call", async () => {
+  test("with SOCIAL_TIKTOK_READ_METRICS, an account connected without video.list: every metric null (permission_missing), no call", async () => {
     const a = account("tiktok", { permissions: ["user.info.basic", "video.publish"] });
-    const { reading } = await publishAndRead("tiktok", a);
+    const { reading } = await publishAndRead("tiktok", a, {}, reading_);
     expect(reading.extra.unavailable).toMatchObject({
       views: "permission_missing",
       likes: "permission_missing",
@@ -334,10 +371,34 @@ describe("tiktok (metrics through video.list)", () => {
   test("the fake refuses /video/query/ to a token issued without video.list (scope_not_authorized)", async () => {
     const t = fake.issueTokens("tiktok", ["user.info.basic", "video.publish"]);
     const a = account("tiktok", { accessToken: t.accessToken, permissions: ["video.list"] });
-    const published = await adapters.tiktok!.publish(a, post("tiktok", "x"));
-    const err = await adapters.tiktok!.readMetrics(a, published).catch((e) => e);
+    const published = await reading_.tiktok!.publish(a, post("tiktok", "x"));
+    const err = await reading_.tiktok!.readMetrics(a, published).catch((e) => e);
     expect(err.kind).toBe("permission");
     expect(err.message).toContain("scope_not_authorized");
+  });
+
+  test("unaudited app: a post without a privacy choice goes out SELF_ONLY (decision 1031); an audited app refuses it before any call", async () => {
+    const a = account("tiktok");
+    const { tiktok: _, ...unchosen } = post("tiktok", "no choice");
+    const published = await adapters.tiktok!.publish(a, unchosen);
+    expect(fake.publication(published.platformPostId)?.privacy).toBe("SELF_ONLY");
+    const audited = createPlatformAdapters({
+      config: {
+        socialApiBase: fake.bases,
+        social: {
+          linkedinVersion: "202607",
+          poll: { intervalMs: 5, maxAttempts: 10 },
+          tiktokAudited: true,
+          tiktokVerifiedUrlPrefixes: [fake.mediaPrefix],
+        },
+      },
+      clock,
+    });
+    const b = account("tiktok");
+    const err = await audited.tiktok!.publish(b, unchosen).catch((e) => e);
+    expect(err).toBeInstanceOf(PlatformError);
+    expect(err.message).toContain("platformOptions.tiktok.privacyLevel");
+    expect(fake.requests.some((r) => r.token === b.accessToken)).toBe(false);
   });
 
   test("an invalid token fails publishing with an auth error", async () => {

@@ -214,9 +214,11 @@ describe("tiktok: Content Posting API", () => {
     expect(calls(a).filter((c) => c.includes("status/fetch"))).toHaveLength(3);
   });
 
-  test("no privacy level chosen by the user: refused before any call (no public default)", async () => {
+  test("audited app, no privacy level chosen by the user: refused before any call (no public default)", async () => {
     const a = account("tiktok");
-    expect((await fails(a, { text: "x", media: [file("jpeg")] })).message).toContain("chosen by the user");
+    const err = await audited.tiktok!.publish(a, { text: "x", media: [file("jpeg")] }).catch((e) => e);
+    expect(err).toBeInstanceOf(PlatformError);
+    expect(err.message).toContain("chosen by the user");
     expect(calls(a)).toEqual([]);
   });
 

@@ -46,14 +46,16 @@ export function tiktokChunks(size: number): { chunkSize: number; count: number }
  *   options, no default), as TikTok's UX guidelines require
  *   (https://developers.tiktok.com/doc/content-sharing-guidelines#step_2_metadata); an unaudited app may
  *   post SELF_ONLY only ("all content posted by unaudited clients will be restricted to private viewing
- *   mode", https://developers.tiktok.com/doc/content-posting-api-get-started#step_3).
+ *   mode", https://developers.tiktok.com/doc/content-posting-api-get-started#step_3), so without a
+ *   choice it posts SELF_ONLY (decision 1031).
  * - A video under a URL prefix verified with TikTok (SOCIAL_TIKTOK_VERIFIED_URL_PREFIXES) is pulled
  *   (PULL_FROM_URL); any other is uploaded (FILE_UPLOAD, PUT of the bytes with Content-Range). Photos
  *   can only be pulled, so they need a verified prefix.
  * - `status/fetch` is polled until the post is public and its real id is read (int64, read exactly).
- * - Metrics come from `POST /v2/video/query/` (scope video.list,
- *   https://developers.tiktok.com/doc/tiktok-api-v2-video-query): view_count → views, like_count →
- *   likes, comment_count → comments, share_count → shares; saves are not exposed.
+ * - Metrics: by default none (the spec's "further platform": targets report null metrics, `not_exposed`,
+ *   no call). With SOCIAL_TIKTOK_READ_METRICS (decision 1032) they come from `POST /v2/video/query/`
+ *   (scope video.list, https://developers.tiktok.com/doc/tiktok-api-v2-video-query): view_count → views,
+ *   like_count → likes, comment_count → comments, share_count → shares; saves are not exposed.
  */
 export function tiktokAdapter(opts: AdapterOptions, base = TIKTOK_API_BASE): PlatformAdapter {
   const call = (account: AdapterAccount, path: string, body: unknown) =>
@@ -77,7 +79,8 @@ export function tiktokAdapter(opts: AdapterOptions, base = TIKTOK_API_BASE): Pla
     async publish(account: AdapterAccount, post) {
       const violation = platformMediaViolation("tiktok", post.media);
       if (violation) throw new PlatformError("rejected", violation);
-      const privacy = post.tiktok?.privacyLevel;
+      // An unaudited app has nothing to choose: TikTok restricts its posts to SELF_ONLY (decision 1031).
+      const privacy = post.tiktok?.privacyLevel ?? (opts.tiktokAudited ? null : "SELF_ONLY");
       if (!privacy)
         throw new PlatformError(
           "rejected",
@@ -211,6 +214,8 @@ export function tiktokAdapter(opts: AdapterOptions, base = TIKTOK_API_BASE): Pla
       };
     },
     async readMetrics(account, target) {
+      // The spec's further platform has no readable metrics unless the operator opted in (decision 1032).
+      if (!opts.tiktokReadMetrics) return unavailableReading("not_exposed");
       if (!account.permissions.includes("video.list")) return unavailableReading("permission_missing");
       // A post TikTok has not given an id yet cannot be asked for.
       if (target.platformPostId.startsWith("publish:")) return unavailableReading("platform_error");

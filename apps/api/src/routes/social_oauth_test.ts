@@ -93,7 +93,8 @@ describe("connect → callback → stored tokens", () => {
       expect(res.headers.get("set-cookie")).toContain("sca_connect=;");
       const { account } = await body(res);
       expect(account).toMatchObject({ platform, status: "connected" });
-      const [st] = await h.sql`select pending_ciphertext, confirmed_at from social_oauth_states where state = ${state}`;
+      const [st] =
+        await h.sql`select pending_ciphertext, confirmed_at from social_oauth_states where state = ${state}`;
       expect(st!.pending_ciphertext).toBeNull();
       expect(st!.confirmed_at).not.toBeNull();
       expect(Date.parse(account.expiresAt)).toBeGreaterThan(Date.now());

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { createApiKey, createMember } from "@site/domain/core";
 import { sampleImage } from "@site/domain/testing";
-import { readyAccount } from "@site/domain/social";
+import { captureDueSnapshots, readyAccount } from "@site/domain/social";
 import { createPlatformAdapters } from "@site/social";
 import { type FakePlatforms, startFakePlatforms } from "@site/social/testing";
 import { buildTestApp, type TestApp } from "../../testing/mod.ts";
@@ -134,9 +134,9 @@ describe("the connect is bound to the user who started it (issue 25, decision 10
     const to = new URL(back.headers.get("location")!);
     expect(to.searchParams.get("account")).toBeNull();
     expect(to.searchParams.get("state")).toBe(state);
-    expect((await body(await h.call("GET", "/api/v1/social/accounts", { key: attacker.key }))).accounts).toEqual(
-      [],
-    );
+    expect(
+      (await body(await h.call("GET", "/api/v1/social/accounts", { key: attacker.key }))).accounts,
+    ).toEqual([]);
     // The victim's front end confirms with the victim's key: 403, and discarded.
     expect((await confirm(victim.key, state, to.searchParams.get("confirm")!)).status).toBe(403);
     expect((await confirm(attacker.key, state, to.searchParams.get("confirm")!)).status).toBe(400);
@@ -147,9 +147,9 @@ describe("the connect is bound to the user who started it (issue 25, decision 10
       attackerCookie,
     );
     expect(replay.status).toBe(400);
-    expect((await body(await h.call("GET", "/api/v1/social/accounts", { key: attacker.key }))).accounts).toEqual(
-      [],
-    );
+    expect(
+      (await body(await h.call("GET", "/api/v1/social/accounts", { key: attacker.key }))).accounts,
+    ).toEqual([]);
     // The same cookie does complete the attacker's own authorization in the attacker's own browser.
     const mine = await start(attacker.key, "x");
     const done = await callback(await consent((await body(mine)).authorizeUrl), cookieOf(mine));
@@ -285,13 +285,89 @@ describe("Reddit: the history scope, so an image post's id is found", () => {
   });
 });
 
-describe("TikTok: the user's privacy level and consent (decision 1013)", () => {
-  test("a TikTok target without platformOptions.tiktok, without consent, or public on an unaudited app: 400, nothing published", async () => {
+describe("TikTok: the user's privacy level and consent (decisions 1013, 1031)", () => {
+  test("unaudited app (the default): a contract-shaped post {content, media, accounts} without platformOptions is published SELF_ONLY, recorded {consent: null, reason}", async () => {
+    const { key } = await h.seedOrg();
+    const tiktok = await connectSocialAccount(h, key, "tiktok");
+    const id = (await uploadSocialMedia(h, key, sampleImage("jpeg", { size: 2048 }), "image/jpeg")).id;
+    const res = await h.call("POST", "/api/v1/social/posts", {
+      key,
+      body: { content: "no choice to make", media: [id], accounts: [tiktok.id] },
+    });
+    expect(res.status).toBe(201);
+    const created = (await body(res)).post;
+    expect(created.targets[0]).toMatchObject({ platform: "tiktok", status: "published", error: null });
+    expect(created.platformOptions.tiktok).toEqual({
+      privacyLevel: "SELF_ONLY",
+      consent: null,
+      consentedAt: null,
+      consentedBy: null,
+      reason: "unaudited app: private only",
+    });
+    const got = (await body(await h.call("GET", `/api/v1/social/posts/${created.postId}`, { key }))).post;
+    expect(got.platformOptions).toEqual(created.platformOptions);
+    const [row] = await h.sql`select platform_post_id from social_targets where post_id = ${created.postId}`;
+    expect(fake.publication(row!.platform_post_id)?.privacy).toBe("SELF_ONLY");
+  });
+
+  test("audited app (SOCIAL_TIKTOK_AUDITED=1): platformOptions.tiktok is required (400, nothing published); the user's PUBLIC_TO_EVERYONE with consent goes out public", async () => {
+    const audited = await buildTestApp({
+      env: {
+        ...fake.env,
+        SOCIAL_POLL_INTERVAL_MS: "5",
+        SOCIAL_TIKTOK_AUDITED: "1",
+        SOCIAL_TIKTOK_VERIFIED_URL_PREFIXES: "http://127.0.0.1:3000/api/media/",
+      },
+    });
+    fake.setTikTokAudited(true);
+    fetchMediaFromApp(fake, audited);
+    try {
+      const { key } = await audited.seedOrg();
+      const token = `tok-tiktok-${Math.random()}`;
+      fake.setTikTokPrivacy(token, ["PUBLIC_TO_EVERYONE", "SELF_ONLY"]);
+      const tiktok = await connectSocialAccount(audited, key, "tiktok", { accessToken: token });
+      const id = (await uploadSocialMedia(audited, key, sampleImage("jpeg", { size: 2048 }), "image/jpeg"))
+        .id;
+      const missing = await audited.call("POST", "/api/v1/social/posts", {
+        key,
+        body: { content: "x", media: [id], accounts: [tiktok.id] },
+      });
+      expect(missing.status).toBe(400);
+      expect((await body(missing)).error.details.map((d: Json) => d.field)).toContain(
+        "platformOptions.tiktok",
+      );
+      expect((await body(await audited.call("GET", "/api/v1/social/posts", { key }))).posts).toEqual([]);
+      const res = await audited.call("POST", "/api/v1/social/posts", {
+        key,
+        body: {
+          content: "public by choice",
+          media: [id],
+          accounts: [tiktok.id],
+          platformOptions: { tiktok: { privacyLevel: "PUBLIC_TO_EVERYONE", consent: true } },
+        },
+      });
+      expect(res.status).toBe(201);
+      const created = (await body(res)).post;
+      expect(created.targets[0].status).toBe("published");
+      expect(created.platformOptions.tiktok).toMatchObject({
+        privacyLevel: "PUBLIC_TO_EVERYONE",
+        consent: true,
+      });
+      const [row] =
+        await audited.sql`select platform_post_id from social_targets where post_id = ${created.postId}`;
+      expect(fake.publication(row!.platform_post_id)?.privacy).toBe("PUBLIC_TO_EVERYONE");
+    } finally {
+      fake.setTikTokAudited(false);
+      fetchMediaFromApp(fake, h);
+      await audited.close();
+    }
+  });
+
+  test("a TikTok choice without consent, or public on an unaudited app: 400, nothing published", async () => {
     const { key } = await h.seedOrg();
     const tiktok = await connectSocialAccount(h, key, "tiktok");
     const id = (await uploadSocialMedia(h, key, sampleImage("jpeg", { size: 2048 }), "image/jpeg")).id;
     const cases: [Json | undefined, string][] = [
-      [undefined, "platformOptions.tiktok"],
       [{ tiktok: { privacyLevel: "SELF_ONLY", consent: false } }, "platformOptions.tiktok.consent"],
       [
         { tiktok: { privacyLevel: "PUBLIC_TO_EVERYONE", consent: true } },
@@ -354,5 +430,86 @@ describe("TikTok: the user's privacy level and consent (decision 1013)", () => {
     expect(got.platformOptions).toEqual(created.platformOptions);
     const [row] = await h.sql`select platform_post_id from social_targets where post_id = ${created.postId}`;
     expect(fake.publication(row!.platform_post_id)?.privacy).toBe("SELF_ONLY");
+  });
+});
+
+describe("TikTok metrics: the spec's further platform, opt-in reading (decision 1032)", () => {
+  /** connect (OAuth) → a SELF_ONLY photo post → a collector pass an hour later: the target's snapshot. */
+  async function connectPostCollect(app: TestApp) {
+    const { key } = await app.seedOrg();
+    const started = await app.call("POST", "/api/v1/social/accounts/connect", {
+      key,
+      body: { platform: "tiktok" },
+    });
+    const { authorizeUrl } = await body(started);
+    const scope = new URL(authorizeUrl).searchParams.get("scope")!;
+    const u = new URL(await consent(authorizeUrl));
+    const back = await app.app.handle(
+      new Request(`http://localhost${u.pathname}${u.search}`, { headers: { cookie: cookieOf(started) } }),
+    );
+    expect(back.status).toBe(200);
+    const account = (await body(back)).account;
+    const id = (await uploadSocialMedia(app, key, sampleImage("jpeg", { size: 2048 }), "image/jpeg")).id;
+    const res = await app.call("POST", "/api/v1/social/posts", {
+      key,
+      body: { content: "metrics?", media: [id], accounts: [account.id] },
+    });
+    expect(res.status).toBe(201);
+    const post = (await body(res)).post;
+    const [row] = await app.sql`select platform_post_id from social_targets where post_id = ${post.postId}`;
+    fake.setMetrics(row!.platform_post_id, { views: 640, likes: 12, comments: 3, shares: 2 });
+    const before = fake.requests.filter((r) => r.path.startsWith("/video/query")).length;
+    await captureDueSnapshots(app.ctx, createPlatformAdapters(app.ctx), {
+      now: new Date(Date.parse(post.publishedAt) + 3_700_000),
+    });
+    const got = (await body(await app.call("GET", `/api/v1/social/posts/${post.postId}`, { key }))).post;
+    const queried = fake.requests.filter((r) => r.path.startsWith("/video/query")).length - before;
+    return { scope, account, snapshot: got.targets[0].metrics[0], queried };
+  }
+
+  test("unset (default): connect does not ask for video.list, TikTok targets report null metrics (not_exposed), /video/query/ is never called", async () => {
+    const { scope, account, snapshot, queried } = await connectPostCollect(h);
+    expect(scope.split(",")).toEqual(["user.info.basic", "video.publish"]);
+    expect(account.permissions).not.toContain("video.list");
+    expect(snapshot).toMatchObject({
+      stage: 1,
+      views: null,
+      likes: null,
+      comments: null,
+      shares: null,
+      saves: null,
+    });
+    expect(snapshot.extra.unavailable).toEqual({
+      views: "not_exposed",
+      likes: "not_exposed",
+      comments: "not_exposed",
+      shares: "not_exposed",
+      saves: "not_exposed",
+    });
+    expect(queried).toBe(0);
+  });
+
+  test("SOCIAL_TIKTOK_READ_METRICS=1: connect asks for video.list, and the metrics are read through /v2/video/query/", async () => {
+    const reads = await buildTestApp({
+      env: {
+        ...fake.env,
+        ...fake.oauthEnv,
+        SOCIAL_POLL_INTERVAL_MS: "5",
+        SOCIAL_TIKTOK_READ_METRICS: "1",
+        SOCIAL_TIKTOK_VERIFIED_URL_PREFIXES: "http://127.0.0.1:3000/api/media/",
+      },
+    });
+    fetchMediaFromApp(fake, reads);
+    try {
+      const { scope, account, snapshot, queried } = await connectPostCollect(reads);
+      expect(scope.split(",")).toContain("video.list");
+      expect(account.permissions).toContain("video.list");
+      expect(snapshot).toMatchObject({ views: 640, likes: 12, comments: 3, shares: 2, saves: null });
+      expect(snapshot.extra.unavailable).toEqual({ saves: "not_exposed" });
+      expect(queried).toBe(1);
+    } finally {
+      fetchMediaFromApp(fake, h);
+      await reads.close();
+    }
   });
 });
