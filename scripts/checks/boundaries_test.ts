@@ -43,11 +43,14 @@ const isTestSupport = (path: string) =>
 /** Which domain areas each area may import (DESIGN.md; decision 0008). */
 const DOMAIN_AREAS: Record<string, string[]> = {
   core: [],
-  media: ["core"],
-  sites: ["core", "media"],
-  screenshots: ["core", "media", "sites"],
-  social: ["core", "media"],
-  newsletters: ["core", "media", "sites"],
+  // Webhooks: every area records its events in its own transactions (decision 0840).
+  webhooks: ["core"],
+  media: ["core", "webhooks"],
+  sites: ["core", "media", "webhooks"],
+  // Clips are delivered into the social media library (decision 1220).
+  screenshots: ["core", "media", "sites", "social", "webhooks"],
+  social: ["core", "media", "webhooks"],
+  newsletters: ["core", "media", "sites", "webhooks"],
   testing: [],
 };
 

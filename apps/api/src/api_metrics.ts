@@ -2,6 +2,7 @@ import { sql } from "drizzle-orm";
 import { Elysia } from "elysia";
 import client from "prom-client";
 import type { Database } from "@site/db";
+import { registerWebhookMetrics } from "@site/domain/webhooks";
 
 /** Latency buckets of an API answer, in seconds (a keyed read is ~2 ms; a template clone several s). */
 const LATENCY_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30];
@@ -30,6 +31,8 @@ export function createApiMetrics(
 ): ApiMetrics {
   const registry = new client.Registry();
   client.collectDefaultMetrics({ register: registry, eventLoopMonitoringPrecision: 20 });
+  // Webhook tries this process made: webhook_deliveries_total, webhook_delivery_duration_seconds.
+  registerWebhookMetrics(registry);
   const requests = new client.Counter({
     name: "http_requests_total",
     help: "API answers by method, route template and status.",

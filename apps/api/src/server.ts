@@ -2,6 +2,7 @@ import { recordServer } from "@site/config";
 import { createKeyCache, errorBody } from "@site/domain/core";
 import { startMediaSweeper } from "@site/domain/media";
 import { type NewsletterSender, openMailer, startNewsletterSender } from "@site/domain/newsletters";
+import { startWebhookDispatcher } from "@site/domain/webhooks";
 import { openRateLimiter, type Runtime } from "@site/runtime";
 import { createApiMetrics, serveApiMetrics } from "./api_metrics.ts";
 import { createApp } from "./app.ts";
@@ -68,6 +69,8 @@ export function startApi(rt: Runtime): RunningApi {
     orphanEveryMs: rt.config.mediaOrphans.everyMs,
     orphanGraceMs: rt.config.mediaOrphans.graceMs,
   });
+  // Webhook deliveries: any API or daemon process sends them from the outbox (decision 0841).
+  const webhooks = startWebhookDispatcher(rt, { databaseUrl: rt.databaseUrl || undefined });
   let sender: Promise<NewsletterSender> | null = null;
   if (rt.queue.driver === "memory")
     sender = startNewsletterSender(rt, { mailer }).catch((err) => {
@@ -116,6 +119,7 @@ export function startApi(rt: Runtime): RunningApi {
         });
         await metricsServer?.stop();
         await sweeper.stop();
+        await webhooks.stop();
         await (await sender?.catch(() => null))?.stop();
         await mailer.close();
         if (keys !== rt.keys) await keys?.close();

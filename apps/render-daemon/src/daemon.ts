@@ -1,6 +1,7 @@
 import { findBrowser, sweepOrphanBrowsers } from "@site/browser";
 import type { MediaContext } from "@site/domain/media";
 import { startNewsletterSender } from "@site/domain/newsletters";
+import { startWebhookDispatcher } from "@site/domain/webhooks";
 import type { RenderContext } from "@site/domain/screenshots";
 import type { Consumer } from "@site/queue";
 import { dependencyChecks, readinessProbe, type Runtime } from "@site/runtime";
@@ -76,6 +77,8 @@ export async function startRenderDaemon(
   const sweeper = startSweeper(ctx, { everyMs: opts.sweepEveryMs, onRefunded: (n) => metrics.refund(n) });
   // The daemon is the long-running worker: it sends newsletters too, with or without Chromium.
   const newsletters = await startNewsletterSender(ctx);
+  // And webhook deliveries, from the outbox (decision 0841).
+  const webhooks = startWebhookDispatcher(ctx, { databaseUrl: rt.databaseUrl || undefined });
 
   let consumer: Consumer | null = null;
   if (!findBrowser(rt.config.chromiumPath)) {
@@ -105,6 +108,7 @@ export async function startRenderDaemon(
         await consumer?.close({ graceMs: opts.graceMs ?? STOP_GRACE_MS });
         await sweeper.stop();
         await newsletters.stop();
+        await webhooks.stop();
         await pipeline?.close();
         await metricsServer?.stop();
         log.info("render daemon stopped");

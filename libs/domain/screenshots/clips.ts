@@ -7,6 +7,7 @@ import { socialKey, socialMediaView } from "@site/domain/social";
 import type { ClipMotion, ClipQueueAnswer, ClipRequestBody, ClipView } from "./clip_models.ts";
 import { findFfmpeg } from "./ffmpeg.ts";
 import { type CaptureOptions, DEFAULT_CAPTURE_EXTRAS } from "./options.ts";
+import { clipView, recordRenderEnded } from "./event_views.ts";
 import { admitRenders, dispatchQueued, enqueueAdmitted, type RenderContext } from "./renders.ts";
 import { parsePublicPageUrl } from "./source_url.ts";
 import { resolveStyle } from "./styles.ts";
@@ -124,25 +125,7 @@ export async function getClip(ctx: MediaContext, principal: Principal, clipId: s
     )
     .limit(1);
   if (!row) throw notFound("clip");
-  const spec = (row.options as ClipOptions).clip;
-  let media: ClipView["media"] = null;
-  if (row.status === "done" && row.mediaId) {
-    const [m] = await ctx.db.select().from(socialMedia).where(eq(socialMedia.id, row.mediaId)).limit(1);
-    if (m) media = socialMediaView(ctx, m);
-  }
-  return {
-    clipId: row.id,
-    status: row.status,
-    media,
-    posterUrl:
-      row.status === "done" && row.posterKey ? grantOrgMemberUrl(ctx, row.orgId, row.posterKey) : null,
-    durationS: spec.durationS,
-    fps: spec.fps,
-    width: row.width ?? spec.width,
-    height: row.height ?? spec.height,
-    warnings: (row.warnings ?? []) as string[],
-    error: row.status === "failed" ? (row.error ?? "the clip failed; the credits were refunded") : null,
-  };
+  return clipView(ctx, ctx.db, row);
 }
 
 /**
@@ -241,8 +224,10 @@ export async function completeClip(
         finishedAt: sql`now()`,
       })
       .where(and(eq(screenshotRenders.id, clipId), eq(screenshotRenders.status, "pending")))
-      .returning({ orgId: screenshotRenders.orgId });
+      .returning();
     if (!row) return { done: false, admitted: [] as string[] };
+    // clip.completed commits with the clip's end (the webhook outbox, decision 0840).
+    await recordRenderEnded(ctx, tx, row);
     return { done: true, admitted: await admitRenders(ctx, tx, row.orgId) };
   });
   await enqueueAdmitted(ctx, admitted);

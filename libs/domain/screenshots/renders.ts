@@ -18,6 +18,7 @@ import { findBrowser } from "@site/browser";
 import type { QueueAnswer, RenderView, ScreenshotRequestBody } from "./models.ts";
 import { type CaptureOptions, type LookOptions, SCREENSHOT_CREDITS, toScreenshotRequest } from "./options.ts";
 import { upsertScreenshotProject } from "./projects.ts";
+import { recordRenderEnded, renderView } from "./event_views.ts";
 import { findStyle } from "./styles.ts";
 import { getOwnSite } from "@site/domain/sites";
 
@@ -197,24 +198,6 @@ export async function findRender(ctx: Context, renderId: string) {
   return row ?? null;
 }
 
-function renderView(row: NonNullable<Awaited<ReturnType<typeof findRender>>>): RenderView {
-  const base: RenderView = {
-    renderId: row.id,
-    status: row.status,
-    sourceUrl: row.sourceUrl,
-    imageUrl: row.status === "done" && row.imageKey ? mediaPath(row.imageKey) : null,
-    credits: row.credits,
-    error: row.status === "failed" ? (row.error ?? "render failed") : null,
-  };
-  if (row.status !== "done") return base;
-  return {
-    ...base,
-    width: row.width ?? 0,
-    height: row.height ?? 0,
-    warnings: (row.warnings ?? []) as string[],
-  };
-}
-
 /** The render of a site as the API answers it; 404 for an unknown render or another site's. */
 export async function getRender(
   ctx: Context,
@@ -272,8 +255,10 @@ export async function completeRender(
         finishedAt: sql`now()`,
       })
       .where(and(eq(screenshotRenders.id, renderId), eq(screenshotRenders.status, "pending")))
-      .returning({ orgId: screenshotRenders.orgId });
+      .returning();
     if (!row) return { done: false, admitted: [] };
+    // screenshot.completed commits with the render's end (the webhook outbox, decision 0840).
+    await recordRenderEnded(ctx, tx, row);
     return { done: true, admitted: await admitRenders(ctx, tx, row.orgId) };
   });
   await enqueueAdmitted(ctx, admitted);
@@ -297,12 +282,10 @@ export async function failRender(ctx: RenderContext, renderId: string, error: st
         finishedAt: sql`now()`,
       })
       .where(and(eq(screenshotRenders.id, renderId), eq(screenshotRenders.status, "pending")))
-      .returning({
-        orgId: screenshotRenders.orgId,
-        credits: screenshotRenders.credits,
-        kind: screenshotRenders.kind,
-      });
+      .returning();
     if (!row) return { failed: false, admitted: [] };
+    // screenshot.failed or clip.failed commits with the render's end (decision 0840).
+    await recordRenderEnded(ctx, tx, row);
     await refundOnce(tx, {
       orgId: row.orgId,
       amount: row.credits,

@@ -1,3 +1,4 @@
+import { recordEvent } from "@site/domain/webhooks";
 import { and, count, eq, isNull, lte, sql } from "drizzle-orm";
 import {
   isDatabaseUnavailable,
@@ -189,13 +190,24 @@ export async function getOwnSite(ctx: Context, principal: Principal, siteId: str
 
 /** Publishes or unpublishes a site; unpublishing revokes visitor access to its media at once. */
 export async function setSitePublished(ctx: Context, siteId: string, live: boolean): Promise<SiteView> {
-  const [site] = await ctx.db
-    .update(sites)
-    .set({ publicContentLive: live, comingSoon: live ? false : sites.comingSoon, updatedAt: sql`now()` })
-    .where(and(eq(sites.id, siteId), isNull(sites.deletedAt)))
-    .returning(siteView);
-  if (!site) throw notFound("site");
-  return site;
+  return ctx.db.transaction(async (tx) => {
+    const [before] = await tx
+      .select({ live: sites.publicContentLive, orgId: sites.orgId })
+      .from(sites)
+      .where(and(eq(sites.id, siteId), isNull(sites.deletedAt)))
+      .for("update");
+    if (!before) throw notFound("site");
+    const [site] = await tx
+      .update(sites)
+      .set({ publicContentLive: live, comingSoon: live ? false : sites.comingSoon, updatedAt: sql`now()` })
+      .where(and(eq(sites.id, siteId), isNull(sites.deletedAt)))
+      .returning(siteView);
+    if (!site) throw notFound("site");
+    // site.published when it goes live (not for a repeated publish), committed with the change (0840).
+    if (live && !before.live)
+      await recordEvent(tx, { orgId: before.orgId, type: "site.published", data: site });
+    return site;
+  });
 }
 
 /** Sets a site's name (PATCH /sites/:id); the same rules as at creation. */

@@ -171,7 +171,7 @@ export function isExemptHost(host: string, port: number, allowHosts: readonly st
 export function checkFetchTarget(
   raw: string,
   allowHosts: readonly string[] = [],
-  opts: { localNetwork?: boolean } = {},
+  opts: { localNetwork?: boolean; plainHttpToExempt?: boolean } = {},
 ): FetchTarget {
   let url: URL;
   try {
@@ -180,7 +180,12 @@ export function checkFetchTarget(
     throw new TargetError("invalid", "not a valid URL");
   }
   // Development switch: plain http too, for local servers (resolvePinned keeps it to local addresses).
-  const http = url.protocol === "http:" && opts.localNetwork === true;
+  // A FETCH_ALLOW_HOSTS host may be plain http where the caller allows it (webhook test receivers).
+  const exemptHttp =
+    url.protocol === "http:" &&
+    opts.plainHttpToExempt === true &&
+    isExemptHost(url.hostname.replace(/^\[|\]$/g, ""), Number(url.port || 80), allowHosts);
+  const http = url.protocol === "http:" && (opts.localNetwork === true || exemptHttp);
   if (url.protocol !== "https:" && !http) throw new TargetError("invalid", "only https URLs can be fetched");
   if (url.username || url.password) throw new TargetError("invalid", "URLs with credentials are refused");
   const port = url.port ? Number(url.port) : http ? 80 : 443;

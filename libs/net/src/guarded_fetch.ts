@@ -36,6 +36,22 @@ export type GuardedFetchOptions = {
   tls?: { ca?: string | string[] };
   /** Sent as the Accept header. */
   accept?: string;
+  /** The request method (default GET); POST sends `body`. */
+  method?: "GET" | "POST";
+  /** Further request headers (a webhook's signature headers, its content type). */
+  headers?: Record<string, string>;
+  /** The request body (POST). */
+  body?: string;
+  /**
+   * Answer every final status (not only 2xx) with its body, instead of failing with `http_status`: a
+   * caller that records the receiver's answer (webhooks). Redirects are still redirects.
+   */
+  anyStatus?: boolean;
+  /**
+   * Plain http to a FETCH_ALLOW_HOSTS host (test receivers on loopback); every other target still
+   * needs https.
+   */
+  plainHttpToExempt?: boolean;
   /** Name resolution; default the system resolver. Tests inject one (names that fail or point anywhere). */
   resolve?: Resolver;
 };
@@ -110,8 +126,13 @@ function fetchOnce(
         servername: target.literal ? undefined : target.host,
         port: target.port,
         path: `${target.url.pathname}${target.url.search}`,
-        method: "GET",
-        headers: { accept: opts.accept ?? "*/*", "user-agent": "site-content-api/1 (import)" },
+        method: opts.method ?? "GET",
+        headers: {
+          accept: opts.accept ?? "*/*",
+          "user-agent": "site-content-api/1 (import)",
+          ...opts.headers,
+          ...(opts.body !== undefined ? { "content-length": String(Buffer.byteLength(opts.body)) } : {}),
+        },
         ca: opts.tls?.ca,
         agent: false,
         // The connection goes to the address that was checked, never to a second DNS answer.
@@ -127,7 +148,7 @@ function fetchOnce(
           resolve({ kind: "redirect", location });
           return;
         }
-        if (status < 200 || status >= 300) {
+        if ((status < 200 || status >= 300) && !opts.anyStatus) {
           res.destroy();
           reject(new GuardedFetchError("http_status", `the server answered HTTP ${status}`));
           return;
@@ -158,7 +179,7 @@ function fetchOnce(
       });
     });
     req.on("error", (err) => reject(connectionError(hostPortOf(target), target.host, err, progress.stage)));
-    req.end();
+    req.end(opts.body);
   });
 }
 
@@ -203,7 +224,10 @@ export async function guardedFetchStream(url: string, opts: GuardedFetchOptions)
       // The first hop's refusals are made before any connection; a redirect's come after one.
       const first = hop === 0;
       try {
-        target = checkFetchTarget(current, opts.allowHosts ?? [], { localNetwork: opts.localNetwork });
+        target = checkFetchTarget(current, opts.allowHosts ?? [], {
+          localNetwork: opts.localNetwork,
+          plainHttpToExempt: opts.plainHttpToExempt,
+        });
       } catch (err) {
         if (err instanceof TargetError)
           throw new GuardedFetchError(err.kind === "blocked" ? "blocked" : "invalid_url", err.message, {

@@ -15,6 +15,9 @@ export type NewsletterCampaignPayload = { campaignId: string };
 /** The payload of one newsletter delivery: the recipient row's id. */
 export type NewsletterDeliveryPayload = { recipientId: string };
 
+/** The payload of one webhook try: the delivery row and the lease its dispatcher claimed it with. */
+export type WebhookDeliveryPayload = { deliveryId: string; leaseToken: string };
+
 /** The payload of a job that needs nothing (a scheduled pass). */
 export type EmptyPayload = Record<string, never>;
 
@@ -55,6 +58,17 @@ function parseIdPayload<K extends string>(field: K, data: unknown): Record<K, st
   if (typeof d[field] !== "string" || !UUID.test(d[field] as string))
     throw new TypeError(`${field} must be a UUID`);
   return { [field]: d[field] } as Record<K, string>;
+}
+
+function parseWebhookPayload(data: unknown): WebhookDeliveryPayload {
+  const d = data as Record<string, unknown> | null;
+  if (!d || typeof d !== "object" || Array.isArray(d)) throw new TypeError("payload must be an object");
+  const keys = Object.keys(d).sort();
+  if (keys.length !== 2 || keys[0] !== "deliveryId" || keys[1] !== "leaseToken")
+    throw new TypeError("payload carries only deliveryId and leaseToken");
+  for (const k of keys)
+    if (typeof d[k] !== "string" || !UUID.test(d[k] as string)) throw new TypeError(`${k} must be a UUID`);
+  return { deliveryId: d.deliveryId as string, leaseToken: d.leaseToken as string };
 }
 
 function parseEmptyPayload(data: unknown): EmptyPayload {
@@ -120,6 +134,18 @@ export const JOBS = {
     repeatEveryMs: 15_000,
     parse: parseEmptyPayload,
   } satisfies JobSpec<EmptyPayload>,
+  /**
+   * One try of one webhook delivery, claimed by a dispatcher (decision 0841). One try per job: the
+   * retry schedule (WEBHOOK_RETRY_SCHEDULE_S) lives on the delivery row, which the dispatcher claims
+   * again when it is due; a job lost with its process is claimed again once its lease runs out.
+   */
+  "webhook-delivery": {
+    queue: "webhooks",
+    attempts: 1,
+    backoffMs: 1000,
+    timeoutMs: 60_000,
+    parse: parseWebhookPayload,
+  } satisfies JobSpec<WebhookDeliveryPayload>,
 } as const;
 
 /** A job's name. */

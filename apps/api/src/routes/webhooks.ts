@@ -1,0 +1,136 @@
+import { Elysia, t } from "elysia";
+import { ListQuery } from "@site/domain/core";
+import {
+  createWebhook,
+  deleteWebhook,
+  getWebhook,
+  listDeliveries,
+  listWebhooks,
+  retryDelivery,
+  rotateWebhookSecret,
+  updateWebhook,
+  WebhookCreateBody,
+  WebhookCreated,
+  WebhookDeliveryPage,
+  WebhookPatchBody,
+  WebhookSecretAnswer,
+  WebhookView,
+} from "@site/domain/webhooks";
+import type { AuthMacros } from "../auth.ts";
+import type { AppDeps } from "../deps.ts";
+import { errors, queryOf } from "../schemas.ts";
+
+const SIGNING =
+  "Each try is a POST of {type, timestamp, data} (data: the resource as its GET answers it) signed as Standard Webhooks: webhook-id (the delivery id, the same on every retry), webhook-timestamp, webhook-signature (v1,<base64 HMAC-SHA256>; two during a rotation's overlap).";
+
+/** Webhooks (CONTRACT "Webhooks"): endpoints of the organization, their secrets and delivery logs. */
+export function webhookRoutes(deps: AppDeps, auth: AuthMacros) {
+  return new Elysia()
+    .use(auth)
+    .post(
+      "/api/v1/webhooks",
+      async ({ principal, body, set }) => {
+        const out = await createWebhook(deps, principal, body);
+        set.status = 201;
+        return out;
+      },
+      {
+        scope: "webhooks:write",
+        body: WebhookCreateBody,
+        response: { 201: WebhookCreated, ...errors(400, 401, 403, 409) },
+        detail: {
+          summary: "Add a webhook endpoint (its secret is shown once)",
+          description: `The URL goes through the URL import's guard: https (plain http only to a FETCH_ALLOW_HOSTS host), no private or local address, no redirects followed; anything else is 400. ${SIGNING} Tries that fail are retried after about 5 s, 5 min, 30 min, 2 h, 5 h, 10 h and 10 h (WEBHOOK_RETRY_SCHEDULE_S); an endpoint failing for 5 days is disabled. At most 20 endpoints per organization (409).`,
+          tags: ["webhooks"],
+        },
+      },
+    )
+    .get("/api/v1/webhooks", async ({ principal }) => ({ webhooks: await listWebhooks(deps, principal) }), {
+      scope: "webhooks:write",
+      response: { 200: t.Object({ webhooks: t.Array(WebhookView) }), ...errors(401, 403) },
+      detail: { summary: "List the organization's webhook endpoints", tags: ["webhooks"] },
+    })
+    .get(
+      "/api/v1/webhooks/:webhookId",
+      async ({ principal, params }) => ({ webhook: await getWebhook(deps, principal, params.webhookId) }),
+      {
+        scope: "webhooks:write",
+        response: { 200: t.Object({ webhook: WebhookView }), ...errors(401, 403, 404) },
+        detail: { summary: "One webhook endpoint", tags: ["webhooks"] },
+      },
+    )
+    .patch(
+      "/api/v1/webhooks/:webhookId",
+      async ({ principal, params, body }) => ({
+        webhook: await updateWebhook(deps, principal, params.webhookId, body),
+      }),
+      {
+        scope: "webhooks:write",
+        body: WebhookPatchBody,
+        response: { 200: t.Object({ webhook: WebhookView }), ...errors(400, 401, 403, 404) },
+        detail: {
+          summary: "Change a webhook endpoint (url, events, enabled, description)",
+          description:
+            "enabled: false fails its pending deliveries (retry them once enabled again); enabled: true also clears the reason the service disabled it.",
+          tags: ["webhooks"],
+        },
+      },
+    )
+    .delete(
+      "/api/v1/webhooks/:webhookId",
+      async ({ principal, params, set }) => {
+        await deleteWebhook(deps, principal, params.webhookId);
+        set.status = 204;
+      },
+      {
+        scope: "webhooks:write",
+        response: { 204: t.Void(), ...errors(401, 403, 404) },
+        detail: { summary: "Delete a webhook endpoint and its delivery log", tags: ["webhooks"] },
+      },
+    )
+    .post(
+      "/api/v1/webhooks/:webhookId/rotate-secret",
+      async ({ principal, params }) => rotateWebhookSecret(deps, principal, params.webhookId),
+      {
+        scope: "webhooks:write",
+        response: { 200: WebhookSecretAnswer, ...errors(401, 403, 404, 409) },
+        detail: {
+          summary: "Rotate the signing secret (the old one keeps verifying for 24 h)",
+          description:
+            "The new secret is shown once. For 24 hours every try carries two signatures in webhook-signature, one per secret, so a receiver verifying with either accepts it.",
+          tags: ["webhooks"],
+        },
+      },
+    )
+    .get(
+      "/api/v1/webhooks/:webhookId/deliveries",
+      async ({ principal, params, query }) => listDeliveries(deps, principal, params.webhookId, query),
+      {
+        scope: "webhooks:write",
+        query: queryOf(ListQuery),
+        response: { 200: WebhookDeliveryPage, ...errors(400, 401, 403, 404) },
+        detail: {
+          summary: "The endpoint's delivery log (newest first, cursor paging)",
+          tags: ["webhooks"],
+        },
+      },
+    )
+    .post(
+      "/api/v1/webhooks/:webhookId/deliveries/:deliveryId/retry",
+      async ({ principal, params, set }) => {
+        await retryDelivery(deps, principal, params.webhookId, params.deliveryId);
+        set.status = 202;
+        return { accepted: true };
+      },
+      {
+        scope: "webhooks:write",
+        response: { 202: t.Object({ accepted: t.Literal(true) }), ...errors(401, 403, 404, 409) },
+        detail: {
+          summary: "Send a delivery again now (same webhook-id)",
+          description:
+            "Pending, failed or delivered: the delivery is tried again at once. 409 while the endpoint is disabled.",
+          tags: ["webhooks"],
+        },
+      },
+    );
+}

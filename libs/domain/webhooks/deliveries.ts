@@ -1,0 +1,86 @@
+import { and, eq, sql } from "drizzle-orm";
+import { webhookDeliveries, webhookEvents } from "@site/db";
+import {
+  AppError,
+  type Context,
+  isUuid,
+  keysetPage,
+  newestFirst,
+  notFound,
+  olderThan,
+  type Principal,
+} from "@site/domain/core";
+import { ownWebhook } from "./endpoints.ts";
+import { WEBHOOK_NOTIFY_CHANNEL } from "./events.ts";
+import type { WebhookDeliveryView, WebhookEventType } from "./models.ts";
+
+/** The delivery log of an endpoint, newest first, in pages of `limit` (default 50, at most 100). */
+export async function listDeliveries(
+  ctx: Context,
+  principal: Principal,
+  webhookId: string,
+  page: { limit?: number; cursor?: string } = {},
+): Promise<{ deliveries: WebhookDeliveryView[]; nextCursor: string | null }> {
+  const endpoint = await ownWebhook(ctx, principal, webhookId);
+  const limit = Math.min(Math.max(page.limit ?? 50, 1), 100);
+  const d = webhookDeliveries;
+  const rows = await ctx.db
+    .select({
+      id: d.id,
+      event: webhookEvents.type,
+      status: d.status,
+      attempts: d.attempts,
+      lastStatusCode: d.lastStatusCode,
+      lastError: d.lastError,
+      nextAttemptAt: d.nextAttemptAt,
+      createdAt: d.createdAt,
+      at: sql<string>`${d.createdAt}::text`,
+    })
+    .from(d)
+    .innerJoin(webhookEvents, eq(webhookEvents.id, d.eventId))
+    .where(and(eq(d.endpointId, endpoint.id), olderThan(d.createdAt, d.id, page.cursor)))
+    .orderBy(...newestFirst(d.createdAt, d.id))
+    .limit(limit + 1);
+  const { page: shown, nextCursor } = keysetPage(rows, limit, (r) => ({ at: r.at, id: r.id }));
+  return {
+    deliveries: shown.map((r) => ({
+      id: r.id,
+      event: r.event as WebhookEventType,
+      status: r.status,
+      attempts: r.attempts,
+      lastStatusCode: r.lastStatusCode,
+      lastError: r.lastError,
+      nextAttemptAt: r.status === "pending" && r.nextAttemptAt ? r.nextAttemptAt.toISOString() : null,
+      createdAt: r.createdAt.toISOString(),
+    })),
+    nextCursor,
+  };
+}
+
+/**
+ * Tries a delivery again now, whatever its state (decision 0843): a pending one is moved up, a failed or
+ * delivered one is sent once more with the same webhook-id. 409 while the endpoint is disabled; a try
+ * in flight is left to finish (its outcome stands, and this retry is sent after it).
+ */
+export async function retryDelivery(
+  ctx: Context,
+  principal: Principal,
+  webhookId: string,
+  deliveryId: string,
+): Promise<void> {
+  const endpoint = await ownWebhook(ctx, principal, webhookId);
+  if (!isUuid(deliveryId)) throw notFound("delivery");
+  if (!endpoint.enabled)
+    throw new AppError(
+      "CONFLICT",
+      "the webhook is disabled: enable it (PATCH enabled: true) before retrying",
+    );
+  await ctx.db.transaction(async (tx) => {
+    const rows = await tx.execute<{ id: string }>(sql`
+      update webhook_deliveries set status = 'pending', next_attempt_at = now(), updated_at = now()
+      where id = ${deliveryId}::uuid and endpoint_id = ${endpoint.id}::uuid
+      returning id`);
+    if (rows.length === 0) throw notFound("delivery");
+    await tx.execute(sql`select pg_notify(${WEBHOOK_NOTIFY_CHANNEL}, ${principal.orgId})`);
+  });
+}

@@ -1,0 +1,117 @@
+import { type Static, Type } from "@sinclair/typebox";
+
+// One model per shape: the routes, the OpenAPI document and the TypeScript types read these.
+
+/** Every event the service sends (CONTRACT "Webhooks"). */
+export const WEBHOOK_EVENT_TYPES = [
+  "screenshot.completed",
+  "screenshot.failed",
+  "clip.completed",
+  "clip.failed",
+  "media.created",
+  "site.published",
+  "social.post.published",
+  "social.post.failed",
+  "social.account.reconnect_required",
+  "newsletter.campaign.sent",
+  "newsletter.campaign.paused",
+] as const;
+/** An event's name. */
+export type WebhookEventType = (typeof WEBHOOK_EVENT_TYPES)[number];
+
+/** An event name in a request. */
+export const WebhookEventName = Type.Union(
+  [
+    Type.Literal("screenshot.completed"),
+    Type.Literal("screenshot.failed"),
+    Type.Literal("clip.completed"),
+    Type.Literal("clip.failed"),
+    Type.Literal("media.created"),
+    Type.Literal("site.published"),
+    Type.Literal("social.post.published"),
+    Type.Literal("social.post.failed"),
+    Type.Literal("social.account.reconnect_required"),
+    Type.Literal("newsletter.campaign.sent"),
+    Type.Literal("newsletter.campaign.paused"),
+  ],
+  { description: "an event name" },
+);
+
+/** An endpoint as the API shows it (never its secret). */
+export const WebhookView = Type.Object({
+  id: Type.String({ format: "uuid" }),
+  url: Type.String(),
+  events: Type.Array(WebhookEventName),
+  description: Type.Union([Type.String(), Type.Null()]),
+  enabled: Type.Boolean(),
+  disabledReason: Type.Union([Type.String(), Type.Null()], {
+    description: "why the service disabled it (failing for WEBHOOK_DISABLE_AFTER_S), or null",
+  }),
+  createdAt: Type.String({ format: "date-time" }),
+});
+/** An endpoint as the API shows it. */
+export type WebhookView = Static<typeof WebhookView>;
+
+const url = Type.String({
+  minLength: 1,
+  maxLength: 2048,
+  description:
+    "https URL of the receiver (a FETCH_ALLOW_HOSTS host may be plain http); public addresses only, no redirects followed",
+});
+const events = Type.Array(WebhookEventName, { minItems: 1, maxItems: WEBHOOK_EVENT_TYPES.length });
+
+/** The body of POST /api/v1/webhooks. */
+export const WebhookCreateBody = Type.Object(
+  { url, events, description: Type.Optional(Type.String({ maxLength: 500 })) },
+  { additionalProperties: false },
+);
+/** The body of POST /api/v1/webhooks. */
+export type WebhookCreateBody = Static<typeof WebhookCreateBody>;
+
+/** The body of PATCH /api/v1/webhooks/<id>. */
+export const WebhookPatchBody = Type.Object(
+  {
+    url: Type.Optional(url),
+    events: Type.Optional(events),
+    enabled: Type.Optional(Type.Boolean()),
+    description: Type.Optional(Type.Union([Type.String({ maxLength: 500 }), Type.Null()])),
+  },
+  { additionalProperties: false },
+);
+/** The body of PATCH /api/v1/webhooks/<id>. */
+export type WebhookPatchBody = Static<typeof WebhookPatchBody>;
+
+const secret = Type.String({
+  description: "whsec_<base64>: the signing secret (Standard Webhooks), shown only in this answer",
+});
+
+/** The answer of POST /api/v1/webhooks. */
+export const WebhookCreated = Type.Object({ webhook: WebhookView, secret });
+/** The answer of POST /api/v1/webhooks/<id>/rotate-secret. */
+export const WebhookSecretAnswer = Type.Object({
+  secret,
+  previousSecretExpiresAt: Type.String({
+    format: "date-time",
+    description: "until then, tries carry a signature with the previous secret too",
+  }),
+});
+
+/** One delivery in the log. */
+export const WebhookDeliveryView = Type.Object({
+  id: Type.String({ format: "uuid", description: "the webhook-id header of every try" }),
+  event: WebhookEventName,
+  status: Type.Union([Type.Literal("pending"), Type.Literal("delivered"), Type.Literal("failed")]),
+  attempts: Type.Integer(),
+  lastStatusCode: Type.Union([Type.Integer(), Type.Null()]),
+  lastError: Type.Union([Type.String(), Type.Null()]),
+  nextAttemptAt: Type.Union([Type.String({ format: "date-time" }), Type.Null()]),
+  createdAt: Type.String({ format: "date-time" }),
+});
+/** One delivery in the log. */
+export type WebhookDeliveryView = Static<typeof WebhookDeliveryView>;
+
+/** The answer of GET /api/v1/webhooks/<id>/deliveries. */
+export const WebhookDeliveryPage = Type.Object({
+  deliveries: Type.Array(WebhookDeliveryView),
+  nextCursor: Type.Union([Type.String(), Type.Null()]),
+});
