@@ -28,6 +28,7 @@ import { screenshotStyleRoutes } from "./routes/screenshot_styles.ts";
 import { siteRoutes } from "./routes/sites.ts";
 import { socialOAuthCallbackRoutes, socialRoutes } from "./routes/social.ts";
 import { templateRoutes } from "./routes/templates.ts";
+import { webhookRoutes } from "./routes/webhooks.ts";
 import { campaignRoutes } from "./routes/campaigns.ts";
 import { newsletterInboundRoutes } from "./routes/newsletter_inbound.ts";
 import { newsletterPublicRoutes } from "./routes/newsletter_public.ts";
@@ -100,6 +101,7 @@ export function createApp(deps: AppDeps) {
     .use(collectionRoutes(deps, auth))
     .use(linkRoutes(deps, auth))
     .use(mediaRoutes(deps, auth))
+    .use(webhookRoutes(deps, auth))
     .use(subscriberRoutes(mail, auth))
     .use(campaignRoutes(mail, auth))
     .use(newsletterPublicRoutes(mail))
