@@ -4,7 +4,6 @@ import type { Context } from "@site/domain/core";
 import { grantMemberUrl, grantOrgMemberUrl, mediaPath } from "@site/domain/media";
 import { socialMediaView } from "@site/domain/social";
 import type { ClipView } from "./clip_models.ts";
-import type { ClipOptions } from "./clips.ts";
 import type { RenderView } from "./models.ts";
 import { recordEvent } from "@site/domain/webhooks";
 
@@ -38,7 +37,9 @@ export function memberRenderView(ctx: Context, row: RenderRow): RenderView {
 
 /** A clip as GET /api/v1/social/media/clips/<clipId> answers it; `db` may be a transaction. */
 export async function clipView(ctx: Context, db: Database | Tx, row: RenderRow): Promise<ClipView> {
-  const spec = (row.options as ClipOptions).clip;
+  // The stored spec (ClipOptions of clips.ts, read by shape so that the two files do not import each other).
+  type Spec = { durationS: number; fps: number; width: number; height: number };
+  const spec = (row.options as { clip: Spec }).clip;
   let media: ClipView["media"] = null;
   if (row.status === "done" && row.mediaId) {
     const [m] = await db.select().from(socialMedia).where(eq(socialMedia.id, row.mediaId)).limit(1);
