@@ -56,10 +56,175 @@ export function planVariants(
   return { frame, film };
 }
 
+/** The render row a try took (beginRenderTry's answer). */
+type RenderRow = NonNullable<Awaited<ReturnType<typeof beginRenderTry>>>;
+
+/** Runs a stage's work, timed into the metrics, its stage shown to polls. */
+type Timed = <T>(stage: Stage, work: () => Promise<T>) => Promise<T>;
+
+/**
+ * The stage a poll shows, written beside the work, not before it (a round trip per stage), and only
+ * when it changes (beginRenderTry set "film"): the writes run one after another, in order; `written()`
+ * is awaited before the render is done or released, since a stage written after that would mark it
+ * active again.
+ */
+function stageTimer(deps: WorkerDeps, renderId: string): { timed: Timed; written: () => Promise<void> } {
+  let stageWrites: Promise<void> = Promise.resolve();
+  let shownStage: Stage = "film";
+  const timed: Timed = async (stage, work) => {
+    if (stage !== shownStage) {
+      shownStage = stage;
+      stageWrites = stageWrites.then(() => setRenderStage(deps.ctx, renderId, stage));
+      stageWrites.catch(() => {});
+    }
+    const t0 = performance.now();
+    try {
+      return await work();
+    } finally {
+      deps.metrics.observe(stage, (performance.now() - t0) / 1000);
+    }
+  };
+  return { timed, written: () => stageWrites };
+}
+
+/** A screenshot's capture, the variant it frames, and the writes that keep fresh captures on its project. */
+type Filmed = { capture: Capture; frame: Variant; keeping: Promise<void>[] };
+
+/**
+ * The film step of a screenshot: films the variants the plan needs (0402) under one deadline for all
+ * of them (0471; a shutdown gives the page up), keeping each capture on the project while composing
+ * goes on; reuses the stored capture of the framed variant, filming it again when its bytes are gone.
+ */
+async function filmScreenshot(
+  deps: WorkerDeps,
+  render: RenderRow,
+  opts: { siteId: string; signal: AbortSignal; timed: Timed; log: Logger },
+): Promise<Filmed> {
+  const { ctx, pipeline } = deps;
+  const { siteId } = opts;
+  const options = render.options as RenderOptions;
+  const project = render.projectId ? await getScreenshotProject(ctx, render.projectId) : null;
+  if (!project) throw new PermanentJobError("the screenshot project no longer exists");
+  const hash = captureSettingsHash(render.sourceUrl, options.capture);
+  const plan = planVariants(options, project, hash);
+  const session = await loadBrowserSession(ctx, siteId);
+  const settings = (theme: Variant): CaptureSettings => ({
+    url: render.sourceUrl,
+    ...options.capture,
+    theme,
+    cookies: session?.cookies,
+    localStorage: session?.localStorage,
+  });
+  let filmStart = Date.now();
+  const captures = new Map<Variant, Capture>();
+  // Captures are kept on the project while composing goes on; awaited before the render is done.
+  const keeping: Promise<void>[] = [];
+  const keep = async (v: Variant, cap: Capture) => {
+    const key = captureKey(project.id, v, hash);
+    await ctx.store.put(key, cap.png, { contentType: "image/png" });
+    const stored: StoredCapture = {
+      key,
+      settingsHash: hash,
+      width: cap.width,
+      height: cap.height,
+      finalUrl: cap.finalUrl,
+      warnings: cap.warnings,
+      filmedAt: ctx.clock.now().toISOString(),
+    };
+    await saveProjectVariant(ctx, project.id, v, stored);
+  };
+  const filmAndKeep = async (v: Variant) => {
+    const cap = await pipeline.film(settings(v), {
+      deadline: filmStart + ctx.config.renderPageDeadlineMs,
+      signal: opts.signal,
+    });
+    const kept = keep(v, cap);
+    kept.catch(() => {});
+    keeping.push(kept);
+    captures.set(v, cap);
+  };
+  let capture = await opts.timed("film", async () => {
+    filmStart = Date.now();
+    for (const v of plan.film) await filmAndKeep(v);
+    const filmed = captures.get(plan.frame);
+    if (filmed) return filmed;
+    const stored = project.variants[plan.frame] as StoredCapture;
+    const object = await ctx.store.get(stored.key);
+    if (!object) return null;
+    return {
+      png: await readBytes(object.body),
+      width: stored.width,
+      height: stored.height,
+      finalUrl: stored.finalUrl,
+      warnings: stored.warnings,
+    } satisfies Capture;
+  });
+  if (!capture) {
+    // The stored capture's bytes are gone: film again.
+    capture = await opts.timed("film", async () => {
+      filmStart = Date.now();
+      await filmAndKeep(plan.frame);
+      return captures.get(plan.frame) as Capture;
+    });
+  }
+  opts.log.debug("capture ready", { filmed: plan.film, frame: plan.frame });
+  return { capture, frame: plan.frame, keeping };
+}
+
+/** The store step: the frame listed in the site's library; a refusal (storage quota) is final. */
+function storeFrame(
+  deps: WorkerDeps,
+  siteId: string,
+  frame: { bytes: Uint8Array },
+  host: string,
+): ReturnType<typeof addLibraryFile> {
+  return addLibraryFile(deps.ctx, {
+    siteId,
+    bytes: frame.bytes,
+    source: "screenshot",
+    alt: `Screenshot of ${host}`,
+    baseName: `screenshot-${host}`,
+  }).catch((err) => {
+    // The library refusing the file (storage quota) is a rule, not a fault: trying again cannot help.
+    if (err instanceof AppError) throw new PermanentJobError(err.message, { cause: err });
+    throw err;
+  });
+}
+
+/**
+ * Decides what a failed try means and returns the error the queue gets: handed back at shutdown (the
+ * try does not count, 18.5), retried (the catalog's attempts, counted on the render across re-enqueued
+ * jobs, 0009), or failed for good with its refund and a sentence for users.
+ */
+async function classifyFailure(
+  deps: WorkerDeps,
+  job: Job<"render-screenshot">,
+  render: RenderRow,
+  opts: { err: unknown; log: Logger },
+): Promise<unknown> {
+  const { ctx, metrics } = deps;
+  const { err, log } = opts;
+  if (job.signal.aborted && !(job.signal.reason instanceof JobTimeoutError)) {
+    // Handed back at shutdown: another daemon runs it again, and this try does not count (18.5).
+    await releaseRenderTry(ctx, render.id).catch(() => {});
+    metrics.outcome("retried");
+    return err;
+  }
+  const final =
+    err instanceof PermanentJobError || render.attempts >= RENDER_TRIES || job.attempt >= job.attempts;
+  log.warn(final ? "render failed for good" : "render try failed; will retry", { cause: err });
+  if (!final) {
+    metrics.outcome("retried");
+    return err;
+  }
+  if (await failRender(ctx, render.id, publicMessage(err))) metrics.refund();
+  metrics.outcome("failed");
+  return new PermanentJobError(publicMessage(err));
+}
+
 /** Builds the job handler: film once (or reuse the stored capture), compose, store, mark done or failed. */
 export function createRenderHandler(deps: WorkerDeps) {
   const { ctx, pipeline, metrics } = deps;
-
   return async function handleRenderJob(job: Job<"render-screenshot">): Promise<void> {
     const renderId = job.data.renderId;
     const log = deps.log.child({ jobId: job.id, attempt: job.attempt });
@@ -69,157 +234,50 @@ export function createRenderHandler(deps: WorkerDeps) {
       log.info("render is no longer pending; nothing to do");
       return;
     }
-    // The stage a poll shows is written beside the work, not before it (a round trip per stage), and
-    // only when it changes (beginRenderTry set "film"): the writes run one after another, in order, and
-    // are awaited before the render is done.
-    let stageWrites: Promise<void> = Promise.resolve();
-    let shownStage: Stage = "film";
-    const timed = async <T>(stage: Stage, work: () => Promise<T>): Promise<T> => {
-      if (stage !== shownStage) {
-        shownStage = stage;
-        stageWrites = stageWrites.then(() => setRenderStage(ctx, renderId, stage));
-        stageWrites.catch(() => {});
-      }
-      const t0 = performance.now();
-      try {
-        return await work();
-      } finally {
-        metrics.observe(stage, (performance.now() - t0) / 1000);
-      }
-    };
+    const { timed, written } = stageTimer(deps, renderId);
     try {
       if (render.kind === "clip") {
-        await runClip({ ctx, pipeline, log }, render, job.signal, timed, () => stageWrites);
-        metrics.outcome("done");
-        metrics.observeRender((performance.now() - tookAt) / 1000);
-        return;
-      }
-      const siteId = render.siteId;
-      if (!siteId) throw new PermanentJobError("a screenshot render without a site");
-      const opts = render.options as RenderOptions;
-      const project = render.projectId ? await getScreenshotProject(ctx, render.projectId) : null;
-      if (!project) throw new PermanentJobError("the screenshot project no longer exists");
-      const hash = captureSettingsHash(render.sourceUrl, opts.capture);
-      const plan = planVariants(opts, project, hash);
-      const session = await loadBrowserSession(ctx, siteId);
-      const settings = (theme: Variant): CaptureSettings => ({
-        url: render.sourceUrl,
-        ...opts.capture,
-        theme,
-        cookies: session?.cookies,
-        localStorage: session?.localStorage,
-      });
-
-      // One deadline for the whole film step, every variant together (0471); a shutdown gives the page up.
-      let filmStart = Date.now();
-      const filmLimits = () => ({
-        deadline: filmStart + ctx.config.renderPageDeadlineMs,
-        signal: job.signal,
-      });
-      const captures = new Map<Variant, Capture>();
-      // Captures are kept on the project while composing goes on; awaited before the render is done.
-      const keeping: Promise<void>[] = [];
-      const keep = async (v: Variant, cap: Capture) => {
-        const key = captureKey(project.id, v, hash);
-        await ctx.store.put(key, cap.png, { contentType: "image/png" });
-        const stored: StoredCapture = {
-          key,
-          settingsHash: hash,
-          width: cap.width,
-          height: cap.height,
-          finalUrl: cap.finalUrl,
-          warnings: cap.warnings,
-          filmedAt: ctx.clock.now().toISOString(),
-        };
-        await saveProjectVariant(ctx, project.id, v, stored);
-      };
-      const filmAndKeep = async (v: Variant) => {
-        const cap = await pipeline.film(settings(v), filmLimits());
-        const kept = keep(v, cap);
-        kept.catch(() => {});
-        keeping.push(kept);
-        captures.set(v, cap);
-      };
-      let capture = await timed("film", async () => {
-        filmStart = Date.now();
-        for (const v of plan.film) await filmAndKeep(v);
-        const filmed = captures.get(plan.frame);
-        if (filmed) return filmed;
-        const stored = project.variants[plan.frame] as StoredCapture;
-        const object = await ctx.store.get(stored.key);
-        if (!object) return null;
-        return {
-          png: await readBytes(object.body),
-          width: stored.width,
-          height: stored.height,
-          finalUrl: stored.finalUrl,
-          warnings: stored.warnings,
-        } satisfies Capture;
-      });
-      if (!capture) {
-        // The stored capture's bytes are gone: film again.
-        capture = await timed("film", async () => {
-          filmStart = Date.now();
-          await filmAndKeep(plan.frame);
-          return captures.get(plan.frame) as Capture;
-        });
-      }
-      log.debug("capture ready", { filmed: plan.film, frame: plan.frame });
-
-      const host = new URL(capture.finalUrl || render.sourceUrl).host;
-      const cap = capture;
-      const frame = await timed("compose", () =>
-        pipeline.compose(cap, {
-          styleId: opts.look.styleId,
-          framing: opts.look.framing ?? undefined,
-          chrome: opts.look.chrome ?? undefined,
-          theme: plan.frame,
-          host,
-        }),
-      );
-      const entry = await timed("store", () =>
-        addLibraryFile(ctx, {
+        await runClip({ ctx, pipeline, log }, render, job.signal, timed, written);
+      } else {
+        const siteId = render.siteId;
+        if (!siteId) throw new PermanentJobError("a screenshot render without a site");
+        const look = (render.options as RenderOptions).look;
+        const {
+          capture,
+          frame: theme,
+          keeping,
+        } = await filmScreenshot(deps, render, {
           siteId,
-          bytes: frame.bytes,
-          source: "screenshot",
-          alt: `Screenshot of ${host}`,
-          baseName: `screenshot-${host}`,
-        }).catch((err) => {
-          // The library refusing the file (storage quota) is a rule, not a fault: trying again cannot help.
-          if (err instanceof AppError) throw new PermanentJobError(err.message, { cause: err });
-          throw err;
-        }),
-      );
-      await Promise.all([...keeping, stageWrites]);
-      const done = await completeRender(ctx, renderId, {
-        imageKey: entry.key,
-        width: entry.width ?? frame.width,
-        height: entry.height ?? frame.height,
-        warnings: cap.warnings,
-      });
+          signal: job.signal,
+          timed,
+          log,
+        });
+        const host = new URL(capture.finalUrl || render.sourceUrl).host;
+        const frame = await timed("compose", () =>
+          pipeline.compose(capture, {
+            styleId: look.styleId,
+            framing: look.framing ?? undefined,
+            chrome: look.chrome ?? undefined,
+            theme,
+            host,
+          }),
+        );
+        const entry = await timed("store", () => storeFrame(deps, siteId, frame, host));
+        await Promise.all([...keeping, written()]);
+        const done = await completeRender(ctx, renderId, {
+          imageKey: entry.key,
+          width: entry.width ?? frame.width,
+          height: entry.height ?? frame.height,
+          warnings: capture.warnings,
+        });
+        log.info("render done", { done, width: frame.width, height: frame.height });
+      }
       metrics.outcome("done");
       metrics.observeRender((performance.now() - tookAt) / 1000);
-      log.info("render done", { done, width: frame.width, height: frame.height });
     } catch (err) {
       // a stage written after the render was released or failed would mark it active again
-      await stageWrites.catch(() => {});
-      if (job.signal.aborted && !(job.signal.reason instanceof JobTimeoutError)) {
-        // Handed back at shutdown: another daemon runs it again, and this try does not count (18.5).
-        await releaseRenderTry(ctx, renderId).catch(() => {});
-        metrics.outcome("retried");
-        throw err;
-      }
-      // One retry policy (the catalog's attempts), counted on the render across re-enqueued jobs (0009).
-      const final =
-        err instanceof PermanentJobError || render.attempts >= RENDER_TRIES || job.attempt >= job.attempts;
-      log.warn(final ? "render failed for good" : "render try failed; will retry", { cause: err });
-      if (!final) {
-        metrics.outcome("retried");
-        throw err;
-      }
-      if (await failRender(ctx, renderId, publicMessage(err))) metrics.refund();
-      metrics.outcome("failed");
-      throw new PermanentJobError(publicMessage(err));
+      await written().catch(() => {});
+      throw await classifyFailure(deps, job, render, { err, log });
     }
   };
 }

@@ -95,7 +95,7 @@ export type WarmLook = {
   chrome?: Look["chrome"];
 };
 
-const SCENE_FILES = ["main_browser.ts", "devices_browser.ts", "screens.ts"];
+const SCENE_FILES = ["main_browser.ts", "devices_browser.ts", "screens.ts", "status_bar.ts"];
 /** Changes whenever the scene's code or three.js does, so plates drawn by older code are not reused. */
 const SCENE_VERSION = (() => {
   const h = createHash("sha256");

@@ -1,6 +1,7 @@
 // The fast path of compositing, on the CPU: a projective warp of the screen image onto a plate.
-import { type Canvas, createCanvas, type Image, loadImage } from "@napi-rs/canvas";
+import { createCanvas, type Image, loadImage } from "@napi-rs/canvas";
 import { chromeFont } from "../frame/fonts.ts";
+import { drawStatusBar } from "./scene/status_bar.ts";
 
 /** A 3×3 projective transform, row-major, h[8] = 1. */
 export type Homography = Float64Array;
@@ -157,37 +158,6 @@ export async function decodeCapture(png: Uint8Array): Promise<DecodedCapture> {
   };
 }
 
-/** Draws a phone status bar (time, signal, battery) in the page's top colour; returns its height. */
-function statusBar(g: ReturnType<Canvas["getContext"]>, w: number, rgb: [number, number, number]): number {
-  const h = Math.round(w * 0.125);
-  g.fillStyle = `rgb(${rgb.join(",")})`;
-  g.fillRect(0, 0, w, h);
-  const ink = rgb[0] * 0.299 + rgb[1] * 0.587 + rgb[2] * 0.114 > 140 ? "#000000" : "#ffffff";
-  const u = w / 390;
-  g.fillStyle = ink;
-  g.strokeStyle = ink;
-  g.font = `600 ${17 * u}px ${chromeFont()}`;
-  g.textBaseline = "middle";
-  g.textAlign = "center";
-  const cy = h * 0.52;
-  g.fillText("9:41", 62 * u, cy);
-  for (let i = 0; i < 4; i++) {
-    const bh = (4 + i * 2.6) * u;
-    g.fillRect((290 + i * 5.2) * u, cy + 5.5 * u - bh, 3.4 * u, bh);
-  }
-  g.lineWidth = 1.1 * u;
-  g.globalAlpha = 0.45;
-  g.beginPath();
-  g.roundRect(326 * u, cy - 6 * u, 25 * u, 12 * u, 3.5 * u);
-  g.stroke();
-  g.globalAlpha = 1;
-  g.beginPath();
-  g.roundRect(328 * u, cy - 4 * u, 18 * u, 8 * u, 2 * u);
-  g.fill();
-  g.fillRect(352.5 * u, cy - 2 * u, 1.6 * u, 4 * u);
-  return h;
-}
-
 /**
  * The screen's content as the 3D reference textures it (0451: chrome bar and page stacked, width fit,
  * top aligned, the rest in the page's bottom colour; phones get a status bar), drawn directly at
@@ -219,7 +189,7 @@ export function screenImage(opts: {
   if (opts.phone) {
     g.save();
     g.scale(k, k);
-    y = statusBar(g, texW, capture.top) * k;
+    y = drawStatusBar(g, texW, { rgb: capture.top, font: chromeFont() }) * k;
     g.restore();
   }
   const s = texW / capture.width; // capture pixels → texture pixels

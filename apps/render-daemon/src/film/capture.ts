@@ -182,7 +182,7 @@ export async function filmPage(
   const refused: EgressRefusal[] = [];
   const stopWatching = watchRefusals(page.browser(), (r) => refused.push(r));
   try {
-    return await filmGuarded(page, context, s, check, t, target, refused, armed);
+    return await filmGuarded(page, { context, settings: s, check, timings: t, target, refused, armed });
   } finally {
     stopWatching();
   }
@@ -193,16 +193,82 @@ function refusalTarget(r: EgressRefusal): string {
   return r.url ?? `${r.host.includes(":") ? `[${r.host}]` : r.host}:${r.port}`;
 }
 
-async function filmGuarded(
+/** What filming a page under its guard takes besides the page. */
+type GuardedFilm = {
+  context: BrowserContext;
+  settings: CaptureSettings;
+  check: UrlGuard;
+  timings: FilmTimings;
+  /** The checked URL to film. */
+  target: URL;
+  /** The egress proxy's refusals while this film runs (filled as they come). */
+  refused: EgressRefusal[];
+  /** The page as the pool armed it ahead, if it did. */
+  armed?: ArmedPage;
+};
+
+/** The error of a film that reached an address that is not public. */
+function notPublic(what: string): PermanentJobError {
+  return new PermanentJobError(
+    `the page or one of its redirects leads to an address that is not public (${what})`,
+  );
+}
+
+/**
+ * Navigates to the target and says why it failed in the words a user reads: not public (the guard or
+ * the egress proxy refused a hop), not reachable (final), or did not load (may pass: retried).
+ */
+async function navigate(
   page: Page,
-  context: BrowserContext,
-  s: CaptureSettings,
-  check: UrlGuard,
-  t: FilmTimings,
-  target: URL,
-  refused: EgressRefusal[],
-  prearmed: ArmedPage | undefined,
-): Promise<Capture> {
+  opts: { target: URL; timeout: number; guardLog: GuardLog; refused: EgressRefusal[] },
+): Promise<Awaited<ReturnType<Page["goto"]>>> {
+  const { refused } = opts;
+  let response: Awaited<ReturnType<Page["goto"]>>;
+  try {
+    response = await page.goto(opts.target.href, { waitUntil: "load", timeout: opts.timeout });
+  } catch (err) {
+    const msg = err instanceof Error ? err.message : String(err);
+    if (msg.includes("ERR_BLOCKED_BY_CLIENT")) throw notPublic(opts.guardLog.blocked.at(-1) ?? "?");
+    // An https page (or redirect hop) whose CONNECT the egress proxy refused.
+    if (msg.includes("ERR_TUNNEL_CONNECTION_FAILED") && refused.length > 0)
+      throw notPublic(refusalTarget(refused.at(-1)!));
+    if (/ERR_NAME_NOT_RESOLVED|ERR_CONNECTION_REFUSED|ERR_ADDRESS_UNREACHABLE|ERR_INVALID_URL/.test(msg))
+      throw new PermanentJobError(`the page could not be reached: ${msg.split("\n")[0]}`);
+    throw new FilmError(`the page did not load: ${msg.split("\n")[0]}`);
+  }
+  // A plain-HTTP document the egress proxy answered itself: refused (403) or unreachable (502, 504).
+  const fromProxy = response?.headers()["x-egress-proxy"];
+  if (fromProxy === "refused" && refused.length > 0) throw notPublic(refusalTarget(refused.at(-1)!));
+  if (fromProxy === "unreachable") {
+    const message = `the page could not be reached (HTTP ${response!.status()})`;
+    // A gateway timeout may pass; an unreachable host (502) will not.
+    throw response!.status() === 504 ? new FilmError(message) : new PermanentJobError(message);
+  }
+  return response;
+}
+
+/** Hides the elements `selectors` match (a style sheet); returns the selectors that are not valid CSS. */
+function hideElements(page: Page, selectors: string[]): Promise<string[]> {
+  return page.evaluate((selectors: string[]) => {
+    const bad: string[] = [];
+    const ok: string[] = [];
+    for (const sel of selectors) {
+      try {
+        document.querySelector(sel);
+        ok.push(sel);
+      } catch {
+        bad.push(sel);
+      }
+    }
+    const style = document.createElement("style");
+    style.textContent = ok.map((sel) => `${sel}{display:none !important}`).join("\n");
+    (document.head ?? document.documentElement).appendChild(style);
+    return bad;
+  }, selectors);
+}
+
+async function filmGuarded(page: Page, film: GuardedFilm): Promise<Capture> {
+  const { context, settings: s, check, timings: t, target, refused, armed: prearmed } = film;
   const warnings: string[] = [];
   const guardLog: GuardLog = { blocked: [] };
   const deadline = Date.now() + t.total;
@@ -214,10 +280,6 @@ async function filmGuarded(
           return v;
         })
       : p;
-  const notPublic = (what: string) =>
-    new PermanentJobError(
-      `the page or one of its redirects leads to an address that is not public (${what})`,
-    );
   const viewport = {
     width: s.viewportWidth,
     height: s.viewportHeight,
@@ -259,28 +321,8 @@ async function filmGuarded(
   const consent = cookieBanners ? armed.consent : null;
   mark("set-up");
 
-  let response: Awaited<ReturnType<Page["goto"]>>;
-  try {
-    response = await page.goto(target.href, { waitUntil: "load", timeout: t.navigation });
-  } catch (err) {
-    const msg = err instanceof Error ? err.message : String(err);
-    if (msg.includes("ERR_BLOCKED_BY_CLIENT")) throw notPublic(guardLog.blocked.at(-1) ?? "?");
-    // An https page (or redirect hop) whose CONNECT the egress proxy refused.
-    if (msg.includes("ERR_TUNNEL_CONNECTION_FAILED") && refused.length > 0)
-      throw notPublic(refusalTarget(refused.at(-1)!));
-    if (/ERR_NAME_NOT_RESOLVED|ERR_CONNECTION_REFUSED|ERR_ADDRESS_UNREACHABLE|ERR_INVALID_URL/.test(msg))
-      throw new PermanentJobError(`the page could not be reached: ${msg.split("\n")[0]}`);
-    throw new FilmError(`the page did not load: ${msg.split("\n")[0]}`);
-  }
+  const response = await navigate(page, { target, timeout: t.navigation, guardLog, refused });
   mark("navigate");
-  // A plain-HTTP document the egress proxy answered itself: refused (403) or unreachable (502, 504).
-  const fromProxy = response?.headers()["x-egress-proxy"];
-  if (fromProxy === "refused" && refused.length > 0) throw notPublic(refusalTarget(refused.at(-1)!));
-  if (fromProxy === "unreachable") {
-    const message = `the page could not be reached (HTTP ${response!.status()})`;
-    // A gateway timeout may pass; an unreachable host (502) will not.
-    throw response!.status() === 504 ? new FilmError(message) : new PermanentJobError(message);
-  }
   if (response && response.status() >= 400) warnings.push(`the page answered HTTP ${response.status()}`);
   const settled = await settling.settle({ bottom: s.viewportHeight, deadline });
   if (settled.busy) warnings.push(settleWarning(settled.ms, settled.busy));
@@ -304,22 +346,7 @@ async function filmGuarded(
   if (banner) warnings.push(`a cookie pop-up (${banner}) could not be dismissed`);
   mark("cookie pop-up");
   if (s.hideSelectors && s.hideSelectors.length > 0) {
-    const invalid = await page.evaluate((selectors: string[]) => {
-      const bad: string[] = [];
-      const ok: string[] = [];
-      for (const sel of selectors) {
-        try {
-          document.querySelector(sel);
-          ok.push(sel);
-        } catch {
-          bad.push(sel);
-        }
-      }
-      const style = document.createElement("style");
-      style.textContent = ok.map((sel) => `${sel}{display:none !important}`).join("\n");
-      (document.head ?? document.documentElement).appendChild(style);
-      return bad;
-    }, s.hideSelectors);
+    const invalid = await hideElements(page, s.hideSelectors);
     for (const sel of invalid)
       warnings.push(`hideSelectors "${sel}" is not a valid CSS selector; it was ignored`);
   }

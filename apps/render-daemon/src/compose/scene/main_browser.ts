@@ -3,6 +3,7 @@ import * as THREE from "three";
 import { RoomEnvironment } from "three/addons/environments/RoomEnvironment.js";
 import type { StyleBackground, StyleLook } from "@site/domain/screenshots";
 import { buildDevice, type Device } from "./devices_browser.ts";
+import { drawStatusBar } from "./status_bar.ts";
 
 /** A rendered frame as a data URL (or raw RGBA rows, top first, base64), with where the time went (ms). */
 export type ComposeResult = {
@@ -177,37 +178,6 @@ function probe(img: ImageBitmap, x: number, y: number): [number, number, number]
   return [d[0], d[1], d[2]];
 }
 
-/** Draws a phone status bar (time, signal, battery) in the page's top colour; returns its height. */
-function statusBar(g: CanvasRenderingContext2D, w: number, rgb: [number, number, number]): number {
-  const h = Math.round(w * 0.125);
-  g.fillStyle = `rgb(${rgb.join(",")})`;
-  g.fillRect(0, 0, w, h);
-  const ink = rgb[0] * 0.299 + rgb[1] * 0.587 + rgb[2] * 0.114 > 140 ? "#000000" : "#ffffff";
-  const u = w / 390;
-  g.fillStyle = ink;
-  g.strokeStyle = ink;
-  g.font = `600 ${17 * u}px "DejaVu Sans", "Liberation Sans", sans-serif`;
-  g.textBaseline = "middle";
-  g.textAlign = "center";
-  g.fillText("9:41", 62 * u, h * 0.52);
-  const cy = h * 0.52;
-  for (let i = 0; i < 4; i++) {
-    const bh = (4 + i * 2.6) * u;
-    g.fillRect((290 + i * 5.2) * u, cy + 5.5 * u - bh, 3.4 * u, bh);
-  }
-  g.lineWidth = 1.1 * u;
-  g.globalAlpha = 0.45;
-  g.beginPath();
-  g.roundRect(326 * u, cy - 6 * u, 25 * u, 12 * u, 3.5 * u);
-  g.stroke();
-  g.globalAlpha = 1;
-  g.beginPath();
-  g.roundRect(328 * u, cy - 4 * u, 18 * u, 8 * u, 2 * u);
-  g.fill();
-  g.fillRect(352.5 * u, cy - 2 * u, 1.6 * u, 4 * u);
-  return h;
-}
-
 /** Paints chrome bar + page into a canvas with the screen's aspect: width fits, top aligned, rest filled. */
 async function screenTexture(
   job: ComposeJob,
@@ -241,7 +211,7 @@ async function screenTexture(
   if (job.look.device === "phone") {
     g.save();
     g.scale(k, k);
-    y = statusBar(g, texW, probe(page, Math.min(2, srcW - 1), Math.min(2, page.height - 1))) * k;
+    y = drawStatusBar(g, texW, { rgb: probe(page, Math.min(2, srcW - 1), Math.min(2, page.height - 1)) }) * k;
     g.restore();
   }
   if (bar) {
