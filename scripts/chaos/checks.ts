@@ -92,8 +92,8 @@ export async function ledger(s: Scope): Promise<Check & { pending: number }> {
     from organizations o where o.id = ${s.orgId}`;
   const renders = await s.sql<{ id: string; status: string; debits: number; refunds: number }[]>`
     select r.id, r.status,
-      (select count(*)::int from credit_ledger l where l.render_id = r.id and l.reason = 'screenshot_debit') as debits,
-      (select count(*)::int from credit_ledger l where l.render_id = r.id and l.reason = 'screenshot_refund') as refunds
+      (select count(*)::int from credit_ledger l where l.subject_id = r.id and l.reason = 'screenshot_debit') as debits,
+      (select count(*)::int from credit_ledger l where l.subject_id = r.id and l.reason = 'screenshot_refund') as refunds
     from screenshot_renders r where r.org_id = ${s.orgId}`;
   const bad: string[] = [];
   if (!bal || bal.credits !== bal.sum) bad.push(`credits ${bal?.credits} ≠ ledger ${bal?.sum}`);

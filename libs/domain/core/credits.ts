@@ -1,4 +1,4 @@
-// AI credits: the one place that debits, records and refunds them (issue 26; issue 28 wants one module).
+// AI credits: the one place that debits, records and refunds them, for screenshots, clips and images.
 import { and, eq, sql } from "drizzle-orm";
 import { creditLedger, organizations, type Tx } from "@site/db";
 import { AppError } from "./errors.ts";
@@ -23,25 +23,25 @@ export async function debitCredits(tx: Tx, orgId: string, amount: number, what: 
 /** Writes the ledger row of a debit made by `debitCredits` (a negative delta), for the id it bought. */
 export async function recordDebit(
   tx: Tx,
-  entry: { orgId: string; amount: number; reason: CreditReason; renderId: string },
+  entry: { orgId: string; amount: number; reason: CreditReason; subjectId: string },
 ): Promise<void> {
   await tx
     .insert(creditLedger)
-    .values({ orgId: entry.orgId, delta: -entry.amount, reason: entry.reason, renderId: entry.renderId });
+    .values({ orgId: entry.orgId, delta: -entry.amount, reason: entry.reason, subjectId: entry.subjectId });
 }
 
 /**
- * Refunds `amount` credits for `renderId` exactly once, inside the caller's transaction: the ledger is
- * unique per (render, reason), so a second call, a retry or a racing process refunds nothing. True when
+ * Refunds `amount` credits for `subjectId` (a render or an image generation) exactly once, inside the
+ * caller's transaction: the ledger is unique per (subject, reason), so a second call, a retry or a racing process refunds nothing. True when
  * this call refunded.
  */
 export async function refundOnce(
   tx: Tx,
-  entry: { orgId: string; amount: number; reason: CreditReason; renderId: string },
+  entry: { orgId: string; amount: number; reason: CreditReason; subjectId: string },
 ): Promise<boolean> {
   const refunded = await tx
     .insert(creditLedger)
-    .values({ orgId: entry.orgId, delta: entry.amount, reason: entry.reason, renderId: entry.renderId })
+    .values({ orgId: entry.orgId, delta: entry.amount, reason: entry.reason, subjectId: entry.subjectId })
     .onConflictDoNothing()
     .returning({ id: creditLedger.id });
   if (refunded.length === 0) return false;

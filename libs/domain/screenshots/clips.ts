@@ -102,7 +102,7 @@ export async function queueClip(
       orgId: principal.orgId,
       amount: credits,
       reason: "clip_debit",
-      renderId: row.id,
+      subjectId: row.id,
     });
     return { clipId: row.id, admitted: await admitRenders(ctx, tx, principal.orgId) };
   });

@@ -83,7 +83,7 @@ export async function queueScreenshot(
       orgId: principal.orgId,
       amount: SCREENSHOT_CREDITS,
       reason: "screenshot_debit",
-      renderId: render.id,
+      subjectId: render.id,
     });
     return { renderId: render.id, admitted: await admitRenders(ctx, tx, principal.orgId) };
   });
@@ -290,7 +290,7 @@ export async function failRender(ctx: RenderContext, renderId: string, error: st
       orgId: row.orgId,
       amount: row.credits,
       reason: row.kind === "clip" ? "clip_refund" : "screenshot_refund",
-      renderId,
+      subjectId: renderId,
     });
     return { failed: true, admitted: await admitRenders(ctx, tx, row.orgId) };
   });

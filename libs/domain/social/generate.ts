@@ -1,6 +1,13 @@
-import { and, eq, sql } from "drizzle-orm";
-import { creditLedger, imageGenerations, organizations } from "@site/db";
-import { AppError, type Principal, validationError } from "@site/domain/core";
+import { and, eq } from "drizzle-orm";
+import { imageGenerations } from "@site/db";
+import {
+  AppError,
+  debitCredits,
+  type Principal,
+  recordDebit,
+  refundOnce,
+  validationError,
+} from "@site/domain/core";
 import { type MediaContext, sniffMedia } from "@site/domain/media";
 import { addSocialFile } from "./media.ts";
 import type { GenerateImageBody, SocialMediaView } from "./models.ts";
@@ -67,17 +74,7 @@ export async function failGeneration(ctx: MediaContext, id: string, error: strin
       .where(and(eq(imageGenerations.id, id), eq(imageGenerations.status, "pending")))
       .returning({ orgId: imageGenerations.orgId, credits: imageGenerations.credits });
     if (!row) return false;
-    const refunded = await tx
-      .insert(creditLedger)
-      .values({ orgId: row.orgId, delta: row.credits, reason: "image_refund", renderId: id })
-      .onConflictDoNothing()
-      .returning({ id: creditLedger.id });
-    if (refunded.length > 0)
-      await tx
-        .update(organizations)
-        .set({ credits: sql`${organizations.credits} + ${row.credits}` })
-        .where(eq(organizations.id, row.orgId));
-    return refunded.length > 0;
+    return refundOnce(tx, { orgId: row.orgId, amount: row.credits, reason: "image_refund", subjectId: id });
   });
 }
 
@@ -105,23 +102,17 @@ export async function generateImages(
   const size = input.size ?? "1024x1024";
   const cost = cfg.creditsPerImage * n;
   const id = await ctx.db.transaction(async (tx) => {
-    const [debited] = await tx
-      .update(organizations)
-      .set({ credits: sql`${organizations.credits} - ${cost}` })
-      .where(and(eq(organizations.id, principal.orgId), sql`${organizations.credits} >= ${cost}`))
-      .returning({ credits: organizations.credits });
-    if (!debited)
-      throw new AppError(
-        "QUOTA_EXCEEDED",
-        `not enough AI credits: ${n} image${n === 1 ? "" : "s"} cost ${cost}`,
-      );
+    await debitCredits(tx, principal.orgId, cost, `${n} image${n === 1 ? "" : "s"} cost ${cost}`);
     const [row] = await tx
       .insert(imageGenerations)
       .values({ orgId: principal.orgId, prompt, n, size, credits: cost })
       .returning({ id: imageGenerations.id });
-    await tx
-      .insert(creditLedger)
-      .values({ orgId: principal.orgId, delta: -cost, reason: "image_debit", renderId: row!.id });
+    await recordDebit(tx, {
+      orgId: principal.orgId,
+      amount: cost,
+      reason: "image_debit",
+      subjectId: row!.id,
+    });
     return row!.id;
   });
   const media: SocialMediaView[] = [];

@@ -55,7 +55,7 @@ describe("POST /api/v1/social/media/clips", () => {
       capture: { viewportWidth: 1440, viewportHeight: 900, fullPage: true },
       look: { styleId: null, theme: "light" },
     });
-    const ledger = await h.db.select().from(creditLedger).where(eq(creditLedger.renderId, body.clipId));
+    const ledger = await h.db.select().from(creditLedger).where(eq(creditLedger.subjectId, body.clipId));
     expect(ledger.map((l) => [l.reason, l.delta])).toEqual([["clip_debit", -30]]);
     // polled: pending, with what it will be
     const poll = await h.call("GET", `${CLIPS}/${body.clipId}`, { key: o.key });
@@ -164,7 +164,7 @@ describe("POST /api/v1/social/media/clips", () => {
     >;
     expect(poll).toMatchObject({ status: "failed", error: "the page could not be reached", media: null });
     expect(await creditsOf(a.org.id)).toBe(100);
-    const ledger = await h.db.select().from(creditLedger).where(eq(creditLedger.renderId, clipId));
+    const ledger = await h.db.select().from(creditLedger).where(eq(creditLedger.subjectId, clipId));
     expect(ledger.map((l) => [l.reason, l.delta]).sort()).toEqual([
       ["clip_debit", -30],
       ["clip_refund", 30],

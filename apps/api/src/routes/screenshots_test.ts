@@ -183,7 +183,7 @@ describe("pricing and charging", () => {
     });
     expect(await creditsOf(h, o.org.id)).toBe(40);
     const ledger = await h.db.select().from(creditLedger).where(eq(creditLedger.orgId, o.org.id));
-    expect(ledger.filter((l) => l.reason === "screenshot_debit").map((l) => [l.delta, l.renderId])).toEqual([
+    expect(ledger.filter((l) => l.reason === "screenshot_debit").map((l) => [l.delta, l.subjectId])).toEqual([
       [-10, body.renderId as string],
     ]);
     expect(await h.queue.state("render-screenshot", body.renderId as string)).toBe("waiting");

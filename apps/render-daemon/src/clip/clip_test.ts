@@ -182,7 +182,7 @@ describe.skipIf(!findFfmpeg(null))(
       const ledger = await h.db
         .select()
         .from(creditLedger)
-        .where(and(eq(creditLedger.renderId, clipId), eq(creditLedger.orgId, org.org.id)));
+        .where(and(eq(creditLedger.subjectId, clipId), eq(creditLedger.orgId, org.org.id)));
       expect(ledger.map((l) => [l.reason, l.delta]).sort()).toEqual([
         ["clip_debit", -30],
         ["clip_refund", 30],

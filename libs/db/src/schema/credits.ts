@@ -2,7 +2,10 @@ import { bigserial, index, integer, pgTable, text, unique, uuid } from "drizzle-
 import { createdAt } from "./_columns.ts";
 import { organizations } from "./organizations.ts";
 
-/** Every change of an organization's AI credits; a refund is unique per render (or image generation, by `render_id`). */
+/**
+ * Every change of an organization's AI credits. `subject_id` names what a debit or refund paid for: a
+ * screenshot or clip render, or an image generation; a refund is unique per subject and reason.
+ */
 export const creditLedger = pgTable(
   "credit_ledger",
   {
@@ -22,11 +25,11 @@ export const creditLedger = pgTable(
         "clip_refund",
       ],
     }).notNull(),
-    renderId: uuid("render_id"),
+    subjectId: uuid("subject_id"),
     createdAt: createdAt(),
   },
   (t) => [
-    unique("credit_ledger_render_reason").on(t.renderId, t.reason),
+    unique("credit_ledger_subject_reason").on(t.subjectId, t.reason),
     index("credit_ledger_org_idx").on(t.orgId),
   ],
 );
