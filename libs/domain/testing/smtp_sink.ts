@@ -24,6 +24,16 @@ export type SmtpSink = {
   refuseAuth: string | null;
   /** While set, every MAIL FROM is answered with this 5xx reply (the relay refuses the sender). */
   refuseMailFrom: string | null;
+  /**
+   * While set, the answer to each RCPT TO waits for the promise this returns (a test holds a
+   * delivery on the server, its envelope given, its message not yet sent).
+   */
+  holdRcpt: ((address: string) => Promise<void> | void) | null;
+  /**
+   * While set, the answer to the end of DATA (the 250 that accepts the message) waits for the promise
+   * this returns; the message counts as accepted only once answered.
+   */
+  holdData: ((mail: ReceivedMail) => Promise<void> | void) | null;
   close(): Promise<void>;
 };
 
@@ -57,6 +67,8 @@ export async function startSmtpSink(
     helos: [],
     refuseAuth: null,
     refuseMailFrom: null,
+    holdRcpt: null,
+    holdData: null,
     get count() {
       return count;
     },
@@ -109,8 +121,9 @@ export async function startSmtpSink(
         );
       callback();
     },
-    onRcptTo(address, _session, callback) {
+    async onRcptTo(address, _session, callback) {
       const addr = address.address.toLowerCase();
+      await sink.holdRcpt?.(addr);
       if (reject.has(addr))
         return callback(Object.assign(new Error("5.1.1 mailbox unavailable"), { responseCode: 550 }));
       const left = defer.get(addr) ?? 0;
@@ -134,6 +147,7 @@ export async function startSmtpSink(
           raw,
           parsed: parse ? await simpleParser(raw) : null,
         };
+        await sink.holdData?.(mail);
         count++;
         if (keep) sink.messages.push(mail);
         callback();
