@@ -14,6 +14,7 @@ import {
 } from "@site/domain/core";
 import { grantMemberUrl, mediaPath, memberGrantExpiry } from "./grants.ts";
 import { pageCache } from "./list_cache.ts";
+import { recordMediaCreated } from "./media_events.ts";
 import type { MediaImage } from "./models.ts";
 import { countLanding, type ImportReservation } from "./quota.ts";
 import { IMAGE_TYPES, type ImageType, type SniffedImage, sniffImage } from "./image_types.ts";
@@ -116,19 +117,24 @@ async function recordLibraryFile(
         countsAsUpload: f.source === "upload" || f.source === "import",
         reservation: f.reservation,
       });
-      await tx.insert(mediaFiles).values({
-        siteId: f.siteId,
-        key: f.key,
-        name: f.name,
-        contentType: f.sniffed.contentType,
-        size: f.size,
-        width: f.sniffed.width,
-        height: f.sniffed.height,
-        alt: f.alt ?? null,
-        source: f.source,
-        etag: f.etag,
-        createdAt: ctx.clock.now(),
-      });
+      const [row] = await tx
+        .insert(mediaFiles)
+        .values({
+          siteId: f.siteId,
+          key: f.key,
+          name: f.name,
+          contentType: f.sniffed.contentType,
+          size: f.size,
+          width: f.sniffed.width,
+          height: f.sniffed.height,
+          alt: f.alt ?? null,
+          source: f.source,
+          etag: f.etag,
+          createdAt: ctx.clock.now(),
+        })
+        .returning();
+      // media.created commits with the file (the webhook outbox, decision 0840); not for previews.
+      if (row && f.source !== "preview") await recordMediaCreated(ctx, tx, row);
     });
   } catch (err) {
     await ctx.store.delete(f.key).catch(() => {});

@@ -16,6 +16,7 @@ import {
 } from "./quota.ts";
 import { isImageType, sniffImage } from "./image_types.ts";
 import { landPreparedUpload } from "./landing.ts";
+import { recordMediaCreated } from "./media_events.ts";
 
 /** How long a signed upload URL stays valid (the spec's 7200 s). */
 export const UPLOAD_URL_SECONDS = 7200;
@@ -91,18 +92,23 @@ export function finalizeUpload(ctx: MediaContext, upload: UploadRow): Promise<Ap
     rejectedLog: "upload rejected",
     land: async (tx, head, sniffed) => {
       await countLanding(ctx, tx, { siteId: upload.siteId, size: head.size, countsAsUpload: true });
-      await tx.insert(mediaFiles).values({
-        siteId: upload.siteId,
-        key: upload.key,
-        name: upload.name,
-        contentType: upload.contentType,
-        size: head.size,
-        width: sniffed.width,
-        height: sniffed.height,
-        source: "upload",
-        etag: head.etag,
-        createdAt: ctx.clock.now(),
-      });
+      const [row] = await tx
+        .insert(mediaFiles)
+        .values({
+          siteId: upload.siteId,
+          key: upload.key,
+          name: upload.name,
+          contentType: upload.contentType,
+          size: head.size,
+          width: sniffed.width,
+          height: sniffed.height,
+          source: "upload",
+          etag: head.etag,
+          createdAt: ctx.clock.now(),
+        })
+        .returning();
+      // media.created commits with the file (the webhook outbox, decision 0840).
+      if (row) await recordMediaCreated(ctx, tx, row);
       await tx.update(mediaUploads).set({ status: "landed" }).where(eq(mediaUploads.id, upload.id));
     },
   });
