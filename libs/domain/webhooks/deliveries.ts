@@ -60,7 +60,7 @@ export async function listDeliveries(
 /**
  * Tries a delivery again now, whatever its state (decision 0843): a pending one is moved up, a failed or
  * delivered one is sent once more with the same webhook-id. 409 while the endpoint is disabled; a try
- * in flight is left to finish (its outcome stands, and this retry is sent after it).
+ * in flight is not interrupted (its outcome settles the row).
  */
 export async function retryDelivery(
   ctx: Context,
