@@ -200,6 +200,14 @@ export function startFakePlatforms(opts: { latencyMs?: number } = {}) {
   const metaUserId = () => `178414${String(++seq).padStart(14, "0")}`;
   const refreshGrants = new Map<SocialPlatform, number>();
   const countRefresh = (p: SocialPlatform) => refreshGrants.set(p, (refreshGrants.get(p) ?? 0) + 1);
+  /** While a test holds refreshes (holdRefresh), each refresh request waits here, counted, for release. */
+  let refreshHold: { arrived: number; gate: Promise<void> } | null = null;
+  const heldRefresh = async () => {
+    const hold = refreshHold;
+    if (!hold) return;
+    hold.arrived++;
+    await hold.gate;
+  };
   const isExpired = (token: string) => {
     if (expired.has(token)) return true;
     const t = issued.get(token);
@@ -1365,6 +1373,7 @@ export function startFakePlatforms(opts: { latencyMs?: number } = {}) {
         });
       }
       if (grant === "refresh_token" && !meta) {
+        await heldRefresh();
         // X and TikTok rotate refresh tokens: the one used is spent, a second use is refused
         // (https://docs.x.com/resources/fundamentals/authentication/oauth-2-0/user-access-token,
         // https://developers.tiktok.com/doc/oauth-user-access-token-management). Reddit and LinkedIn keep it.
@@ -1409,6 +1418,7 @@ export function startFakePlatforms(opts: { latencyMs?: number } = {}) {
         return graphError(400, 100, "grant_type is required");
       if (now() - t.issuedAt < 86_400_000)
         return graphError(400, 100, "the token must be at least 24 hours old");
+      await heldRefresh();
       countRefresh(platform);
       const renewed = issue(platform, t.user, LIFETIME_S[platform], false, t.scopes);
       return json(200, {
@@ -1545,6 +1555,27 @@ export function startFakePlatforms(opts: { latencyMs?: number } = {}) {
     },
     /** Refresh-token grants the token endpoints answered, by platform. */
     refreshCount: (platform: SocialPlatform) => refreshGrants.get(platform) ?? 0,
+    /**
+     * Holds the answer to every refresh request (any platform) from now until `release()`, so a test
+     * can make two renewals meet for certain; `arrived` counts the requests that reached the hold.
+     */
+    holdRefresh: () => {
+      let open!: () => void;
+      const gate = new Promise<void>((r) => {
+        open = r;
+      });
+      const hold = { arrived: 0, gate };
+      refreshHold = hold;
+      return {
+        get arrived() {
+          return hold.arrived;
+        },
+        release: () => {
+          if (refreshHold === hold) refreshHold = null;
+          open();
+        },
+      };
+    },
     requests,
     maxInFlight,
     /** The text a post was published with (by the platform's post id). */
