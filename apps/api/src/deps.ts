@@ -1,13 +1,13 @@
 import type { Context } from "@site/domain/core";
 import type { ApiMetrics } from "./api_metrics.ts";
 import type { Mailer, SubscribeLimits } from "@site/domain/newsletters";
-import type { RenderQueue } from "@site/queue";
+import type { JobQueue } from "@site/queue";
 import type { ObjectStore } from "@site/storage";
 
 /** Everything the API app is built from; tests build it with real dependencies. */
 export type AppDeps = Context & {
   /** The render queue screenshot requests are queued on. */
-  queue: RenderQueue;
+  queue: JobQueue;
   /** Where media bytes live; routes never know which driver. */
   store: ObjectStore;
   /** Extra CA certificates URL import trusts in-process (test fixtures); production leaves it unset. */

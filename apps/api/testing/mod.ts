@@ -16,7 +16,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { type ObjectStore, openFsStore } from "@site/storage";
 import { openRateLimiter } from "@site/runtime";
-import { createMemoryQueue, type RenderQueue } from "@site/queue";
+import { createMemoryQueue, type JobQueue } from "@site/queue";
 import type { Mailer } from "@site/domain/newsletters";
 import { createApp } from "../src/app.ts";
 
@@ -26,7 +26,7 @@ export async function buildTestApp(
     env?: Record<string, string>;
     config?: Partial<Config>;
     store?: ObjectStore;
-    queue?: RenderQueue;
+    queue?: JobQueue;
     /** Extra CA the guarded fetch trusts (HTTPS fixtures on loopback). */
     fetchTls?: { ca?: string | string[] };
     /**

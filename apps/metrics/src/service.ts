@@ -1,9 +1,9 @@
 import type { Context } from "@site/domain/core";
-import type { RenderQueue } from "@site/queue";
+import type { JobQueue } from "@site/queue";
 import { runCollectorPass } from "./collector.ts";
 
 /** What the schedule runs on: the context and the job queue (BullMQ on REDIS_URL, else in-process). */
-export type MetricsDeps = Context & { queue: RenderQueue };
+export type MetricsDeps = Context & { queue: JobQueue };
 
 /** Options of the schedule (tests give a shorter period; the catalog's is one hour). */
 export type MetricsOptions = { everyMs?: number };

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { and, eq } from "drizzle-orm";
 import { createLogger } from "@site/config";
 import { creditLedger, organizations, screenshotRenders } from "@site/db";
-import { createBullQueue, createMemoryQueue, type RenderQueue } from "@site/queue";
+import { createBullQueue, createMemoryQueue, type JobQueue } from "@site/queue";
 import { buildTestApp, runtimeOf, type TestApp } from "@site/api/testing";
 import { html, LANDING, rendererProcesses, servePages, until } from "@site/browser/testing";
 import { type RenderDaemon, startRenderDaemon } from "./daemon.ts";
@@ -52,7 +52,7 @@ async function busyRenderersAfterCalm(ms = 10_000): Promise<number[]> {
   }
 }
 
-const drivers: [string, boolean, () => RenderQueue][] = [
+const drivers: [string, boolean, () => JobQueue][] = [
   ["in-process", false, () => createMemoryQueue({ log })],
   [
     "bullmq",

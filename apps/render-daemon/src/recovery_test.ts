@@ -7,7 +7,7 @@ import { and, eq, inArray } from "drizzle-orm";
 import IORedis from "ioredis";
 import { createLogger } from "@site/config";
 import { creditLedger, mediaFiles, organizations, screenshotRenders } from "@site/db";
-import { createBullQueue, createMemoryQueue, type RenderQueue } from "@site/queue";
+import { createBullQueue, createMemoryQueue, type JobQueue } from "@site/queue";
 import { buildTestApp, runtimeOf, type TestApp } from "@site/api/testing";
 import { html, LANDING, servePages, until } from "@site/browser/testing";
 import { startRenderDaemon } from "./daemon.ts";
@@ -88,7 +88,7 @@ async function chargedOnce(h: TestApp, orgId: string, siteId: string, n: number)
   expect(files).toHaveLength(n);
 }
 
-const drivers: [string, boolean, () => RenderQueue][] = [
+const drivers: [string, boolean, () => JobQueue][] = [
   ["in-process", false, () => createMemoryQueue({ log })],
   [
     "bullmq",

@@ -11,8 +11,9 @@ import {
   olderThan,
   PAGE_LIMIT,
 } from "@site/domain/core";
-import type { RenderQueue } from "@site/queue";
+import type { JobQueue } from "@site/queue";
 import { type BounceRef, envelopeSender } from "./bounces.ts";
+import { recordCampaignEvent } from "./campaign_events.ts";
 import { htmlToText } from "./campaign_html.ts";
 import { signCampaignForMail, signCampaignForMember, storableCampaignHtml } from "./campaign_media.ts";
 import { sanitizeCampaignHtml } from "./campaign_sanitize.ts";
@@ -31,7 +32,7 @@ import type { MailContext } from "./subscribers.ts";
 type Row = typeof newsletterCampaigns.$inferSelect;
 
 /** What starting a send needs: the context and the job queue. */
-export type QueueContext = Context & { queue: RenderQueue };
+export type QueueContext = Context & { queue: JobQueue };
 
 const iso = (d: Date | null) => (d ? d.toISOString() : null);
 const ZERO: CampaignCounts = { queued: 0, sent: 0, failed: 0, bounced: 0 };
@@ -518,12 +519,22 @@ export async function revokeCampaignMedia(
 
 /** Ends a sending campaign as `sent` once no recipient is left to mail. */
 export async function finishCampaign(ctx: Context, campaignId: string): Promise<boolean> {
-  const done = await ctx.db.execute(sql`
-    update newsletter_campaigns set status = 'sent', finished_at = now(), updated_at = now()
-    where id = ${campaignId}::uuid and status = 'sending' and not exists (
-      select 1 from newsletter_recipients r
-      where r.campaign_id = ${campaignId}::uuid and r.status in ('queued', 'sending'))`);
-  return (done.count ?? 0) > 0;
+  return ctx.db.transaction(async (tx) => {
+    const [done] = await tx.execute<{ id: string; site_id: string }>(sql`
+      update newsletter_campaigns set status = 'sent', finished_at = now(), updated_at = now()
+      where id = ${campaignId}::uuid and status = 'sending' and not exists (
+        select 1 from newsletter_recipients r
+        where r.campaign_id = ${campaignId}::uuid and r.status in ('queued', 'sending'))
+      returning id, site_id`);
+    if (!done) return false;
+    // newsletter.campaign.sent commits with the status (the webhook outbox, decision 0840).
+    await recordCampaignEvent(ctx, tx, {
+      campaign: { id: done.id, siteId: done.site_id },
+      type: "newsletter.campaign.sent",
+      read: getCampaign,
+    });
+    return true;
+  });
 }
 
 /** Cancels a scheduled campaign (sending has not started); anything else answers 400. */

@@ -1,6 +1,6 @@
 import { and, asc, eq, inArray, isNotNull, isNull, lt, sql } from "drizzle-orm";
 import { screenshotRenders, type Tx } from "@site/db";
-import { JOBS, type RenderQueue } from "@site/queue";
+import { JOBS, type JobQueue } from "@site/queue";
 import {
   type Principal,
   type Context,
@@ -23,7 +23,7 @@ import { findStyle } from "./styles.ts";
 import { getOwnSite } from "@site/domain/sites";
 
 /** What queueing and sweeping renders use: the context plus the render queue. */
-export type RenderContext = Context & { queue: RenderQueue };
+export type RenderContext = Context & { queue: JobQueue };
 
 /** A render's stored options: the look, the capture settings it was queued with, and recapture. */
 export type RenderOptions = { look: LookOptions; capture: CaptureOptions; recapture: boolean };

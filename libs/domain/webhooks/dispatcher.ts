@@ -1,12 +1,12 @@
 import { sql } from "drizzle-orm";
 import { watchChannel, type ChannelWatch } from "@site/db";
 import type { Context } from "@site/domain/core";
-import type { Consumer, RenderQueue } from "@site/queue";
+import type { Consumer, JobQueue } from "@site/queue";
 import { deliverWebhook } from "./deliver.ts";
 import { WEBHOOK_NOTIFY_CHANNEL } from "./events.ts";
 
 /** What the dispatcher runs on: the context and the job queue. */
-export type DispatchContext = Context & { queue: RenderQueue };
+export type DispatchContext = Context & { queue: JobQueue };
 
 /** Namespace of the advisory lock that makes one claim pass at a time, across every process. */
 const CLAIM_LOCK = 841;

@@ -10,7 +10,7 @@ import {
   type JobState,
   PermanentJobError,
   QueueUnavailableError,
-  type RenderQueue,
+  type JobQueue,
   withTimeout,
 } from "./queue.ts";
 
@@ -30,7 +30,7 @@ export type BullQueueOptions = {
 const HAND_BACK_MS = 5000;
 
 /** The BullMQ driver on Redis: any number of daemons, stalled-job recovery, retries with backoff. */
-export function createBullQueue(opts: BullQueueOptions): RenderQueue {
+export function createBullQueue(opts: BullQueueOptions): JobQueue {
   const prefix = opts.prefix ?? "bull";
   const lockDuration = opts.lockDurationMs ?? 30_000;
   const commandTimeout = opts.commandTimeoutMs ?? 5000;
@@ -72,7 +72,7 @@ export function createBullQueue(opts: BullQueueOptions): RenderQueue {
   };
   const workers = new Set<{ worker: Worker; conn: IORedis }>();
 
-  const renderQueue: RenderQueue = {
+  const jobQueue: JobQueue = {
     driver: "bullmq",
     async enqueue(name, data, { jobId }) {
       JOBS[name].parse(data);
@@ -231,7 +231,7 @@ export function createBullQueue(opts: BullQueueOptions): RenderQueue {
       await producer.quit().catch(() => producer.disconnect());
     },
   };
-  return renderQueue;
+  return jobQueue;
 }
 
 /**

@@ -7,7 +7,7 @@ import {
   type Job,
   type JobState,
   PermanentJobError,
-  type RenderQueue,
+  type JobQueue,
   withTimeout,
 } from "./queue.ts";
 
@@ -37,7 +37,7 @@ const KEEP_FINISHED = 1000;
 const keyOf = (name: JobName, jobId: string) => `${name}\u0000${jobId}`;
 
 /** The in-process driver: jobs live in this process's memory (the embedded default, one machine). */
-export function createMemoryQueue(opts: { log: Logger }): RenderQueue {
+export function createMemoryQueue(opts: { log: Logger }): JobQueue {
   const jobs = new Map<string, Entry>();
   const timers = new Set<ReturnType<typeof setTimeout>>();
   const schedules = new Set<ReturnType<typeof setInterval>>();
@@ -114,7 +114,7 @@ export function createMemoryQueue(opts: { log: Logger }): RenderQueue {
       });
   };
 
-  const queue: RenderQueue = {
+  const queue: JobQueue = {
     driver: "memory",
     async enqueue(name, data, { jobId }) {
       JOBS[name].parse(data);

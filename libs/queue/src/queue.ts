@@ -40,10 +40,11 @@ export type QueueStats = {
 };
 
 /**
- * The job queue (screenshot renders, the metrics schedule): BullMQ on Redis, or in-process; nothing
- * outside libs/queue knows which. Each job kind waits in its catalog queue, so job ids are per kind.
+ * The job queue (screenshot renders and clips, the metrics schedule, mail and webhook deliveries):
+ * BullMQ on Redis, or in-process; nothing outside libs/queue knows which. Each job kind waits in its
+ * catalog queue, so job ids are per kind.
  */
-export type RenderQueue = {
+export type JobQueue = {
   readonly driver: "bullmq" | "memory";
   /** Adds a job; a job id already queued is kept as it is (idempotent). */
   enqueue<N extends JobName>(name: N, data: JobPayload<N>, opts: { jobId: string }): Promise<void>;
@@ -70,6 +71,9 @@ export type RenderQueue = {
   /** Stops schedules, closes consumers and connections. */
   close(): Promise<void>;
 };
+
+/** @deprecated The old name of JobQueue, kept while work in flight still imports it; use JobQueue. */
+export type RenderQueue = JobQueue;
 
 /**
  * The one way to say "retrying cannot fix this" (bad input, a blocked address, a page past its

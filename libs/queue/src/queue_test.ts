@@ -2,7 +2,7 @@ import { afterEach, describe, expect, test } from "bun:test";
 import { createLogger } from "@site/config";
 import { createBullQueue } from "./bullmq.ts";
 import { createMemoryQueue } from "./memory.ts";
-import { HandBackError, PermanentJobError, type RenderQueue } from "./queue.ts";
+import { HandBackError, PermanentJobError, type JobQueue } from "./queue.ts";
 
 const log = createLogger("silent" as never);
 const redisUrl = process.env.TEST_REDIS_URL;
@@ -19,7 +19,7 @@ async function until(cond: () => boolean | Promise<boolean>, ms = 10_000): Promi
 
 const uuid = () => crypto.randomUUID();
 
-const drivers: [string, boolean, () => RenderQueue][] = [
+const drivers: [string, boolean, () => JobQueue][] = [
   ["in-process", false, () => createMemoryQueue({ log })],
   [
     "bullmq",
@@ -36,7 +36,7 @@ const drivers: [string, boolean, () => RenderQueue][] = [
 
 for (const [driver, skip, make] of drivers) {
   describe.skipIf(skip)(`render queue conformance: ${driver}`, () => {
-    const opened: RenderQueue[] = [];
+    const opened: JobQueue[] = [];
     const open = () => {
       const q = make();
       opened.push(q);

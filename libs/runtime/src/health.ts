@@ -1,7 +1,7 @@
 import { sql } from "drizzle-orm";
 import type { Database } from "@site/db";
 import { outageOf } from "@site/domain/core";
-import type { RenderQueue } from "@site/queue";
+import type { JobQueue } from "@site/queue";
 import type { ObjectStore } from "@site/storage";
 
 /** One readiness check: resolves when the dependency is usable, throws (or hangs) when it is not. */
@@ -16,7 +16,7 @@ export type Readiness = { ready: boolean; checks: Record<string, CheckResult> };
 /** The checks of the dependencies every app shares: database, queue, and storage (writable). */
 export function dependencyChecks(deps: {
   db: Database;
-  queue?: RenderQueue;
+  queue?: JobQueue;
   store?: ObjectStore;
 }): Record<string, Check> {
   const checks: Record<string, Check> = {

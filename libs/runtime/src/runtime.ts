@@ -1,7 +1,7 @@
 import { type Config, createLogger, type Logger, loadConfig, systemClock } from "@site/config";
 import { migrateDatabase, openDatabase } from "@site/db";
 import type { Context } from "@site/domain/core";
-import { openRenderQueue, type RenderQueue } from "@site/queue";
+import { openJobQueue, type JobQueue } from "@site/queue";
 import { type ObjectStore, openObjectStore } from "@site/storage";
 
 /** The dependencies of a process, opened once, closed in reverse order. */
@@ -13,7 +13,7 @@ export type Runtime = Context & {
   /** True when this process started the embedded PostgreSQL. */
   ownsEmbeddedDatabase: boolean;
   /** The render queue: BullMQ on REDIS_URL, else in-process (shared by the API and daemon of this process). */
-  queue: RenderQueue;
+  queue: JobQueue;
   close(): Promise<void>;
 };
 
@@ -44,7 +44,7 @@ export async function openRuntime(
   });
   if (opts.migrate !== false) await migrateDatabase(handle);
   const closers: (() => Promise<void>)[] = [() => handle.close()];
-  const queue = openRenderQueue({
+  const queue = openJobQueue({
     redisUrl: config.redisUrl,
     log,
     prefix: config.queuePrefix,

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { createLogger } from "@site/config";
 import { createSmtpMailer, type NewsletterSender, startNewsletterSender } from "@site/domain/newsletters";
 import { type SmtpSink, startSmtpSink } from "@site/domain/testing";
-import { createBullQueue, type RenderQueue } from "@site/queue";
+import { createBullQueue, type JobQueue } from "@site/queue";
 import { buildTestApp, type TestApp } from "../../testing/mod.ts";
 
 type Json = any;
@@ -11,7 +11,7 @@ const BOUNCING = "gone@example.org";
 
 let h: TestApp;
 let sink: SmtpSink;
-let queue: RenderQueue;
+let queue: JobQueue;
 let sender: NewsletterSender;
 let mailer: ReturnType<typeof createSmtpMailer>;
 beforeAll(async () => {
