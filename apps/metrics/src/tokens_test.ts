@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import type { DbHandle } from "@site/db";
-import { createOrganization, type Principal } from "@site/domain/core";
+import { createOrganization, decryptSecret, type Principal } from "@site/domain/core";
 import type { MediaContext } from "@site/domain/media";
 import { sampleImage } from "@site/domain/testing";
 import {
@@ -73,6 +73,14 @@ const snapshots = (targetId: string) =>
   handle.sql<{ stage: number; likes: number | null; extra: { unavailable?: Record<string, string> } }[]>`
     select stage, likes, extra from social_snapshots where target_id = ${targetId} order by stage`;
 
+/** True while a session of the test database waits for a lock (a collector on the account row's). */
+async function waitsForRowLock(): Promise<boolean> {
+  const [r] = await handle.sql<{ n: number }[]>`
+    select count(*)::int as n from pg_stat_activity
+    where datname = current_database() and wait_event_type = 'Lock'`;
+  return (r?.n ?? 0) > 0;
+}
+
 async function passAt(at: Date) {
   fake.setNow(at);
   return captureDueSnapshots(ctx, createPlatformAdapters(ctx), { now: at });
@@ -139,11 +147,36 @@ describe("tokens that expire", () => {
     const before = fake.refreshCount("x");
     const at = new Date(t0.getTime() + DAY);
     fake.setNow(at);
-    await Promise.all([
+    const reads = fake.requests.length;
+    // The platform holds its refresh answer until both collectors have read the account: the second is
+    // then either waiting for the row's lock (the first holds it) or asking the platform too. The clash
+    // is certain, not a matter of timing.
+    const hold = fake.holdRefresh();
+    const passes = Promise.all([
       captureDueSnapshots(ctx, createPlatformAdapters(ctx), { now: at, batchSize: 1 }),
       captureDueSnapshots(ctx, createPlatformAdapters(ctx), { now: at, batchSize: 1 }),
     ]);
-    expect(fake.refreshCount("x") - before).toBe(1);
+    try {
+      const end = Date.now() + 30_000;
+      while (hold.arrived < 2 && !(await waitsForRowLock())) {
+        if (Date.now() > end) throw new Error(`both collectors never met (refreshes held: ${hold.arrived})`);
+        await Bun.sleep(10);
+      }
+    } finally {
+      hold.release();
+    }
+    await passes;
+    expect({ asked: hold.arrived, granted: fake.refreshCount("x") - before }).toEqual({
+      asked: 1,
+      granted: 1,
+    });
+    // Both collectors read with the one new token.
+    const [row] = await handle.sql<{ token_ciphertext: string }[]>`
+      select token_ciphertext from social_accounts where id = ${x.id}`;
+    const renewed = decryptSecret(ctx.config.secretKey, row!.token_ciphertext);
+    expect(renewed).not.toBe(x.token);
+    const used = fake.requests.slice(reads).filter((r) => r.platform === "x");
+    expect(used.map((r) => r.token)).toEqual([renewed, renewed]);
     for (const t of [...a, ...b]) expect((await snapshots(t.id))[0]?.likes).not.toBeNull();
     expect((await listSocialAccounts(ctx, p))[0]?.status).toBe("connected");
   });
