@@ -11,7 +11,7 @@ import {
   olderThan,
   PAGE_LIMIT,
 } from "@site/domain/core";
-import type { JobQueue } from "@site/queue";
+import type { RenderQueue } from "@site/queue";
 import { type BounceRef, envelopeSender } from "./bounces.ts";
 import { recordCampaignEvent } from "./campaign_events.ts";
 import { htmlToText } from "./campaign_html.ts";
@@ -32,7 +32,7 @@ import type { MailContext } from "./subscribers.ts";
 type Row = typeof newsletterCampaigns.$inferSelect;
 
 /** What starting a send needs: the context and the job queue. */
-export type QueueContext = Context & { queue: JobQueue };
+export type QueueContext = Context & { queue: RenderQueue };
 
 const iso = (d: Date | null) => (d ? d.toISOString() : null);
 const ZERO: CampaignCounts = { queued: 0, sent: 0, failed: 0, bounced: 0 };

@@ -9,11 +9,13 @@ import {
   renderCampaignBody,
   enqueueCampaignJob,
   finishCampaign,
+  getCampaign,
   type QueueContext,
   renderCampaignMail,
   startCampaign,
 } from "./campaigns.ts";
 import { MailSendError, type Mailer, type OutgoingMail } from "./mailer.ts";
+import { recordCampaignEvent } from "./campaign_events.ts";
 import { newsletterLink } from "./tokens.ts";
 
 /** What the sender runs on: the context, the queue, the mailer, its pace and its rendered campaigns. */
@@ -248,10 +250,20 @@ export function pauseReason(e: MailSendError, tries: number): string {
  * until POST …/resume. Logged as a warning with the reason. Returns whether this call paused it.
  */
 export async function pauseCampaign(ctx: Context, campaignId: string, reason: string): Promise<boolean> {
-  const done = await ctx.db.execute(sql`
-    update newsletter_campaigns set status = 'paused', error = ${reason}, updated_at = now()
-    where id = ${campaignId}::uuid and status = 'sending'`);
-  const paused = (done.count ?? 0) > 0;
+  const paused = await ctx.db.transaction(async (tx) => {
+    const [done] = await tx.execute<{ id: string; site_id: string }>(sql`
+      update newsletter_campaigns set status = 'paused', error = ${reason}, updated_at = now()
+      where id = ${campaignId}::uuid and status = 'sending'
+      returning id, site_id`);
+    if (!done) return false;
+    // newsletter.campaign.paused commits with the status (the webhook outbox, decision 0840).
+    await recordCampaignEvent(ctx, tx, {
+      campaign: { id: done.id, siteId: done.site_id },
+      type: "newsletter.campaign.paused",
+      read: getCampaign,
+    });
+    return true;
+  });
   if (paused) ctx.log.warn("newsletter campaign paused", { campaignId, reason });
   return paused;
 }
