@@ -267,3 +267,9 @@ export async function spawnApi(
     },
   };
 }
+export {
+  startWebhookReceiver,
+  verifyHook,
+  type ReceivedHook,
+  type WebhookReceiver,
+} from "./webhook_receiver.ts";

@@ -3,12 +3,14 @@ import { createLogger } from "@site/config";
 import { sampleImage } from "@site/domain/testing";
 import { createBullQueue, type RenderQueue } from "@site/queue";
 import { html, LANDING, servePages } from "@site/browser/testing";
-import { buildTestApp, runtimeOf, type TestApp } from "@site/api/testing";
 import {
+  buildTestApp,
+  runtimeOf,
   startWebhookReceiver,
+  type TestApp,
   verifyHook,
   type WebhookReceiver,
-} from "../../api/testing/webhook_receiver.ts";
+} from "@site/api/testing";
 import { type RenderDaemon, startRenderDaemon } from "./daemon.ts";
 
 // Events fired by the real actions, delivered by the daemon's dispatcher from jobs on BullMQ (Redis).
