@@ -8,6 +8,7 @@ import {
   type Scope,
 } from "@site/domain/core";
 import { bearer } from "./schemas.ts";
+import { OPERATION_SCOPES, type OperationName } from "./scopes.ts";
 
 /** The principal of each request being served: authenticated once, read by every hook that needs it. */
 export type PrincipalCache = {
@@ -35,43 +36,43 @@ export function principalCache(ctx: Context): PrincipalCache {
 
 /**
  * The route options that declare authentication, once per route:
+ * - `operation: "getSites"` — the route is that operation of OPERATION_SCOPES (its OpenAPI operationId)
+ *   and needs the table's scope, the one its MCP tool needs too; a route an MCP tool mirrors says this;
  * - `scope: "content:write"` — a bearer key carrying that scope (401, then 403);
  * - `authenticated: true` — any valid key; the handler checks scopes itself (the MCP endpoint, per tool).
- * Both authenticate in `transform`, which runs before body validation, so 401/403 win over 400
- * (decision 0003), and hand the handler its `principal`; both add the bearer requirement to the
- * route's OpenAPI entry.
+ * All authenticate in `transform`, which runs before body validation, so 401/403 win over 400
+ * (decision 0003), and hand the handler its `principal`; all add the bearer requirement to the
+ * route's OpenAPI entry, and a scoped one its scope as `x-required-scope` (decision 0750).
  */
 export function authMacros(ctx: Context, principals: PrincipalCache = principalCache(ctx)) {
   const principalOf = principals.of;
   const resolve = async ({ request }: { request: Request }) => ({ principal: await principalOf(request) });
+  const guard = (scope: Scope | null) =>
+    async function transform({
+      request,
+      set,
+    }: {
+      request: Request;
+      set: { headers: Record<string, string | number> };
+    }) {
+      const principal = await principalOf(request);
+      if (principal.rate) Object.assign(set.headers, rateLimitHeaders(principal.rate));
+      if (scope) requireScope(principal, scope);
+    };
   return new Elysia().macro({
+    operation: (name: OperationName) => ({
+      detail: { security: bearer, "x-operation": name, "x-required-scope": OPERATION_SCOPES[name] },
+      transform: guard(OPERATION_SCOPES[name]),
+      resolve,
+    }),
     scope: (scope: Scope) => ({
-      detail: { security: bearer },
-      async transform({
-        request,
-        set,
-      }: {
-        request: Request;
-        set: { headers: Record<string, string | number> };
-      }) {
-        const principal = await principalOf(request);
-        if (principal.rate) Object.assign(set.headers, rateLimitHeaders(principal.rate));
-        requireScope(principal, scope);
-      },
+      detail: { security: bearer, "x-required-scope": scope },
+      transform: guard(scope),
       resolve,
     }),
     authenticated: {
       detail: { security: bearer },
-      async transform({
-        request,
-        set,
-      }: {
-        request: Request;
-        set: { headers: Record<string, string | number> };
-      }) {
-        const principal = await principalOf(request);
-        if (principal.rate) Object.assign(set.headers, rateLimitHeaders(principal.rate));
-      },
+      transform: guard(null),
       resolve,
     },
   });

@@ -105,7 +105,7 @@ describe("the MCP server (Streamable HTTP, stateless)", () => {
     }
   });
 
-  test("read-only tools work with a content:read key; writes name the scope they need", async () => {
+  test("read tools work with a content:read key; writes and styles name the scope they need", async () => {
     const owner = await h.seedOrg();
     const writer = await mcpClient(mcp, owner.key);
     const site = (await callTool(writer, "create_site", { name: "Read", slug: "mcp-read" })).structuredContent
@@ -124,11 +124,14 @@ describe("the MCP server (Streamable HTTP, stateless)", () => {
       for (const [name, args] of [
         ["list_pages", { siteId: site.id }],
         ["list_media", { siteId: site.id }],
-        ["list_screenshot_styles", { siteId: site.id, featured: true }],
       ] as const) {
         const res = await callTool(client, name, args);
         expect(res.isError, `${name}: ${res.content[0]?.text}`).toBeFalsy();
       }
+      // Styles need content:write, as their REST route does (decision 0750).
+      const styles = await callTool(client, "list_screenshot_styles", { siteId: site.id, featured: true });
+      expect(styles.structuredContent.error.code).toBe("FORBIDDEN");
+      expect(styles.content[0]!.text).toContain("content:write");
       const page = await callTool(client, "create_page", {
         siteId: site.id,
         path: "/x",

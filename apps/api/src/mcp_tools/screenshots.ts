@@ -30,8 +30,8 @@ export const SCREENSHOT_TOOLS: Tool[] = [
     name: "list_screenshot_styles",
     title: "List screenshot styles",
     description:
-      "Lists the 3D device-mockup looks for product screenshots (metadata only). Pass a style's `id` as styleId to queue_screenshot; without it the default look is used. featured=true narrows to the curated gallery. Needs content:read.",
-    scope: "content:read",
+      "Lists the 3D device-mockup looks for product screenshots (metadata only). Pass a style's `id` as styleId to queue_screenshot; without it the default look is used. featured=true narrows to the curated gallery. Needs content:write.",
+    operation: "getSitesSiteIdMediaScreenshotStyles",
     input: Type.Object({ siteId: SiteId, ...StyleListQuery.properties }),
     readOnly: true,
     run: async (deps, principal, args) => {
@@ -45,7 +45,7 @@ export const SCREENSHOT_TOOLS: Tool[] = [
     title: "Film a page into a device mockup",
     description:
       "Films a public web page with a headless browser and frames it in a 3D device mockup; the image lands in the site's media library. Costs 10 AI credits, debited now and refunded if the render fails; estimateOnly: true prices it for free. Answers a renderId: poll get_screenshot until status is done (a few seconds to a minute). Needs content:write. Errors: VALIDATION_ERROR (bad URL or option, private address), NOT_FOUND (unknown styleId), QUOTA_EXCEEDED (credits), NOT_CONFIGURED (no browser on this server), RENDERER_ERROR (queue down; nothing charged).",
-    scope: "content:write",
+    operation: "postSitesSiteIdMediaScreenshot",
     input: Type.Object({ siteId: SiteId, ...ScreenshotRequestBody.properties, url: PageUrl }),
     readOnly: false,
     openWorld: true,
@@ -64,8 +64,8 @@ export const SCREENSHOT_TOOLS: Tool[] = [
     name: "get_screenshot",
     title: "Poll a screenshot render",
     description:
-      "Where a render stands: pending, done (imageUrl: the library url to put in page content; displayUrl: a short-lived preview link, never to be stored; width, height, warnings) or failed (error; credits refunded). When a warning says the page redirected to a sign-in form, the result's nextStep says how to sign in and film again. Free. Needs content:read.",
-    scope: "content:read",
+      "Where a render stands: pending, done (imageUrl: the library url to put in page content; displayUrl: a short-lived preview link, never to be stored; width, height, warnings) or failed (error; credits refunded). When a warning says the page redirected to a sign-in form, the result's nextStep says how to sign in and film again. Free. Needs content:write.",
+    operation: "getSitesSiteIdMediaScreenshotRenderId",
     input: Type.Object({
       siteId: SiteId,
       renderId: Type.String({ pattern: UUID_PATTERN, maxLength: 36, description: "from queue_screenshot" }),
@@ -99,7 +99,7 @@ export const SCREENSHOT_TOOLS: Tool[] = [
     title: "Create a sign-in link for a login-gated page",
     description:
       "For a page behind a login: answers a loginUrl the site owner opens to sign in on a hosted browser (valid about one hour, usable once). The session is stored encrypted for the site; then queue_screenshot with recapture: true films the signed-in page. Free. Needs content:write.",
-    scope: "content:write",
+    operation: "postSitesSiteIdMediaScreenshotLogin",
     input: Type.Object({ siteId: SiteId, ...LoginLinkBody.properties, url: PageUrl }),
     readOnly: false,
     run: async (deps, principal, args) => {

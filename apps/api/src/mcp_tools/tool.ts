@@ -1,6 +1,7 @@
 import type { Static, TSchema } from "@sinclair/typebox";
 import type { Principal, Scope } from "@site/domain/core";
 import type { AppDeps } from "../deps.ts";
+import { type OperationName, scopeOf } from "../scopes.ts";
 
 /** What a tool answers: the structured value, and a note for the agent (next step, embed) shown first. */
 export type ToolOutput = { value: Record<string, unknown>; note?: string };
@@ -10,7 +11,9 @@ export type Tool<S extends TSchema = TSchema> = {
   name: string;
   title: string;
   description: string;
-  /** The scope the key needs; read-only tools need a read scope. */
+  /** The REST operation (OpenAPI operationId) this tool mirrors: the tool needs that route's scope. */
+  operation: OperationName;
+  /** The scope the key needs: OPERATION_SCOPES of `operation`, never declared by the tool itself. */
   scope: Scope;
   input: S;
   readOnly: boolean;
@@ -19,7 +22,10 @@ export type Tool<S extends TSchema = TSchema> = {
   run(deps: AppDeps, principal: Principal, args: Static<S>): Promise<ToolOutput>;
 };
 
-/** Declares a tool with its argument type inferred from its input schema. */
-export function tool<S extends TSchema>(t: Tool<S>): Tool {
-  return t as unknown as Tool;
+/**
+ * Declares a tool with its argument type inferred from its input schema; its scope is the one of the
+ * REST operation it names (OPERATION_SCOPES), so tool and route cannot disagree.
+ */
+export function tool<S extends TSchema>(t: Omit<Tool<S>, "scope">): Tool {
+  return { ...t, scope: scopeOf(t.operation) } as unknown as Tool;
 }

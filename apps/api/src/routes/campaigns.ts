@@ -41,7 +41,7 @@ export function campaignRoutes(deps: AppDeps & MailContext, auth: AuthMacros) {
       async ({ principal, params, query }) =>
         listCampaigns(deps, await site(principal, params.siteId), query),
       {
-        scope: "content:read",
+        operation: "getSitesSiteIdCampaigns",
         query: queryOf(ListQuery),
         response: { 200: CampaignPage, ...errors(400, 401, 403, 404) },
         detail: { summary: "List a site's campaigns (newest first, without bodies)", tags },
@@ -55,7 +55,7 @@ export function campaignRoutes(deps: AppDeps & MailContext, auth: AuthMacros) {
         return { campaign };
       },
       {
-        scope: "content:write",
+        operation: "postSitesSiteIdCampaigns",
         body: CreateCampaignBody,
         response: { 201: CampaignAnswer, ...errors(400, 401, 403, 404) },
         detail: {
@@ -140,7 +140,7 @@ export function campaignRoutes(deps: AppDeps & MailContext, auth: AuthMacros) {
         return { accepted: true as const, to: body.to.length };
       },
       {
-        scope: "content:write",
+        operation: "postSitesSiteIdCampaignsCampaignIdTest",
         body: TestCampaignBody,
         response: {
           202: t.Object({ accepted: t.Literal(true), to: t.Integer() }),
@@ -167,7 +167,7 @@ export function campaignRoutes(deps: AppDeps & MailContext, auth: AuthMacros) {
         return { campaign };
       },
       {
-        scope: "content:write",
+        operation: "postSitesSiteIdCampaignsCampaignIdSend",
         body: t.Optional(SendCampaignBody),
         response: { 202: CampaignAnswer, ...errors(400, 401, 403, 404, 503) },
         detail: {

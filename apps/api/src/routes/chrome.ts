@@ -23,7 +23,7 @@ export function chromeRoutes(deps: AppDeps, auth: AuthMacros) {
         return getChrome(deps, site.id, query.locale || undefined);
       },
       {
-        scope: "content:read",
+        operation: "getSitesSiteIdChrome",
         query: t.Object({
           locale: t.Optional(t.String({ description: "BCP 47 tag; default: the site's default locale" })),
         }),
@@ -43,7 +43,7 @@ export function chromeRoutes(deps: AppDeps, auth: AuthMacros) {
         return setChromeStrings(deps, site.id, params.locale, body);
       },
       {
-        scope: "content:write",
+        operation: "putSitesSiteIdChromeLocale",
         body: ChromeStringsUpdate,
         response: { 200: ChromeView, ...errors(400, 401, 403, 404) },
         detail: {

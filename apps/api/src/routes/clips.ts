@@ -16,7 +16,7 @@ export function clipRoutes(deps: AppDeps, auth: AuthMacros) {
         return answer;
       },
       {
-        scope: "social:write",
+        operation: "postSocialMediaClips",
         body: ClipRequestBody,
         response: {
           200: ClipQueueAnswer,
@@ -35,7 +35,7 @@ export function clipRoutes(deps: AppDeps, auth: AuthMacros) {
       "/api/v1/social/media/clips/:clipId",
       async ({ principal, params }) => getClip(deps, principal, params.clipId),
       {
-        scope: "social:write",
+        operation: "getSocialMediaClipsClipId",
         response: { 200: ClipView, ...errors(401, 403, 404) },
         detail: {
           summary: "Poll a device clip",

@@ -41,7 +41,7 @@ export function collectionRoutes(deps: AppDeps, auth: AuthMacros) {
         collection: await defineCollection(deps, await site(principal, params.siteId), params.key, body),
       }),
       {
-        scope: "content:write",
+        operation: "putSitesSiteIdCollectionsKey",
         body: CollectionDefinition,
         response: { 200: t.Object({ collection: CollectionSummary }), ...errors(400, 401, 403, 404) },
         detail: {
@@ -70,7 +70,7 @@ export function collectionRoutes(deps: AppDeps, auth: AuthMacros) {
       async ({ principal, params, query }) =>
         listItems(deps, await site(principal, params.siteId), params.key, query, "member"),
       {
-        scope: "content:read",
+        operation: "getSitesSiteIdCollectionsKeyItems",
         query: queryOf(ListQuery),
         response: { 200: ItemPage, ...errors(400, 401, 403, 404) },
         detail: {
@@ -89,7 +89,7 @@ export function collectionRoutes(deps: AppDeps, auth: AuthMacros) {
         return { item };
       },
       {
-        scope: "content:write",
+        operation: "postSitesSiteIdCollectionsKeyItems",
         body: ItemValues,
         response: { 201: t.Object({ item: CollectionItem }), ...errors(400, 401, 403, 404) },
         detail: {

@@ -17,7 +17,7 @@ export function layoutRoutes(deps: AppDeps, auth: AuthMacros) {
         return state;
       },
       {
-        scope: "content:read",
+        operation: "getSitesSiteIdLayout",
         response: { 200: LayoutState, ...errors(401, 403, 404) },
         detail: {
           summary: "Read a site's layout and styles",
@@ -38,7 +38,7 @@ export function layoutRoutes(deps: AppDeps, auth: AuthMacros) {
         return state;
       },
       {
-        scope: "content:write",
+        operation: "putSitesSiteIdLayout",
         body: LayoutUpdate,
         headers: t.Object({
           "if-match": t.Optional(t.String({ description: "the ETag of the layout you changed" })),

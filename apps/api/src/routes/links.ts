@@ -20,7 +20,7 @@ export function linkRoutes(deps: AppDeps, auth: AuthMacros) {
       async ({ principal, params, body }) =>
         translateLinks(deps, (await getOwnSite(deps, principal, params.siteId)).id, body),
       {
-        scope: "content:read",
+        operation: "postSitesSiteIdLinksTranslate",
         body: TranslateLinksBody,
         response: { 200: t.Object({ links: t.Array(TranslatedLink) }), ...errors(400, 401, 403, 404) },
         detail: {

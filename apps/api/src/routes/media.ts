@@ -33,7 +33,7 @@ export function mediaRoutes(deps: AppDeps, auth: AuthMacros) {
       async ({ principal, params, query }) =>
         listLibrary(deps, params.siteId, { ...query, orgId: principal.orgId }),
       {
-        scope: "content:read",
+        operation: "getSitesSiteIdMedia",
         query: queryOf(ListQuery),
         response: {
           200: t.Object({ images: t.Array(MediaImage), nextCursor: t.Union([t.String(), t.Null()]) }),
@@ -53,7 +53,7 @@ export function mediaRoutes(deps: AppDeps, auth: AuthMacros) {
         set.status = 204;
       },
       {
-        scope: "content:write",
+        operation: "deleteSitesSiteIdMediaMediaId",
         response: { 204: t.Void(), ...errors(401, 403, 404, 409, 503) },
         detail: {
           summary: "Delete a file of the media library",
@@ -72,7 +72,7 @@ export function mediaRoutes(deps: AppDeps, auth: AuthMacros) {
         return out;
       },
       {
-        scope: "content:write",
+        operation: "postSitesSiteIdMediaUpload",
         body: UploadBody,
         response: { 201: UploadPreparation, ...errors(400, 401, 403, 404, 429) },
         detail: {
@@ -108,7 +108,7 @@ export function mediaRoutes(deps: AppDeps, auth: AuthMacros) {
         return out;
       },
       {
-        scope: "content:write",
+        operation: "postSitesSiteIdMediaImportUrl",
         body: ImportUrlBody,
         response: { 201: Imported, ...errors(400, "BLOCKED_HOST", 401, 403, 404, 429, 504) },
         detail: {

@@ -14,7 +14,7 @@ export function pageOrderRoutes(deps: AppDeps, auth: AuthMacros) {
       return { pages: await listPages(deps, site.id) };
     },
     {
-      scope: "content:write",
+      operation: "putSitesSiteIdPagesOrder",
       body: PageOrderBody,
       response: { 200: t.Object({ pages: t.Array(PageView) }), ...errors(400, 401, 403, 404) },
       detail: {

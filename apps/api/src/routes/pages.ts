@@ -50,7 +50,7 @@ export function pageRoutes(deps: AppDeps, auth: AuthMacros) {
         pages: await listPages(deps, (await getOwnSite(deps, principal, params.siteId)).id),
       }),
       {
-        scope: "content:read",
+        operation: "getSitesSiteIdPages",
         response: { 200: t.Object({ pages: t.Array(PageView) }), ...errors(401, 403, 404) },
         detail: { summary: "List pages", tags: ["pages"] },
       },
@@ -64,7 +64,7 @@ export function pageRoutes(deps: AppDeps, auth: AuthMacros) {
         return out;
       },
       {
-        scope: "content:write",
+        operation: "postSitesSiteIdPages",
         body: CreatePageBody,
         response: { 201: PageWrite, ...errors(400, 401, 403, 404, 429) },
         detail: {
@@ -89,7 +89,7 @@ export function pageRoutes(deps: AppDeps, auth: AuthMacros) {
       async ({ principal, params, body }) =>
         updatePage(deps, (await getOwnSite(deps, principal, params.siteId)).id, params.pageId, body),
       {
-        scope: "content:write",
+        operation: "patchSitesSiteIdPagesPageId",
         body: UpdatePageBody,
         response: { 200: PageWrite, ...errors(400, 401, 403, 404, 429) },
         detail: { summary: "Update a page", tags: ["pages"] },
@@ -103,7 +103,7 @@ export function pageRoutes(deps: AppDeps, auth: AuthMacros) {
         return null;
       },
       {
-        scope: "content:write",
+        operation: "deleteSitesSiteIdPagesPageId",
         response: { 204: t.Null(), ...errors(401, 403, 404) },
         detail: { summary: "Delete a page", tags: ["pages"] },
       },

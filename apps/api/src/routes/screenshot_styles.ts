@@ -21,7 +21,7 @@ export function screenshotStyleRoutes(deps: AppDeps, auth: AuthMacros) {
         return { styles: listStyleViews(deps.config.publicBaseUrl, query) };
       },
       {
-        scope: "content:write",
+        operation: "getSitesSiteIdMediaScreenshotStyles",
         query: queryOf(StyleListQuery),
         response: { 200: t.Object({ styles: t.Array(StyleView) }), ...errors(400, 401, 403, 404) },
         detail: {

@@ -25,7 +25,7 @@ export function screenshotRoutes(deps: AppDeps, auth: AuthMacros) {
         return answer;
       },
       {
-        scope: "content:write",
+        operation: "postSitesSiteIdMediaScreenshot",
         body: ScreenshotRequestBody,
         response: { 200: QueueAnswer, 202: QueueAnswer, ...errors(400, 401, 402, 403, 404, 501, 502) },
         detail: {
@@ -43,7 +43,7 @@ export function screenshotRoutes(deps: AppDeps, auth: AuthMacros) {
         return getRender(deps, principal, params.siteId, params.renderId);
       },
       {
-        scope: "content:write",
+        operation: "getSitesSiteIdMediaScreenshotRenderId",
         response: { 200: RenderView, ...errors(401, 403, 404) },
         detail: {
           summary: "Poll a screenshot render",
@@ -62,7 +62,7 @@ export function screenshotRoutes(deps: AppDeps, auth: AuthMacros) {
         return link;
       },
       {
-        scope: "content:write",
+        operation: "postSitesSiteIdMediaScreenshotLogin",
         body: LoginLinkBody,
         response: { 201: LoginLinkView, ...errors(400, 401, 403, 404) },
         detail: {

@@ -40,7 +40,7 @@ export function siteRoutes(deps: AppDeps, auth: AuthMacros) {
         return { site };
       },
       {
-        scope: "sites:write",
+        operation: "postSites",
         body: CreateSiteBody,
         response: { 201: t.Object({ site: SiteView }), ...errors(400, 401, 403, ...CREATE_SITE_ERRORS) },
         detail: {
@@ -57,7 +57,7 @@ export function siteRoutes(deps: AppDeps, auth: AuthMacros) {
         return listSites(deps, principal, query);
       },
       {
-        scope: "sites:write",
+        operation: "getSites",
         query: queryOf(ListQuery),
         response: {
           200: t.Object({ sites: t.Array(SiteView), nextCursor: t.Nullable(t.String()) }),
@@ -65,6 +65,8 @@ export function siteRoutes(deps: AppDeps, auth: AuthMacros) {
         },
         detail: {
           summary: "List the organization's sites (newest first)",
+          description:
+            "Scope content:read: listing sites is reading, as reading one site is (decision 0750).",
           tags: ["sites"],
         },
       },
@@ -137,7 +139,7 @@ function publishRoute(deps: AppDeps, auth: AuthMacros, action: "publish" | "unpu
       return { site: await setSitePublished(deps, site.id, live) };
     },
     {
-      scope: "sites:write",
+      operation: live ? "postSitesSiteIdPublish" : "postSitesSiteIdUnpublish",
       response: { 200: t.Object({ site: SiteView }), ...errors(401, 403, 404) },
       detail: {
         summary: live

@@ -169,7 +169,7 @@ export function socialRoutes(deps: AppDeps, auth: AuthMacros) {
         return listSocialPosts(deps, principal, query);
       },
       {
-        scope: "social:write",
+        operation: "getSocialPosts",
         query: queryOf(ListQuery),
         response: {
           200: t.Object({ posts: t.Array(SocialPostView), nextCursor: t.Nullable(t.String()) }),
@@ -186,7 +186,7 @@ export function socialRoutes(deps: AppDeps, auth: AuthMacros) {
         return { post };
       },
       {
-        scope: "social:write",
+        operation: "postSocialPosts",
         body: CreatePostBody,
         response: { 201: t.Object({ post: SocialPostView }), ...errors(400, 401, 403) },
         detail: detail(
@@ -207,7 +207,7 @@ export function socialRoutes(deps: AppDeps, auth: AuthMacros) {
       },
     )
     .get("/api/v1/social/media", async ({ principal, query }) => listSocialMedia(deps, principal, query), {
-      scope: "social:write",
+      operation: "getSocialMedia",
       query: queryOf(ListQuery),
       response: {
         200: t.Object({ media: t.Array(SocialMediaView), nextCursor: t.Nullable(t.String()) }),

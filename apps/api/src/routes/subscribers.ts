@@ -31,7 +31,7 @@ export function subscriberRoutes(deps: AppDeps & MailContext, auth: AuthMacros) 
       async ({ principal, params, query }) =>
         listSubscribers(deps, await site(principal, params.siteId), query),
       {
-        scope: "content:read",
+        operation: "getSitesSiteIdSubscribers",
         query: queryOf(SubscriberListQuery),
         response: { 200: SubscriberPage, ...errors(400, 401, 403, 404) },
         detail: { summary: "List a site's subscribers (newest first, optionally by status)", tags },
@@ -76,7 +76,7 @@ export function subscriberRoutes(deps: AppDeps & MailContext, auth: AuthMacros) 
         return { subscriber };
       },
       {
-        scope: "content:write",
+        operation: "postSitesSiteIdSubscribers",
         // text/csv arrives as text; JSON as an object (one subscriber, or `subscribers: [...]`).
         // A text/csv body arrives as text (Elysia's text parser): it is the csv field.
         transform(ctx) {

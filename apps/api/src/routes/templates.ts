@@ -9,7 +9,7 @@ export function templateRoutes(deps: AppDeps, auth: AuthMacros) {
   return new Elysia()
     .use(auth)
     .get("/api/v1/templates", async () => ({ templates: await listTemplates(deps) }), {
-      scope: "sites:write",
+      operation: "getTemplates",
       response: {
         200: t.Object({
           templates: t.Array(t.Object({ slug: t.String(), name: t.String(), description: t.String() })),
