@@ -37,6 +37,7 @@ import {
 import { isStoreDown, MAX_MEDIA_BYTES } from "@site/storage";
 import type { RegisterSocialMediaBody, SocialMediaView, SocialUploadBody } from "./models.ts";
 import type { PublishMedia } from "./platform.ts";
+import { videoPoster } from "./video_poster.ts";
 
 // The social media library: an organization's images and videos for posts. It reuses the site library's
 // mechanics (signed uploads, magic-byte checks, the organization's storage quota, grants and share
@@ -429,6 +430,7 @@ function publishMediaOf(ctx: MediaContext, r: Row): PublishMedia & { id: string 
       if (!got) throw notFound("media file");
       return new Uint8Array(await new Response(got.body).arrayBuffer());
     },
+    ...(r.kind === "video" ? { poster: videoPoster(ctx, r) } : {}),
   };
 }
 

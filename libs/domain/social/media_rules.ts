@@ -36,22 +36,26 @@ export const PLATFORM_MEDIA_RULES = {
     mixed: false,
   },
   // https://learn.microsoft.com/en-us/linkedin/marketing/community-management/shares/images-api :
-  // JPG, PNG, GIF images; a post carries one image or a multiImage of 2–20.
+  // JPG, PNG, GIF images; a post carries one image or a multiImage of 2–20; or one video (MP4) through the
+  // Videos API (https://learn.microsoft.com/en-us/linkedin/marketing/community-management/shares/videos-api),
+  // alone (the post's `content.media` is one video).
   linkedin: {
     textOnly: true,
     maxImages: 20,
     carousel: null,
     imageTypes: ["image/jpeg", "image/png", "image/gif"],
-    video: false,
+    video: true,
     mixed: false,
   },
-  // https://www.reddit.com/dev/api/#POST_api_submit : kind self (text) or image (one uploaded image).
+  // https://www.reddit.com/dev/api/#POST_api_submit : kind self (text), image (one uploaded image) or
+  // video (one uploaded video with its poster image, PRAW's `submit_video`,
+  // https://github.com/praw-dev/praw/blob/main/praw/models/reddit/subreddit.py).
   reddit: {
     textOnly: true,
     maxImages: 1,
     carousel: null,
     imageTypes: ["image/jpeg", "image/png", "image/gif"],
-    video: false,
+    video: true,
     mixed: false,
   },
   // https://developers.tiktok.com/doc/content-posting-api-reference-photo-post : 1–35 photos, JPEG or

@@ -51,6 +51,11 @@ export type PublishMedia = {
   size: number;
   url: string;
   read(): Promise<Uint8Array<ArrayBuffer>>;
+  /**
+   * A video's poster (JPEG): a clip's first frame, else a plain frame; for the platforms that need one
+   * with the video (Reddit's `video_poster_url`).
+   */
+  poster?: { contentType: "image/jpeg"; read(): Promise<Uint8Array<ArrayBuffer>> };
 };
 
 /** What to publish on one target: its text (the platform's override or the content) and its media. */

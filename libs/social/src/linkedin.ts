@@ -8,6 +8,7 @@ import {
 } from "@site/domain/social";
 import type { AdapterOptions } from "./options.ts";
 import { type ApiAnswer, callPlatform, endpoint, num, ok, statusError } from "./_http.ts";
+import { pollUntil } from "./_graph.ts";
 
 /** LinkedIn's REST API's real address. */
 export const LINKEDIN_API_BASE = "https://api.linkedin.com";
@@ -46,7 +47,8 @@ function authorUrn(accountId: string): string {
 
 /**
  * LinkedIn (professional network): images through the Images API (`initializeUpload`, a PUT of the
- * bytes, then the post with the image URN, or a `multiImage` of 2–20), `POST /rest/posts`, then likes and
+ * bytes, then the post with the image URN, or a `multiImage` of 2–20), a video through the Videos API
+ * (the post's `content.media.id` is its URN), `POST /rest/posts`, then likes and
  * comments from `GET /rest/socialActions/{urn}`. LinkedIn exposes no view, share or save counts.
  * https://learn.microsoft.com/en-us/linkedin/marketing/community-management/shares/images-api
  * https://learn.microsoft.com/en-us/linkedin/marketing/community-management/shares/posts-api
@@ -74,13 +76,90 @@ export function linkedinAdapter(opts: AdapterOptions, base = LINKEDIN_API_BASE):
     if (!ok(put)) throw linkedinError(put, version);
     return value.image;
   }
+  /**
+   * A video through the Videos API
+   * (https://learn.microsoft.com/en-us/linkedin/marketing/community-management/shares/videos-api):
+   * `initializeUpload` with the owner and `fileSizeBytes` answers the video URN and `uploadInstructions`
+   * (one per 4 MB part, `firstByte`–`lastByte`); each part is PUT as application/octet-stream and its
+   * `ETag` kept; `finalizeUpload` takes the URN, the `uploadToken` and the ETags in order; then
+   * `GET /rest/videos/{urn}` is polled until `status` is AVAILABLE (PROCESSING_FAILED fails the target).
+   */
+  async function uploadVideo(account: AdapterAccount, m: PublishMedia): Promise<string> {
+    const bytes = await m.read();
+    const json = { ...headers(account), "content-type": "application/json" };
+    const init = await callPlatform(endpoint(base, "/rest/videos", { action: "initializeUpload" }), {
+      method: "POST",
+      headers: json,
+      body: JSON.stringify({
+        initializeUploadRequest: {
+          owner: authorUrn(account.accountId),
+          fileSizeBytes: bytes.byteLength,
+          uploadCaptions: false,
+          uploadThumbnail: false,
+        },
+      }),
+    });
+    const value = (
+      init.body as {
+        value?: {
+          video?: string;
+          uploadToken?: string;
+          uploadInstructions?: { uploadUrl?: string; firstByte?: number; lastByte?: number }[];
+        };
+      } | null
+    )?.value;
+    if (!ok(init) || !value?.video || !value.uploadInstructions?.length) throw linkedinError(init, version);
+    const etags: string[] = [];
+    for (const part of value.uploadInstructions) {
+      const first = Number(part.firstByte);
+      const last = Number(part.lastByte);
+      if (!part.uploadUrl || !Number.isInteger(first) || !Number.isInteger(last) || last < first)
+        throw new PlatformError("rejected", "linkedin: an upload instruction without its URL or byte range");
+      const put = await callPlatform(part.uploadUrl, {
+        method: "PUT",
+        headers: {
+          authorization: `Bearer ${account.accessToken}`,
+          "content-type": "application/octet-stream",
+        },
+        body: bytes.slice(first, last + 1),
+      });
+      const etag = put.headers.get("etag");
+      if (!ok(put) || !etag) throw linkedinError(put, version);
+      etags.push(etag);
+    }
+    const fin = await callPlatform(endpoint(base, "/rest/videos", { action: "finalizeUpload" }), {
+      method: "POST",
+      headers: json,
+      body: JSON.stringify({
+        finalizeUploadRequest: {
+          video: value.video,
+          uploadToken: value.uploadToken ?? "",
+          uploadedPartIds: etags,
+        },
+      }),
+    });
+    if (!ok(fin)) throw linkedinError(fin, version);
+    const urn = value.video;
+    await pollUntil(opts.poll, `linkedin video ${urn}`, async () => {
+      const a = await callPlatform(endpoint(base, `/rest/videos/${encodeURIComponent(urn)}`), {
+        headers: headers(account),
+      });
+      if (!ok(a)) throw linkedinError(a, version);
+      const status = (a.body as { status?: string } | null)?.status;
+      if (status === "PROCESSING_FAILED")
+        throw new PlatformError("rejected", "linkedin could not process the video (PROCESSING_FAILED)");
+      return status === "AVAILABLE" ? true : null;
+    });
+    return urn;
+  }
   return {
     platform: "linkedin",
     async publish(account, post) {
       const violation = platformMediaViolation("linkedin", post.media);
       if (violation) throw new PlatformError("rejected", violation);
       const images: string[] = [];
-      for (const m of post.media) images.push(await uploadImage(account, m));
+      for (const m of post.media)
+        images.push(m.kind === "video" ? await uploadVideo(account, m) : await uploadImage(account, m));
       const content =
         images.length === 1
           ? { content: { media: { id: images[0] } } }

@@ -446,10 +446,54 @@ describe("linkedin: versioned REST and the Images API", () => {
     expect(err.message).toContain("LINKEDIN_API_VERSION");
   });
 
-  test("a video: refused before any call; the fake refuses a missing version and an image never uploaded", async () => {
+  test("a video through the Videos API: initializeUpload, 4 MB parts PUT with their ETags, finalizeUpload, polled until AVAILABLE, then the post with the video URN", async () => {
     const a = account("linkedin");
-    expect((await fails(a, { text: "v", media: [file("mp4")] })).message).toContain("no video");
-    expect(calls(a)).toEqual([]);
+    // 9 MB: three parts (4 MB, 4 MB, the rest), as the upload instructions say.
+    const bytes = sampleVideo(9 * 1024 * 1024);
+    const done = await publish(a, {
+      text: "a clip",
+      media: [
+        { kind: "video", contentType: "video/mp4", size: bytes.byteLength, url: "", read: async () => bytes },
+      ],
+    });
+    expect(fake.publication(done.platformPostId)?.media).toEqual([
+      { contentType: "video/mp4", size: bytes.byteLength },
+    ]);
+    const seen = calls(a).map((c) => c.replace(/urn%3Ali%3Avideo%3A\w+/, "<urn>"));
+    expect(seen.slice(0, 6)).toEqual([
+      "POST /rest/videos",
+      "PUT /upload-video/<urn>/0",
+      "PUT /upload-video/<urn>/1",
+      "PUT /upload-video/<urn>/2",
+      "POST /rest/videos",
+      "GET /rest/videos/<urn>",
+    ]);
+    expect(seen.at(-1)).toBe("POST /rest/posts");
+  });
+
+  test("a video: under LinkedIn's 75 KB minimum the fake refuses it (422), a video with an image is refused before any call, bytes that are not an MP4 fail processing", async () => {
+    const a = account("linkedin");
+    const small = await fails(a, { text: "v", media: [file("mp4")] });
+    expect(small.message).toContain("75 KB");
+    const b = account("linkedin");
+    expect((await fails(b, { text: "v", media: [file("mp4"), file("jpeg")] })).message).toContain(
+      "one video alone",
+    );
+    expect(calls(b)).toEqual([]);
+    const junk = new Uint8Array(80 * 1024).fill(1);
+    const c = account("linkedin");
+    const failed = await fails(c, {
+      text: "v",
+      media: [
+        { kind: "video", contentType: "video/mp4", size: junk.byteLength, url: "", read: async () => junk },
+      ],
+    });
+    expect(failed.message).toContain("PROCESSING_FAILED");
+    expect(calls(c)).not.toContain("POST /rest/posts");
+  });
+
+  test("the fake refuses a missing version and an image never uploaded", async () => {
+    const a = account("linkedin");
     const noVersion = await fetch(`${fake.bases.linkedin}/rest/posts`, {
       method: "POST",
       headers: { authorization: `Bearer ${a.accessToken}` },
@@ -480,6 +524,38 @@ describe("reddit: self posts and image posts through the upload lease", () => {
       media: [{ contentType: "image/jpeg", size: 300 }],
     });
     expect(calls(a)).toContain("POST /api/media/asset.json");
+  });
+
+  test("a video: leases for the MP4 and its poster, both uploaded, kind=video with url and video_poster_url, the post found on the profile; without a poster refused before any call", async () => {
+    const a = account("reddit");
+    const poster = sampleImage("jpeg", { size: 200 });
+    const video = {
+      ...file("mp4"),
+      poster: { contentType: "image/jpeg" as const, read: async () => poster },
+    };
+    const done = await publish(a, { text: "A clip", media: [video] });
+    expect(done.platformPostId).toStartWith("t3_");
+    expect(fake.publication(done.platformPostId)?.media).toEqual([{ contentType: "video/mp4", size: 300 }]);
+    // (The uploads to the lease's storage carry no token; the fake checked each one's bytes by type.)
+    expect(calls(a).slice(0, 3)).toEqual([
+      "POST /api/media/asset.json",
+      "POST /api/media/asset.json",
+      "POST /api/submit",
+    ]);
+    const b = account("reddit");
+    expect((await fails(b, { text: "no poster", media: [file("mp4")] })).message).toContain("poster");
+    expect(calls(b)).toEqual([]);
+    // The fake: kind=video without an uploaded poster is refused as Reddit's submit refuses a bad url.
+    const lease = await fetch(`${fake.bases.reddit}/api/submit`, {
+      method: "POST",
+      headers: {
+        authorization: `bearer ${b.accessToken}`,
+        "user-agent": "server:app:1.0 (by /u/tester)",
+        "content-type": "application/x-www-form-urlencoded",
+      },
+      body: new URLSearchParams({ api_type: "json", sr: "u_x", title: "t", kind: "video", url: "x" }),
+    });
+    expect(((await lease.json()) as any).json.errors[0][0]).toBe("NO_URL");
   });
 
   test("two images or a WebP: refused before any call; the fake refuses an upload without the lease's fields", async () => {

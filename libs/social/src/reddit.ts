@@ -2,7 +2,6 @@ import {
   type AdapterAccount,
   buildReading,
   platformMediaViolation,
-  type PublishMedia,
   type PlatformAdapter,
   PlatformError,
   parseRetryAfter,
@@ -53,6 +52,8 @@ type Listing = { data?: { children?: { data?: Record<string, unknown> }[] } };
  * upload lease from `POST /api/media/asset.json`, the file posted to the lease's storage with its
  * fields, then `kind=image` with the uploaded file's address (the flow of Reddit's own clients, see
  * PRAW's `Subreddit._upload_media`, https://github.com/praw-dev/praw/blob/main/praw/models/reddit/subreddit.py);
+ * a video the same way (mimetype video/mp4) with its poster image uploaded too, then `kind=video` with
+ * `url` and `video_poster_url` (PRAW's `Subreddit.submit_video`, same file);
  * the new post is then found on the account's `submitted` listing. Metrics from
  * `GET /api/info?id=t3_…`: score is reported as likes, `num_comments` as comments, the upvote ratio in
  * `extra`. Reddit exposes no view, share or save counts.
@@ -68,10 +69,15 @@ export function redditAdapter(opts: AdapterOptions, base = REDDIT_API_BASE): Pla
       headers: { ...headers(account), "content-type": "application/x-www-form-urlencoded" },
       body: new URLSearchParams(fields),
     });
-  async function uploadImage(account: AdapterAccount, m: PublishMedia): Promise<string> {
+  /** Uploads a file through an upload lease; answers the uploaded file's address on Reddit's storage. */
+  async function uploadFile(
+    account: AdapterAccount,
+    m: { contentType: string; read(): Promise<Uint8Array<ArrayBuffer>> },
+  ): Promise<string> {
     const ext = m.contentType.split("/")[1] ?? "jpg";
+    const name = m.contentType.startsWith("video/") ? "video" : "image";
     const lease = await form(account, "/api/media/asset.json", {
-      filepath: `image.${ext === "jpeg" ? "jpg" : ext}`,
+      filepath: `${name}.${ext === "jpeg" ? "jpg" : ext}`,
       mimetype: m.contentType,
     });
     const args = (lease.body as Lease | null)?.args;
@@ -84,7 +90,7 @@ export function redditAdapter(opts: AdapterOptions, base = REDDIT_API_BASE): Pla
       body.append(f.name, f.value);
       if (f.name === "key") key = f.value;
     }
-    body.append("file", new Blob([await m.read()], { type: m.contentType }), `image.${ext}`);
+    body.append("file", new Blob([await m.read()], { type: m.contentType }), `${name}.${ext}`);
     const put = await callPlatform(action, { method: "POST", body });
     if (!ok(put))
       throw new PlatformError("rejected", `reddit: the media upload was refused (HTTP ${put.status})`);
@@ -96,13 +102,22 @@ export function redditAdapter(opts: AdapterOptions, base = REDDIT_API_BASE): Pla
       const violation = platformMediaViolation("reddit", post.media);
       if (violation) throw new PlatformError("rejected", violation);
       const title = (post.text.split("\n")[0] ?? post.text).slice(0, 300);
-      const image = post.media[0];
-      const mediaUrl = image ? await uploadImage(account, image) : null;
+      const file = post.media[0];
+      // A video goes with its poster (`video_poster_url`), uploaded the same way (PRAW's submit_video).
+      const video = file?.kind === "video";
+      if (video && !file.poster)
+        throw new PlatformError("rejected", "reddit: a video needs its poster image");
+      const mediaUrl = file ? await uploadFile(account, file) : null;
+      const posterUrl = video && file.poster ? await uploadFile(account, file.poster) : null;
       const a = await form(account, "/api/submit", {
         api_type: "json",
         sr: `u_${account.accountId}`,
         title,
-        ...(mediaUrl ? { kind: "image", url: mediaUrl } : { kind: "self", text: post.text }),
+        ...(mediaUrl && video
+          ? { kind: "video", url: mediaUrl, video_poster_url: posterUrl! }
+          : mediaUrl
+            ? { kind: "image", url: mediaUrl }
+            : { kind: "self", text: post.text }),
       });
       if (!ok(a)) throw redditError(a);
       const json = (
@@ -113,7 +128,7 @@ export function redditAdapter(opts: AdapterOptions, base = REDDIT_API_BASE): Pla
       if (json?.data?.name && json.data.url)
         return { platformPostId: json.data.name, url: json.data.url, publishedAt: opts.clock.now() };
       if (!mediaUrl) throw new PlatformError("rejected", "reddit: no post in the answer");
-      // An image post is created once Reddit processed the file; its id is not in the answer. It is read
+      // An image or video post is created once Reddit processed the file; its id is not in the answer. It is read
       // from the account's submitted listing, which needs the `history` scope that connect asks for
       // (https://www.reddit.com/dev/api/oauth#GET_user_{username}_submitted). From here on Reddit has
       // the post: a listing that cannot be read never makes the target "failed" (a retry would post it

@@ -714,8 +714,126 @@ export function startFakePlatforms(opts: { latencyMs?: number } = {}) {
     return new Response(null, { status: 201 });
   }
 
+  /**
+   * The Videos API (https://learn.microsoft.com/en-us/linkedin/marketing/community-management/shares/videos-api):
+   * a video of 75 KB to 500 MB, declared by `fileSizeBytes`, uploaded in 4 MB parts (4,194,304 bytes, the
+   * last one the rest), each PUT to its `uploadUrl` and answered with an ETag; `finalizeUpload` needs every
+   * ETag in order; the bytes must be an MP4 ("Video specifications": MP4). Then PROCESSING, then AVAILABLE.
+   */
+  const LI_PART = 4_194_304;
+  const linkedinVideos = new Map<
+    string,
+    {
+      owner: string;
+      token: string;
+      size: number;
+      parts: { first: number; last: number; etag: string | null; bytes: Uint8Array | null }[];
+      uploadToken: string;
+      status: "WAITING_UPLOAD" | "PROCESSING" | "AVAILABLE" | "PROCESSING_FAILED";
+      bytes: Fetched | null;
+    }
+  >();
+
+  async function linkedinVideoUpload(req: Request, parts: string[]) {
+    const v = linkedinVideos.get(decodeURIComponent(parts[1] ?? ""));
+    const part = v?.parts[Number(parts[2])];
+    const token = (req.headers.get("authorization") ?? "").replace(/^bearer\s+/i, "");
+    if (req.method !== "PUT" || !v || !part || v.token !== token) return new Response(null, { status: 403 });
+    const bytes = new Uint8Array(await req.arrayBuffer());
+    // Each part is exactly its firstByte–lastByte range (same page, "Upload the video").
+    if (bytes.byteLength !== part.last - part.first + 1)
+      return json(400, {
+        status: 400,
+        code: "BAD_REQUEST",
+        message: "the part is not its declared byte range",
+      });
+    part.bytes = bytes;
+    part.etag = `/etag-${++seq}`;
+    return new Response(null, { status: 200, headers: { etag: part.etag } });
+  }
+
+  async function linkedinVideos_(req: Request, url: URL, path: string, parts: string[], token: string) {
+    const unprocessable = (message: string) =>
+      json(422, { status: 422, code: "UNPROCESSABLE_ENTITY", message });
+    const action = url.searchParams.get("action");
+    if (req.method === "POST" && path === "rest/videos" && action === "initializeUpload") {
+      const b = (await req.json().catch(() => ({}))) as {
+        initializeUploadRequest?: { owner?: string; fileSizeBytes?: number };
+      };
+      const owner = b.initializeUploadRequest?.owner;
+      const size = Number(b.initializeUploadRequest?.fileSizeBytes);
+      if (!owner?.startsWith("urn:li:")) return unprocessable("initializeUploadRequest.owner is required");
+      // "Video specifications": length 3 s to 30 min, file size 75 KB to 500 MB.
+      if (!Number.isInteger(size) || size < 75 * 1024 || size > 500 * 1024 * 1024)
+        return unprocessable("fileSizeBytes must be between 75 KB and 500 MB");
+      const urn = `urn:li:video:D4E${++seq}`;
+      const count = Math.ceil(size / LI_PART);
+      const origin = url.origin + url.pathname.slice(0, url.pathname.indexOf("/rest/"));
+      const video = {
+        owner,
+        token,
+        size,
+        parts: Array.from({ length: count }, (_, i) => ({
+          first: i * LI_PART,
+          last: Math.min(size, (i + 1) * LI_PART) - 1,
+          etag: null,
+          bytes: null,
+        })),
+        uploadToken: `ut-${seq}`,
+        status: "WAITING_UPLOAD" as const,
+        bytes: null,
+      };
+      linkedinVideos.set(urn, video);
+      return json(200, {
+        value: {
+          uploadUrlsExpireAt: Date.now() + 3_600_000,
+          video: urn,
+          uploadInstructions: video.parts.map((p, i) => ({
+            uploadUrl: `${origin}/upload-video/${encodeURIComponent(urn)}/${i}`,
+            firstByte: p.first,
+            lastByte: p.last,
+          })),
+          uploadToken: video.uploadToken,
+        },
+      });
+    }
+    if (req.method === "POST" && path === "rest/videos" && action === "finalizeUpload") {
+      const b = (await req.json().catch(() => ({}))) as {
+        finalizeUploadRequest?: { video?: string; uploadToken?: string; uploadedPartIds?: string[] };
+      };
+      const f = b.finalizeUploadRequest;
+      const v = f?.video ? linkedinVideos.get(f.video) : undefined;
+      if (!v || v.token !== token || f?.uploadToken !== v.uploadToken)
+        return unprocessable("finalizeUploadRequest: unknown video or upload token");
+      const etags = v.parts.map((p) => p.etag);
+      if (etags.some((e) => !e) || JSON.stringify(f.uploadedPartIds ?? []) !== JSON.stringify(etags))
+        return unprocessable("uploadedPartIds must be the ETags of every part, in order");
+      const all = new Uint8Array(v.size);
+      for (const p of v.parts) all.set(p.bytes!, p.first);
+      const type = typeOfBytes(all);
+      if (type !== "video/mp4") {
+        v.status = "PROCESSING_FAILED";
+        return new Response(null, { status: 200 });
+      }
+      v.bytes = { contentType: type, size: all.byteLength };
+      v.status = "PROCESSING";
+      return new Response(null, { status: 200 });
+    }
+    if (req.method === "GET" && parts[0] === "rest" && parts[1] === "videos" && parts[2]) {
+      const urn = decodeURIComponent(parts[2]);
+      const v = linkedinVideos.get(urn);
+      if (!v) return json(404, { status: 404, code: "NOT_FOUND", message: "Not Found" });
+      const status = v.status;
+      // Processing ends by the next read.
+      if (v.status === "PROCESSING") v.status = "AVAILABLE";
+      return json(200, { id: urn, owner: v.owner, status, duration: 6000 });
+    }
+    return null;
+  }
+
   async function linkedin(req: Request, url: URL, parts: string[], token: string) {
     if (parts[0] === "upload") return linkedinUpload(req, parts);
+    if (parts[0] === "upload-video") return linkedinVideoUpload(req, parts);
     if (req.method === "GET" && parts.join("/") === "v2/userinfo") {
       // OpenID userinfo (unversioned /v2): `sub` is the member id.
       const who = issued.get(token);
@@ -747,6 +865,8 @@ export function startFakePlatforms(opts: { latencyMs?: number } = {}) {
         message: "The token used in the request has been revoked by the user",
       });
     const path = parts.join("/");
+    const videoAnswer = await linkedinVideos_(req, url, path, parts, token);
+    if (videoAnswer) return videoAnswer;
     if (
       req.method === "POST" &&
       path === "rest/images" &&
@@ -791,6 +911,18 @@ export function startFakePlatforms(opts: { latencyMs?: number } = {}) {
           message: "multiImage takes 2 to 20 images",
         });
       const media: Fetched[] = [];
+      // A video post: `content.media.id` is a video URN of the author, AVAILABLE (videos-api page).
+      if (ids.length === 1 && ids[0]!.startsWith("urn:li:video:")) {
+        const v = linkedinVideos.get(ids[0]!);
+        if (!v || v.owner !== b.author || v.status !== "AVAILABLE" || !v.bytes)
+          return json(422, {
+            status: 422,
+            code: "UNPROCESSABLE_ENTITY",
+            message: `${ids[0]} is not an available video of the author`,
+          });
+        media.push(v.bytes);
+        ids.length = 0;
+      }
       for (const id of ids) {
         const img = linkedinImages.get(id);
         if (!img || img.owner !== b.author || !img.bytes)
@@ -870,10 +1002,11 @@ export function startFakePlatforms(opts: { latencyMs?: number } = {}) {
       return json(200, { name: who.user, id: who.user });
     }
     if (req.method === "POST" && path === "api/media/asset.json") {
-      // The upload lease: `filepath` and `mimetype` (an image type) are required (PRAW, same file).
+      // The upload lease: `filepath` and `mimetype` (an image type, or video/mp4 for submit_video) are
+      // required (PRAW, same file).
       const form = new URLSearchParams(await req.text());
       const mimetype = form.get("mimetype") ?? "";
-      if (!form.get("filepath") || !["image/jpeg", "image/png", "image/gif"].includes(mimetype))
+      if (!form.get("filepath") || !["image/jpeg", "image/png", "image/gif", "video/mp4"].includes(mimetype))
         return json(400, {
           json: { errors: [["BAD_IMAGE", "filepath and an image mimetype are required", "mimetype"]] },
         });
@@ -907,12 +1040,24 @@ export function startFakePlatforms(opts: { latencyMs?: number } = {}) {
       const kind = form.get("kind");
       const id = (++seq).toString(36).padStart(6, "a");
       const owner = sr.replace(/^u_/, "");
-      if (kind === "image") {
-        const mediaUrl = form.get("url") ?? "";
-        const key = mediaUrl.slice(mediaUrl.indexOf("/media-upload/") + "/media-upload/".length);
-        const lease = redditLeases.get(key);
-        if (!lease || lease.token !== token || !lease.uploaded)
-          return json(200, { json: { errors: [["NO_URL", "the url is not an uploaded image", "url"]] } });
+      const leaseOf = (u: string) =>
+        redditLeases.get(u.slice(u.indexOf("/media-upload/") + "/media-upload/".length));
+      if (kind === "image" || kind === "video") {
+        const lease = leaseOf(form.get("url") ?? "");
+        const isVideo = (l: typeof lease) => l?.uploaded?.contentType === "video/mp4";
+        if (!lease || lease.token !== token || !lease.uploaded || isVideo(lease) !== (kind === "video"))
+          return json(200, {
+            json: { errors: [["NO_URL", `the url is not an uploaded ${kind} of this user`, "url"]] },
+          });
+        // kind=video goes with `video_poster_url`, an image uploaded through a lease too (PRAW's
+        // submit_video always sends it: its own logo when the caller gives no thumbnail).
+        if (kind === "video") {
+          const poster = leaseOf(form.get("video_poster_url") ?? "");
+          if (!poster || poster.token !== token || !poster.uploaded || isVideo(poster))
+            return json(200, {
+              json: { errors: [["NO_URL", "video_poster_url is not an uploaded image", "video_poster_url"]] },
+            });
+        }
         published.set(`t3_${id}`, { platform: "reddit", text: title, media: [lease.uploaded] });
         const list = redditSubmitted.get(owner) ?? [];
         list.unshift({

@@ -113,7 +113,7 @@ describe("a post with media on all six platforms", () => {
 });
 
 describe("combinations a platform does not accept: 400 before anything is published", () => {
-  test("5 images to X, text only to Instagram, 36 photos or a GIF to TikTok, a GIF to Instagram, a video to LinkedIn", async () => {
+  test("5 images to X, text only to Instagram, 36 photos or a GIF to TikTok, a GIF to Instagram, a video with an image to LinkedIn or Reddit", async () => {
     const { key } = await h.seedOrg();
     const [x, ig, tiktok, li, reddit] = await Promise.all(
       ["x", "instagram", "tiktok", "linkedin", "reddit"].map((p) => connect(key, p)),
@@ -134,7 +134,9 @@ describe("combinations a platform does not accept: 400 before anything is publis
         "image/gif",
       ],
       [{ content: "gif", media: [gif], accounts: [ig.id] }, "instagram", "image/jpeg only, not image/gif"],
-      [{ content: "clip", media: [mp4], accounts: [li.id, x.id] }, "linkedin", "no video"],
+      // LinkedIn's Videos API and Reddit's kind=video take one video, alone (decision 1033).
+      [{ content: "clip", media: [mp4, jpegs[0]!], accounts: [li.id] }, "linkedin", "one video alone"],
+      [{ content: "clip", media: [mp4, jpegs[0]!], accounts: [reddit.id] }, "reddit", "one video alone"],
     ];
     for (const [b, platform, rule] of cases) {
       const res = await post(key, b);
