@@ -20,6 +20,7 @@ function sourceFiles(): string[] {
 /** A function-like node's name as a reader would search for it. */
 function functionName(node: ts.Node): string | null {
   if (ts.isFunctionDeclaration(node) || ts.isMethodDeclaration(node)) return node.name?.getText() ?? null;
+  if (ts.isFunctionExpression(node) && node.name) return node.name.getText();
   if (ts.isArrowFunction(node) || ts.isFunctionExpression(node)) {
     const parent = node.parent;
     if (ts.isVariableDeclaration(parent) || ts.isPropertyAssignment(parent)) return parent.name.getText();
