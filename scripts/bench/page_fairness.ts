@@ -13,7 +13,7 @@
  */
 import { cpus, loadavg } from "node:os";
 import { buildTestApp } from "@site/api/testing";
-import { PAGE_SCAN_TENANT_RUNNING, PAGE_SCAN_TENANT_WAITING, PAGE_SCAN_WORKERS } from "@site/domain/sites";
+import { PAGE_SCAN_TENANT_RUNNING, PAGE_SCAN_TENANT_WAITING, PAGE_SCAN_WORKERS } from "@site/domain/content";
 
 type Json = any;
 const WRITES = Number(process.env.WRITES ?? 60);

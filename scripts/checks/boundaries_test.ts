@@ -1,5 +1,5 @@
 import { describe, expect, test } from "bun:test";
-import { readdirSync, readFileSync, statSync } from "node:fs";
+import { existsSync, readdirSync, readFileSync, statSync } from "node:fs";
 import { dirname, join, normalize, relative } from "node:path";
 
 const ROOT = normalize(join(import.meta.dir, "../.."));
@@ -46,13 +46,41 @@ const DOMAIN_AREAS: Record<string, string[]> = {
   // Webhooks: every area records its events in its own transactions (decision 0840).
   webhooks: ["core"],
   media: ["core", "webhooks"],
-  sites: ["core", "media", "webhooks"],
+  // Content: MDX parsing, sanitizing, URL scanning and the HTML escaper; media references are read
+  // with the media area's rules (decision 0040).
+  content: ["core", "media"],
+  sites: ["content", "core", "media", "webhooks"],
   // Clips are delivered into the social media library (decision 1220).
   screenshots: ["core", "media", "sites", "social", "webhooks"],
   social: ["core", "media", "webhooks"],
-  newsletters: ["core", "media", "sites", "webhooks"],
+  newsletters: ["content", "core", "media", "sites", "webhooks"],
   testing: [],
 };
+
+/**
+ * Which libs each lib's product code may import (DESIGN.md's layout; decision 0041). The bottom layer
+ * (config, db, net) imports no other lib; storage and queue stand on config; browser on config and net;
+ * domain on those; runtime and the platform adapters (social) on domain. Test support may reach further
+ * down or across (a domain test helper starts a runtime), never into an app.
+ */
+const LIB_LAYERS: Record<string, string[]> = {
+  config: [],
+  db: [],
+  net: [],
+  storage: ["config"],
+  queue: ["config"],
+  browser: ["config", "net"],
+  domain: ["browser", "config", "db", "net", "queue", "storage"],
+  runtime: ["config", "db", "domain", "queue", "storage"],
+  social: ["config", "domain"],
+};
+
+/** The lib an `@site/...` specifier names (`@site/domain/sites` is domain), or null for an app or a package. */
+export function libOf(spec: string): string | null {
+  const m = /^@site\/([^/]+)/.exec(spec);
+  if (!m || !existsSync(join(ROOT, "libs", m[1]))) return null;
+  return m[1];
+}
 
 const files = sourceFiles();
 const imports = files.flatMap((file) =>
@@ -98,6 +126,34 @@ describe("package boundaries", () => {
         .filter((n) => statSync(join(ROOT, "libs/domain", n)).isDirectory())
         .sort(),
     );
+    expect(bad).toEqual([]);
+  });
+
+  test("libs depend on libs only in the layering's direction", () => {
+    const bad: string[] = [];
+    for (const i of imports) {
+      const m = /^libs\/([^/]+)\//.exec(i.file);
+      const target = libOf(i.spec);
+      if (!m || !target || isTestSupport(i.file) || target === m[1]) continue;
+      if (!(LIB_LAYERS[m[1]] ?? []).includes(target)) bad.push(`${i.file} -> ${i.spec}`);
+    }
+    expect(Object.keys(LIB_LAYERS).sort()).toEqual(
+      readdirSync(join(ROOT, "libs"))
+        .filter((n) => statSync(join(ROOT, "libs", n)).isDirectory())
+        .sort(),
+    );
+    // the check bites: an upward import is named, and the layering has no cycle
+    expect(libOf("@site/runtime")).toBe("runtime");
+    expect(LIB_LAYERS.domain.includes("runtime")).toBe(false);
+    const order: string[] = [];
+    const place = (lib: string, seen: string[]) => {
+      if (order.includes(lib)) return;
+      expect(seen).not.toContain(lib);
+      for (const dep of LIB_LAYERS[lib]!) place(dep, [...seen, lib]);
+      order.push(lib);
+    };
+    for (const lib of Object.keys(LIB_LAYERS)) place(lib, []);
+    expect(order.length).toBe(Object.keys(LIB_LAYERS).length);
     expect(bad).toEqual([]);
   });
 

@@ -5,7 +5,7 @@ import { type Problem, refuse } from "./_input.ts";
 import { CHROME_DEFAULTS } from "./chrome_defaults.ts";
 import { ChromeSettingsUpdate, ChromeStringsUpdate, type ChromeView } from "./chrome_model.ts";
 import { canonicalLocale, fallbackChain } from "./locales.ts";
-import { plainTextProblem } from "./plain_text.ts";
+import { plainTextProblem } from "@site/domain/content";
 
 /** The longest chrome string key, and value. */
 export const MAX_CHROME_KEY = 100;

@@ -3,9 +3,8 @@ import { mediaRefBases } from "@site/domain/media";
 import type { Problem } from "./_input.ts";
 import type { CollectionField } from "./collection_model.ts";
 import { type PageIndex, parseHref, readHref, storeHref } from "./links.ts";
-import { plainTextProblem } from "./plain_text.ts";
+import { plainTextProblem, mediaRefsInText } from "@site/domain/content";
 import { type MediaRefInput, storableMediaRefs } from "./site_media.ts";
-import { mediaRefsInText } from "./text_media.ts";
 
 /** The longest text and richtext values. */
 export const MAX_TEXT = 5_000;

@@ -3,7 +3,7 @@ import { collectionItems, collections, type Tx } from "@site/db";
 import { type Context, notFound, checkInput } from "@site/domain/core";
 import { type Problem, refuse } from "./_input.ts";
 import { CollectionDefinition, type CollectionField, type CollectionSummary } from "./collection_model.ts";
-import { plainTextProblem } from "./plain_text.ts";
+import { plainTextProblem } from "@site/domain/content";
 
 /** The most collections a site may have. */
 export const MAX_COLLECTIONS = 100;

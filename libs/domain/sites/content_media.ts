@@ -1,8 +1,7 @@
 import { eq, sql } from "drizzle-orm";
 import { collectionItems, collections, type Database, pages, siteLayouts, type Tx } from "@site/db";
 import { type MediaRefBases, readMediaRef } from "@site/domain/media";
-import { isScanFailure, scanPage } from "./page_scan_pool.ts";
-import { mediaRefsInText } from "./text_media.ts";
+import { isScanFailure, scanPage, mediaRefsInText } from "@site/domain/content";
 
 /** Where a site's content names a library file: a page, the layout, or a collection item. */
 export type ContentMediaRef =

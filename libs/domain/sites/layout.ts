@@ -12,7 +12,7 @@ import {
   type Styles,
 } from "./layout_model.ts";
 import { type PageIndex, loadPageIndex, parseHref, readHref, storeHref } from "./links.ts";
-import { plainTextProblem } from "./plain_text.ts";
+import { plainTextProblem } from "@site/domain/content";
 import { mediaSigner, type Reader, storableMediaRefs } from "./site_media.ts";
 import { readStoredLayout, readStoredStyles } from "./stored_layout.ts";
 

@@ -1,4 +1,4 @@
-/** Sites: slugs, creation and cloning, templates, pages and the media they reference, public page reads, layout, chrome strings, collections, page order and links. */
+/** Sites: slugs, creation and cloning, templates, pages and the media they reference, public page reads, layout, chrome strings, collections, page order and links. MDX parsing, sanitizing and scanning live in @site/domain/content. */
 export * from "./chrome_defaults.ts";
 export * from "./chrome_model.ts";
 export * from "./chrome_strings.ts";
@@ -14,12 +14,9 @@ export * from "./link_checks.ts";
 export * from "./links.ts";
 export * from "./locales.ts";
 export * from "./media_delete.ts";
-export * from "./mdx_urls.ts";
 export * from "./page_links.ts";
 export * from "./page_media.ts";
 export * from "./page_order.ts";
-export * from "./page_scan.ts";
-export * from "./page_scan_pool.ts";
 export * from "./page_signing.ts";
 export * from "./pages.ts";
 export * from "./public_pages.ts";

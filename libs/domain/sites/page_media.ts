@@ -2,8 +2,15 @@ import { eq } from "drizzle-orm";
 import { sites } from "@site/db";
 import { type Context, AppError } from "@site/domain/core";
 import { filesOfSite, type MediaContext, mediaRefBases, settleUploads } from "@site/domain/media";
-import { MAX_PAGE_MEDIA_REFS, MAX_PROBLEMS, type PageMediaRef, type PageScan } from "./page_scan.ts";
-import { isScanFailure, scanFailureError, scanPage } from "./page_scan_pool.ts";
+import {
+  MAX_PAGE_MEDIA_REFS,
+  MAX_PROBLEMS,
+  type PageMediaRef,
+  type PageScan,
+  isScanFailure,
+  scanFailureError,
+  scanPage,
+} from "@site/domain/content";
 
 /** What a page write learned about its media references. */
 export type PageMediaCheck = { warnings: string[] };

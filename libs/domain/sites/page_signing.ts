@@ -6,8 +6,7 @@ import {
   isPublicIdentityKey,
   mediaRefBases,
 } from "@site/domain/media";
-import { MAX_PAGE_MEDIA_REFS } from "./page_scan.ts";
-import { isScanFailure, scanPage } from "./page_scan_pool.ts";
+import { MAX_PAGE_MEDIA_REFS, isScanFailure, scanPage } from "@site/domain/content";
 
 /** A media reference a read left unsigned, and why. */
 export type UnsignedMedia = { ref: string; line: number; reason: string };

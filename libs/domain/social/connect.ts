@@ -10,12 +10,9 @@ import {
   validationError,
 } from "@site/domain/core";
 import { storeAccount } from "./accounts.ts";
-import { connectCookieMatches } from "./connect_cookie.ts";
+import { connectCookieMatches, OAUTH_STATE_SECONDS } from "./connect_cookie.ts";
 import type { ConnectConfirmBody, ConnectStartBody, SocialAccountView } from "./models.ts";
 import { type OAuthPort, PlatformError, type SocialPlatform } from "./platform.ts";
-
-/** How long an authorization may take between connect and callback. */
-export const OAUTH_STATE_SECONDS = 600;
 
 /** The address the platforms send the user back to: this service's callback for the platform. */
 export function callbackUrl(ctx: Context, platform: SocialPlatform): string {

@@ -1,5 +1,7 @@
 import { createHmac, timingSafeEqual } from "node:crypto";
-import { OAUTH_STATE_SECONDS } from "./connect.ts";
+
+/** How long an authorization may take between connect and callback (the cookie lives as long). */
+export const OAUTH_STATE_SECONDS = 600;
 
 /** The cookie that marks the browser which started a connect (decision 1030). */
 export const CONNECT_COOKIE = "sca_connect";

@@ -1,7 +1,7 @@
 import { Elysia, t } from "elysia";
 import { hashSecret } from "@site/domain/core";
+import { admitPageWrite } from "@site/domain/content";
 import {
-  admitPageWrite,
   CreatePageBody,
   createPage,
   deletePage,

@@ -4,7 +4,7 @@ import {
   PAGE_SCAN_TENANT_RUNNING,
   PAGE_SCAN_TENANT_WAITING,
   PAGE_SCAN_WORKERS,
-} from "@site/domain/sites";
+} from "@site/domain/content";
 import { buildTestApp, type TestApp } from "../../testing/mod.ts";
 
 // Issue 25 item 3: one organization's pathological page writes do not stall another's (decision 0612).
