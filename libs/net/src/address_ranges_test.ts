@@ -1,5 +1,13 @@
 import { describe, expect, test } from "bun:test";
-import { checkFetchTarget, classifyIp, isExemptHost, parseIPv4, parseIPv6, TargetError } from "./address.ts";
+import {
+  checkFetchTarget,
+  classifyIp,
+  isExemptHost,
+  isLocalNetworkAddress,
+  parseIPv4,
+  parseIPv6,
+  TargetError,
+} from "./address.ts";
 import { LOCAL_NETWORK_HINT } from "./local_network.ts";
 
 // The address guard's exact answers at the edges of every range, every parse and every refusal: the
@@ -57,7 +65,7 @@ describe("IPv4 ranges: first, last and both neighbours of each", () => {
       "126.255.255.255",
     ])
       expect([ip, classifyIp(ip)]).toEqual([ip, null]);
-    for (const text of ["example.com", "1.2.3", "1.2.3.4.5", "", "127.1"])
+    for (const text of ["example.com", "1.2.3", "1.2.3.4.5", "", "127.1", "0x1.2.3.4", "1.2.3.4."])
       expect([text, classifyIp(text)]).toEqual([text, "not an IP address"]);
   });
 });
@@ -101,6 +109,9 @@ describe("IPv6 ranges", () => {
     ["3fff:1000::1", null],
     ["3ffe::1", null],
     ["2606:4700::1111", null],
+    ["2400:db8::1", null],
+    ["2080::1", null],
+    ["20c0::1", null],
     ["fc00::1", "unique local (fc00::/7)"],
     ["fdff::1", "unique local (fc00::/7)"],
     ["fe80::1", "link-local (fe80::/10)"],
@@ -132,6 +143,7 @@ describe("parseIPv6", () => {
     expect(parseIPv6("FFFF:abcd::")).toEqual(bytes(0xffff, 0xabcd, 0, 0, 0, 0, 0, 0));
     expect(parseIPv6("::ffff:1.2.3.4")).toEqual([0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 255, 255, 1, 2, 3, 4]);
     expect(parseIPv6("1:2:3:4:5:6:255.0.0.9")).toEqual([...bytes(1, 2, 3, 4, 5, 6), 255, 0, 0, 9]);
+    expect(parseIPv6("::ffff:10.20.30.40")).toEqual([...bytes(0, 0, 0, 0, 0, 0xffff), 10, 20, 30, 40]);
   });
   test("anything else is no IPv6 address", () => {
     for (const text of [
@@ -146,6 +158,8 @@ describe("parseIPv6", () => {
       ":::",
       "fe80::1%eth0",
       "[::1",
+      "::1]",
+      "x::1]",
       "::1.2.3",
       "::1.2.3.256",
       "::1.2.3.4.5",
@@ -187,10 +201,13 @@ describe("parseIPv4 (inet_aton's forms)", () => {
       "256.1.1.1",
       "1.256.1.1",
       "1.2.3.4.5",
+      "1.2.3.4.0",
       "",
       ".",
       "1..2",
       "08",
+      "019",
+      "120x5",
       "09.1.1.1",
       "0x1g",
       "-1",
@@ -232,6 +249,11 @@ describe("checkFetchTarget: exact answers", () => {
         name: "TargetError",
         message: "URLs with credentials are refused",
       });
+  });
+
+  test("a host that is only a dot has no host", () => {
+    for (const u of ["https://./", "https://%2e/"])
+      expect(refusal(u)).toEqual({ kind: "invalid", name: "TargetError", message: "the URL has no host" });
   });
 
   test("blocked hosts, with the reason and the development hint", () => {
@@ -332,4 +354,19 @@ describe("checkFetchTarget: exact answers", () => {
     expect(isExemptHost("::1", 443, ["[::1]:443"])).toBe(true);
     expect(isExemptHost("::1", 443, [])).toBe(false);
   });
+});
+
+test("isLocalNetworkAddress: what the development switch opens (loopback, private, unique local)", () => {
+  const cases: [string, boolean][] = [
+    ["127.0.0.1", true],
+    ["10.1.2.3", true],
+    ["192.168.0.1", true],
+    ["fd00::1", true],
+    ["::1", true],
+    ["8.8.8.8", false],
+    ["169.254.169.254", false],
+    ["fe80::1", false],
+    ["2606:4700::1111", false],
+  ];
+  expect(cases.map(([ip]) => [ip, isLocalNetworkAddress(ip)])).toEqual(cases);
 });
