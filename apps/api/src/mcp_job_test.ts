@@ -90,6 +90,9 @@ describe("an agent finishes a job over MCP", () => {
       expect(done.displayUrl).toStartWith(`${imported.publicUrl}?k=`);
       expect(done.nextStep).toContain("create_screenshot_login_link");
       expect(done.nextStep).toContain("recapture: true");
+      // The embed keeps the frame's shape: 1440×900 is 16:10 (8 / 5), not a cropping 16 / 9.
+      expect(done.embed).toContain('aspectRatio="8 / 5"');
+      expect(done.embed).not.toContain("16 / 9");
       const preview = await fetch(`${base}${done.displayUrl}`);
       expect(preview.status).toBe(200);
       const link = await call(agent, "create_screenshot_login_link", {

@@ -28,13 +28,32 @@ export function Limit(max: number, fallback: number) {
 /** A library file's canonical path, the only image source page content may hold. */
 export const MEDIA_PATH_PATTERN = "^/api/media/[^?#\\s]+$";
 
-/** The nested Column > Column > Media shape the visual editor recognizes as an image block. */
-export function mediaEmbedSnippet(publicUrl: string, alt: string): string {
+/** `width / height` in lowest terms (`1440×900` is `8 / 5`, a 16:10 screenshot frame). */
+function ratio(width: number, height: number): string {
+  const gcd = (a: number, b: number): number => (b === 0 ? a : gcd(b, a % b));
+  const d = gcd(width, height);
+  return `${width / d} / ${height / d}`;
+}
+
+/**
+ * The nested Column > Column > Media shape the visual editor recognizes as an image block. Its
+ * aspectRatio is the image's own when its size is known (a screenshot frame is 16:10), else left out
+ * so the image keeps its shape: never a fixed 16 / 9 that would crop it.
+ */
+export function mediaEmbedSnippet(
+  publicUrl: string,
+  alt: string,
+  size?: { width?: number | null; height?: number | null },
+): string {
   const esc = (s: string) => s.replace(/&/g, "&amp;").replace(/"/g, "&quot;").replace(/</g, "&lt;");
+  const shape =
+    size?.width && size.height && size.width > 0 && size.height > 0
+      ? ` aspectRatio="${ratio(size.width, size.height)}"`
+      : "";
   return [
     '<Column fillWidth paddingTop="l" paddingBottom="l">',
     "  <Column fillWidth>",
-    `    <Media data-visual-block="image" src="${esc(publicUrl)}" alt="${esc(alt)}" aspectRatio="16 / 9" radius="m" />`,
+    `    <Media data-visual-block="image" src="${esc(publicUrl)}" alt="${esc(alt)}"${shape} radius="m" />`,
     "  </Column>",
     "</Column>",
   ].join("\n");

@@ -86,7 +86,7 @@ export const SCREENSHOT_TOOLS: Tool[] = [
       const nextStep = signIn
         ? `The image shows a sign-in screen, not the page. Call create_screenshot_login_link with url ${render.sourceUrl}, give its loginUrl to the site owner to sign in (valid about an hour), then call queue_screenshot again with the same url and recapture: true.`
         : undefined;
-      const embed = mediaEmbedSnippet(render.imageUrl, "");
+      const embed = mediaEmbedSnippet(render.imageUrl, "", { width: render.width, height: render.height });
       return {
         value: { ...render, embed, ...(nextStep ? { nextStep } : {}) },
         note:
