@@ -1,3 +1,4 @@
+import { escapeHtml } from "@site/domain/content";
 import { type DefaultTreeAdapterTypes, parse } from "parse5";
 
 type Node = DefaultTreeAdapterTypes.ChildNode | DefaultTreeAdapterTypes.Document;
@@ -20,10 +21,6 @@ const RESOURCE_ATTRS = new Set(["src", "poster", "background", "data", "lowsrc",
 /** Attributes that hold a link someone clicks. */
 const LINK_ATTRS = new Set(["href", "action", "formaction", "cite", "longdesc", "xlink:href"]);
 const CSS_URL = /url\(\s*(?:"([^"]*)"|'([^']*)'|([^)"'\s]*))\s*\)/gi;
-
-function escapeAttr(value: string): string {
-  return value.replace(/&/g, "&amp;").replace(/"/g, "&quot;").replace(/</g, "&lt;");
-}
 
 /** Replaces each `url(…)` of CSS text through `map`, listing each URL in `found`. */
 function cssUrls(css: string, map: ((url: string) => string) | null, found?: (url: string) => void): string {
@@ -106,19 +103,19 @@ export function scanCampaignHtml(html: string): HtmlScan {
       let render: Slot["render"] | null = null;
       if (name === "style") {
         cssUrls(value, null, (url) => found.push({ url, kind: "resource" }));
-        render = (map) => `style="${escapeAttr(cssUrls(value, map))}"`;
+        render = (map) => `style="${escapeHtml(cssUrls(value, map))}"`;
       } else if (name === "srcset" || name === "imagesrcset") {
         const candidates = srcsetUrls(value);
         found = candidates.map((c) => ({ url: c.url, kind: "resource" }));
         render = (map) =>
-          `${name}="${escapeAttr(candidates.map((c) => [map(c.url), c.descriptor].filter(Boolean).join(" ")).join(", "))}"`;
+          `${name}="${escapeHtml(candidates.map((c) => [map(c.url), c.descriptor].filter(Boolean).join(" ")).join(", "))}"`;
       } else if (RESOURCE_ATTRS.has(name) || LINK_ATTRS.has(name)) {
         const url = value.trim();
         if (!url) continue;
         // <link href> (a stylesheet, an icon) and <image href> load without a click.
         const loads = RESOURCE_ATTRS.has(name) || tag === "link" || tag === "image" || tag === "use";
         found = [{ url, kind: loads ? "resource" : "link" }];
-        render = (map) => `${name}="${escapeAttr(map(url))}"`;
+        render = (map) => `${name}="${escapeHtml(map(url))}"`;
       }
       for (const f of found) {
         // As a browser reads a URL: control characters and whitespace (`jav&#x09;ascript:`) removed.

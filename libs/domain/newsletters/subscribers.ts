@@ -1,5 +1,6 @@
 import { and, eq, getTableColumns, isNull, lt, or, sql } from "drizzle-orm";
 import { newsletterSubscribers, sites } from "@site/db";
+import { escapeHtml } from "@site/domain/content";
 import {
   AppError,
   type Context,
@@ -341,14 +342,13 @@ export async function sendConfirmation(ctx: MailContext, sub: Row): Promise<void
       .limit(1);
     const link = newsletterLink(ctx, "confirm", sub.id);
     const name = site?.name ?? "our newsletter";
-    const esc = (s: string) => s.replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/"/g, "&quot;");
     const mail = await composeMail(
       {
         id: `confirm-${sub.id}-${Date.now().toString(36)}`,
         from: { name, address: ctx.config.newsletter.mailFrom },
         to: sub.email,
         subject: `Confirm your subscription to ${name}`,
-        html: `<p>Please confirm that you want to receive ${esc(name)}'s newsletter:</p><p><a href="${esc(link)}">Confirm my subscription</a></p><p>If you did not ask for this, ignore this mail: you will not hear from us again.</p>`,
+        html: `<p>Please confirm that you want to receive ${escapeHtml(name)}'s newsletter:</p><p><a href="${escapeHtml(link)}">Confirm my subscription</a></p><p>If you did not ask for this, ignore this mail: you will not hear from us again.</p>`,
         text: `Please confirm that you want to receive ${name}'s newsletter:\n\n${link}\n\nIf you did not ask for this, ignore this mail: you will not hear from us again.\n`,
         envelopeFrom: envelopeSender(ctx.config, { kind: "s", id: sub.id }),
       },

@@ -8,15 +8,12 @@ import {
   readNewsletterToken,
   unsubscribe,
 } from "@site/domain/newsletters";
+import { escapeHtml } from "@site/domain/content";
 import { AppError } from "@site/domain/core";
 import type { AppDeps } from "../deps.ts";
 import { errorResponses, errors } from "../schemas.ts";
 
 const tags = ["public"];
-
-function escapeHtml(s: string): string {
-  return s.replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;").replace(/"/g, "&quot;");
-}
 
 function page(title: string, body: string, status = 200): Response {
   return new Response(
