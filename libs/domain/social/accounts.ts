@@ -19,20 +19,7 @@ import {
   type SocialPlatform,
 } from "./platform.ts";
 import { readyAccount } from "./tokens.ts";
-
-const accountView = {
-  id: socialAccounts.id,
-  platform: sql<SocialPlatform>`${socialAccounts.platform}`,
-  accountId: socialAccounts.accountId,
-  displayName: socialAccounts.displayName,
-  permissions: socialAccounts.permissions,
-  tier: socialAccounts.tier,
-  connectedAt: sql<string>`to_char(${socialAccounts.connectedAt} at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`,
-  status: sql<"connected" | "reconnect_required">`${socialAccounts.status}`,
-  expiresAt: sql<
-    string | null
-  >`to_char(${socialAccounts.tokenExpiresAt} at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`,
-};
+import { accountView } from "./account_view.ts";
 
 // The shape is ConnectAccountBody's; a blank value is the one rule a schema does not say.
 function requireText(value: string, field: string): string {

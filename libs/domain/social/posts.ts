@@ -1,5 +1,5 @@
 import { and, asc, eq, inArray, sql } from "drizzle-orm";
-import { socialPosts, socialSnapshots, socialTargets } from "@site/db";
+import { type Database, socialPosts, socialSnapshots, socialTargets } from "@site/db";
 import type { MediaContext } from "@site/domain/media";
 import {
   AppError,
@@ -20,6 +20,7 @@ import { jpegVariant, loadPublishMedia } from "./media.ts";
 import { platformMediaViolation, publishedTypeOn } from "./media_rules.ts";
 import { PlatformError, type PlatformAdapters, type SocialPlatform } from "./platform.ts";
 import { postTextViolations } from "./text_rules.ts";
+import { recordPostEvents } from "./webhook_events.ts";
 
 // The shape is CreatePostBody's; these are the rules a schema does not say.
 function checkPostInput(input: CreatePostBody) {
@@ -195,24 +196,31 @@ export async function createSocialPost(
       }
     }),
   );
-  const targets = await ctx.db
-    .insert(socialTargets)
-    .values(
-      results.map((r) => ({
-        postId: post!.id,
-        accountId: r.account.id,
-        platform: r.account.platform,
-        platformPostId: r.published?.platformPostId ?? null,
-        url: r.published?.url ?? null,
-        status: r.published ? ("published" as const) : ("failed" as const),
-        error: r.error,
-        publishedAt: r.published?.publishedAt ?? null,
-      })),
-    )
-    .returning();
-  const times = targets.flatMap((t) => (t.publishedAt ? [t.publishedAt.getTime()] : []));
-  const publishedAt = times.length > 0 ? new Date(Math.min(...times)) : null;
-  if (publishedAt) await ctx.db.update(socialPosts).set({ publishedAt }).where(eq(socialPosts.id, post!.id));
+  // The outcome and its webhook events commit together (the outbox, decisions 0840, 0843).
+  const { targets, publishedAt } = await ctx.db.transaction(async (tx) => {
+    const targets = await tx
+      .insert(socialTargets)
+      .values(
+        results.map((r) => ({
+          postId: post!.id,
+          accountId: r.account.id,
+          platform: r.account.platform,
+          platformPostId: r.published?.platformPostId ?? null,
+          url: r.published?.url ?? null,
+          status: r.published ? ("published" as const) : ("failed" as const),
+          error: r.error,
+          publishedAt: r.published?.publishedAt ?? null,
+        })),
+      )
+      .returning();
+    const times = targets.flatMap((t) => (t.publishedAt ? [t.publishedAt.getTime()] : []));
+    const publishedAt = times.length > 0 ? new Date(Math.min(...times)) : null;
+    if (publishedAt) await tx.update(socialPosts).set({ publishedAt }).where(eq(socialPosts.id, post!.id));
+    await recordPostEvents(tx, principal.orgId, targets, () =>
+      getSocialPost({ ...ctx, db: tx as unknown as Database }, principal, post!.id),
+    );
+    return { targets, publishedAt };
+  });
   return {
     postId: post!.id,
     content,

@@ -7,6 +7,7 @@ import {
   type PlatformAdapters,
   type SocialPlatform,
 } from "./platform.ts";
+import { recordReconnectRequired } from "./webhook_events.ts";
 
 /** A token is renewed when it expires within this margin (a publish or a read takes less). */
 export const REFRESH_MARGIN_MS = 5 * 60_000;
@@ -95,6 +96,7 @@ export async function readyAccount(
         .update(socialAccounts)
         .set({ status: "reconnect_required" })
         .where(eq(socialAccounts.id, accountRowId));
+      await recordReconnectRequired(tx, { id: accountRowId, orgId: locked.orgId });
       ctx.log.warn("social token refresh refused", { platform: locked.platform, accountId: accountRowId });
       return { refused: true as const, row: locked, why: e.message };
     }
@@ -129,11 +131,16 @@ export async function checkTokenExpiry(
     isNull(socialAccounts.refreshTokenCiphertext),
     inArray(socialAccounts.platform, NEEDS_REFRESH_TOKEN),
   );
-  const expired = await ctx.db
-    .update(socialAccounts)
-    .set({ status: "reconnect_required" })
-    .where(and(base, lte(socialAccounts.tokenExpiresAt, now)))
-    .returning({ id: socialAccounts.id, platform: socialAccounts.platform, orgId: socialAccounts.orgId });
+  // Marked and announced together (social.account.reconnect_required, decision 0843).
+  const expired = await ctx.db.transaction(async (tx) => {
+    const rows = await tx
+      .update(socialAccounts)
+      .set({ status: "reconnect_required" })
+      .where(and(base, lte(socialAccounts.tokenExpiresAt, now)))
+      .returning({ id: socialAccounts.id, platform: socialAccounts.platform, orgId: socialAccounts.orgId });
+    for (const a of rows) await recordReconnectRequired(tx, a);
+    return rows;
+  });
   for (const a of expired)
     ctx.log.warn("social token expired without a refresh token: the account must be reconnected", {
       accountId: a.id,
