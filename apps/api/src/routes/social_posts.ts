@@ -1,0 +1,82 @@
+import { Elysia, t } from "elysia";
+import { ListQuery } from "@site/domain/core";
+import {
+  CreatePostBody,
+  createSocialPost,
+  getSocialPost,
+  listSocialPosts,
+  PerformancePost,
+  PerformanceQuery,
+  type PlatformAdapters,
+  SocialPostView,
+  SocialPostWithMetrics,
+  socialPerformance,
+} from "@site/domain/social";
+import type { AuthMacros } from "../auth.ts";
+import type { AppDeps } from "../deps.ts";
+import { errors, queryOf } from "../schemas.ts";
+
+/** Social posts (contract): list, create and publish, read one with its metrics; and the performance report (spec). */
+export function socialPostRoutes(deps: AppDeps, auth: AuthMacros, adapters: PlatformAdapters) {
+  const detail = (summary: string, description?: string) => ({ summary, description, tags: ["social"] });
+  return new Elysia()
+    .use(auth)
+    .get(
+      "/api/v1/social/posts",
+      async ({ principal, query }) => {
+        return listSocialPosts(deps, principal, query);
+      },
+      {
+        operation: "getSocialPosts",
+        query: queryOf(ListQuery),
+        response: {
+          200: t.Object({ posts: t.Array(SocialPostView), nextCursor: t.Nullable(t.String()) }),
+          ...errors(400, 401, 403),
+        },
+        detail: detail("List posts (newest first)"),
+      },
+    )
+    .post(
+      "/api/v1/social/posts",
+      async ({ principal, body, set }) => {
+        const post = await createSocialPost(deps, principal, body, adapters);
+        set.status = 201;
+        return { post };
+      },
+      {
+        operation: "postSocialPosts",
+        body: CreatePostBody,
+        response: { 201: t.Object({ post: SocialPostView }), ...errors(400, 401, 403) },
+        detail: detail(
+          "Create a post and publish it on each account",
+          "Each target is published through its platform's API; a target that fails says why in `error` and does not block the others. TikTok: on an app TikTok has audited (SOCIAL_TIKTOK_AUDITED), a TikTok target needs `platformOptions.tiktok` = {privacyLevel chosen by the user among GET /api/v1/social/accounts/{id}/creator-info's selectablePrivacyLevels, consent: true} (400 otherwise); on an unaudited app (the default) it is optional and the post goes out SELF_ONLY, the only level TikTok allows such an app (recorded with consent: null and the reason). Recorded with the post. Checked first, for every target, so that a refusal publishes nothing (400 VALIDATION_ERROR naming the field): the media each platform takes, and the text's length where the platform states one (X 280 weighted characters, a URL counting 23, an emoji or CJK character 2; Threads 500 characters, an emoji counting its UTF-8 bytes), on `platformOverrides.<platform>` when given, else `content`.",
+        ),
+      },
+    )
+    .get(
+      "/api/v1/social/posts/:postId",
+      async ({ principal, params }) => {
+        return { post: await getSocialPost(deps, principal, params.postId) };
+      },
+      {
+        scope: "social:write",
+        response: { 200: t.Object({ post: SocialPostWithMetrics }), ...errors(401, 403, 404) },
+        detail: detail("A post with each target's full snapshot series as `metrics`"),
+      },
+    )
+    .get(
+      "/api/v1/social/performance",
+      async ({ principal, query }) => {
+        return socialPerformance(deps, principal, query);
+      },
+      {
+        scope: "social:write",
+        query: queryOf(PerformanceQuery),
+        response: { 200: t.Object({ posts: t.Array(PerformancePost) }), ...errors(400, 401, 403) },
+        detail: detail(
+          "Social performance report",
+          "Posts published in the last `days`, newest first; each target with `first` (earliest snapshot) and `latest` (most recent), both null for a post published less than about an hour ago. A null metric means the platform does not expose it or the token cannot read it; `extra.unavailable` says which and why.",
+        ),
+      },
+    );
+}
