@@ -1,4 +1,5 @@
 import { Type } from "@sinclair/typebox";
+import { escapeHtml } from "@site/domain/content";
 
 /** A UUID, as a pattern (the tool arguments are checked without format plugins). */
 export const UUID_PATTERN = "^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$";
@@ -45,7 +46,6 @@ export function mediaEmbedSnippet(
   alt: string,
   size?: { width?: number | null; height?: number | null },
 ): string {
-  const esc = (s: string) => s.replace(/&/g, "&amp;").replace(/"/g, "&quot;").replace(/</g, "&lt;");
   const shape =
     size?.width && size.height && size.width > 0 && size.height > 0
       ? ` aspectRatio="${ratio(size.width, size.height)}"`
@@ -53,7 +53,7 @@ export function mediaEmbedSnippet(
   return [
     '<Column fillWidth paddingTop="l" paddingBottom="l">',
     "  <Column fillWidth>",
-    `    <Media data-visual-block="image" src="${esc(publicUrl)}" alt="${esc(alt)}"${shape} radius="m" />`,
+    `    <Media data-visual-block="image" src="${escapeHtml(publicUrl)}" alt="${escapeHtml(alt)}"${shape} radius="m" />`,
     "  </Column>",
     "</Column>",
   ].join("\n");
