@@ -7,3 +7,4 @@ export * from "./deliveries.ts";
 export * from "./deliver.ts";
 export * from "./dispatcher.ts";
 export * from "./metrics.ts";
+export * from "./subscribed.ts";

@@ -4,6 +4,10 @@ import type { AppDeps } from "../deps.ts";
 import type { Principal } from "@site/domain/core";
 import { UUID_PATTERN } from "./inputs.ts";
 import { type Tool, tool } from "./tool.ts";
+import { webhookFollows } from "./webhook_note.ts";
+
+/** The events that report how a clip ends. */
+const CLIP_EVENTS = ["clip.completed", "clip.failed"] as const;
 
 /** The longest a get_clip call waits for a clip to finish before answering it still pending. */
 export const CLIP_WAIT_MAX_S = 25;
@@ -29,7 +33,7 @@ export const CLIP_TOOLS: Tool[] = [
     name: "create_clip",
     title: "Make a device clip (MP4) of a page",
     description:
-      "Films a public web page once and makes an MP4 of it scrolling inside a 3D device (motion: scroll, scroll-tilt or orbit), H.264 1080×1350 by default, ready to post as a video; it lands in the social media library. Costs 30 AI credits, debited now and refunded if it fails; estimateOnly: true prices it for free. Answers a clipId: call get_clip with waitSeconds (up to 25) until status is done, then post its media.id. Needs social:write. Errors: VALIDATION_ERROR, NOT_FOUND (unknown styleId), QUOTA_EXCEEDED (credits), NOT_CONFIGURED (no browser or FFmpeg on this server).",
+      "Films a public web page once and makes an MP4 of it scrolling inside a 3D device (motion: scroll, scroll-tilt or orbit), H.264 1080×1350 by default, ready to post as a video; it lands in the social media library. Costs 30 AI credits, debited now and refunded if it fails; estimateOnly: true prices it for free. Answers a clipId: call get_clip with waitSeconds (up to 25) until status is done, then post its media.id. Needs social:write. Errors: VALIDATION_ERROR, NOT_FOUND (unknown styleId), QUOTA_EXCEEDED (credits), NOT_CONFIGURED (no browser or FFmpeg on this server). When the organization has webhooks for clip.completed or clip.failed, the result lists them under `webhooks`: they will be told how it ends.",
     operation: "postSocialMediaClips",
     input: Type.Object({
       ...ClipRequestBody.properties,
@@ -39,12 +43,12 @@ export const CLIP_TOOLS: Tool[] = [
     openWorld: true,
     run: async (deps, principal, args) => {
       const answer = await queueClip(deps, principal, args);
+      if ("estimate" in answer)
+        return { value: answer, note: `A device clip costs ${answer.credits} credits.` };
+      const { webhooks, sentence } = await webhookFollows(deps, principal, CLIP_EVENTS);
       return {
-        value: answer,
-        note:
-          "estimate" in answer
-            ? `A device clip costs ${answer.credits} credits.`
-            : `Queued clip ${answer.clipId} (${answer.credits} credits). Call get_clip with this clipId and waitSeconds: 25 until status is done.`,
+        value: webhooks ? { ...answer, webhooks } : answer,
+        note: `Queued clip ${answer.clipId} (${answer.credits} credits). Call get_clip with this clipId and waitSeconds: 25 until status is done.${sentence}`,
       };
     },
   }),

@@ -11,6 +11,10 @@ import {
 import { getOwnSite } from "@site/domain/sites";
 import { mediaEmbedSnippet, SiteId, UUID_PATTERN } from "./inputs.ts";
 import { type Tool, tool } from "./tool.ts";
+import { webhookFollows } from "./webhook_note.ts";
+
+/** The events that report how a render ends. */
+const SCREENSHOT_EVENTS = ["screenshot.completed", "screenshot.failed"] as const;
 
 // The page URL as the models take it, with the limits a schema can state (2048 characters, http(s)).
 const PageUrl = Type.String({
@@ -44,7 +48,7 @@ export const SCREENSHOT_TOOLS: Tool[] = [
     name: "queue_screenshot",
     title: "Film a page into a device mockup",
     description:
-      "Films a public web page with a headless browser and frames it in a 3D device mockup; the image lands in the site's media library. Costs 10 AI credits, debited now and refunded if the render fails; estimateOnly: true prices it for free. Answers a renderId: poll get_screenshot until status is done (a few seconds to a minute). Needs content:write. Errors: VALIDATION_ERROR (bad URL or option, private address), NOT_FOUND (unknown styleId), QUOTA_EXCEEDED (credits), NOT_CONFIGURED (no browser on this server), RENDERER_ERROR (queue down; nothing charged).",
+      "Films a public web page with a headless browser and frames it in a 3D device mockup; the image lands in the site's media library. Costs 10 AI credits, debited now and refunded if the render fails; estimateOnly: true prices it for free. Answers a renderId: poll get_screenshot until status is done (a few seconds to a minute). Needs content:write. Errors: VALIDATION_ERROR (bad URL or option, private address), NOT_FOUND (unknown styleId), QUOTA_EXCEEDED (credits), NOT_CONFIGURED (no browser on this server), RENDERER_ERROR (queue down; nothing charged). When the organization has webhooks for screenshot.completed or screenshot.failed, the result lists them under `webhooks`: they will be told how it ends.",
     operation: "postSitesSiteIdMediaScreenshot",
     input: Type.Object({ siteId: SiteId, ...ScreenshotRequestBody.properties, url: PageUrl }),
     readOnly: false,
@@ -52,11 +56,11 @@ export const SCREENSHOT_TOOLS: Tool[] = [
     run: async (deps, principal, args) => {
       const { siteId, ...body } = args;
       const answer = await queueScreenshot(deps, principal, siteId, body);
+      if (answer.estimate) return { value: answer, note: `A screenshot costs ${answer.credits} credits.` };
+      const { webhooks, sentence } = await webhookFollows(deps, principal, SCREENSHOT_EVENTS);
       return {
-        value: answer,
-        note: answer.estimate
-          ? `A screenshot costs ${answer.credits} credits.`
-          : `Queued render ${answer.renderId} (${answer.credits} credits). Poll get_screenshot with this renderId until status is done.`,
+        value: webhooks ? { ...answer, webhooks } : answer,
+        note: `Queued render ${answer.renderId} (${answer.credits} credits). Poll get_screenshot with this renderId until status is done.${sentence}`,
       };
     },
   }),
