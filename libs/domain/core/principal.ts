@@ -1,7 +1,13 @@
 import type { RateDecision } from "./rate_limit.ts";
 
 /** The four scopes of the specification, and `webhooks:write` (CONTRACT "Webhooks"). */
-export const SCOPES = ["content:read", "content:write", "sites:write", "social:write", "webhooks:write"] as const;
+export const SCOPES = [
+  "content:read",
+  "content:write",
+  "sites:write",
+  "social:write",
+  "webhooks:write",
+] as const;
 /** A scope an API key may carry. */
 export type Scope = (typeof SCOPES)[number];
 

@@ -67,7 +67,9 @@ export const webhookDeliveries = pgTable(
     eventId: uuid("event_id")
       .notNull()
       .references(() => webhookEvents.id, { onDelete: "cascade" }),
-    status: text("status", { enum: ["pending", "delivered", "failed"] }).notNull().default("pending"),
+    status: text("status", { enum: ["pending", "delivered", "failed"] })
+      .notNull()
+      .default("pending"),
     attempts: integer("attempts").notNull().default(0),
     lastStatusCode: integer("last_status_code"),
     lastError: text("last_error"),
@@ -80,9 +82,7 @@ export const webhookDeliveries = pgTable(
   },
   (t) => [
     index("webhook_deliveries_endpoint_idx").on(t.endpointId, t.createdAt, t.id),
-    index("webhook_deliveries_due_idx")
-      .on(t.endpointId, t.nextAttemptAt)
-      .where(sql`${t.status} = 'pending'`),
+    index("webhook_deliveries_due_idx").on(t.endpointId, t.nextAttemptAt).where(sql`${t.status} = 'pending'`),
     index("webhook_deliveries_leased_idx")
       .on(t.orgId, t.leaseUntil)
       .where(sql`${t.status} = 'pending' and ${t.leaseUntil} is not null`),
