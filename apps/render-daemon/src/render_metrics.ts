@@ -1,3 +1,4 @@
+import { webhookMetricsText } from "@site/domain/webhooks";
 import { livenessResponse, type Readiness, readinessResponse } from "@site/runtime";
 
 /** The render outcomes counted by /metrics. */
@@ -94,8 +95,8 @@ export function createRenderMetrics(): RenderMetrics {
 }
 
 /**
- * Serves GET /metrics (Prometheus text) on `port`, and GET /healthz and /readyz when `health` is given;
- * returns the listening URL of /metrics and a stop function.
+ * Serves GET /metrics (Prometheus text: the render counters, then the webhook ones) on `port`, and GET
+ * /healthz and /readyz when `health` is given; returns the listening URL of /metrics and a stop function.
  */
 export function serveMetrics(opts: {
   port: number;
@@ -119,7 +120,9 @@ export function serveMetrics(opts: {
       if (req.method !== "GET" || pathname !== "/metrics")
         return new Response("not found\n", { status: 404 });
       const depth = await opts.depth().catch(() => null);
-      return new Response(opts.metrics.render(depth), {
+      // The webhook tries this process made (its dispatcher, decision 0841), from prom-client's registry.
+      const webhooks = await webhookMetricsText().catch(() => "");
+      return new Response(opts.metrics.render(depth) + webhooks, {
         headers: { "content-type": "text/plain; version=0.0.4; charset=utf-8" },
       });
     },

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { createLogger } from "@site/config";
 import { sampleImage } from "@site/domain/testing";
-import { createBullQueue, type RenderQueue } from "@site/queue";
+import { createBullQueue, type JobQueue } from "@site/queue";
 import { html, LANDING, servePages } from "@site/browser/testing";
 import {
   buildTestApp,
@@ -18,7 +18,7 @@ const redisUrl = process.env.TEST_REDIS_URL || "redis://127.0.0.1:6379";
 const pages = servePages({ "/": () => html(LANDING) });
 let rx: WebhookReceiver;
 let closedPort: number;
-let queue: RenderQueue;
+let queue: JobQueue;
 let h: TestApp;
 let daemon: RenderDaemon;
 
@@ -38,6 +38,7 @@ beforeAll(async () => {
       FETCH_ALLOW_HOSTS: `${pages.host},${rx.host},127.0.0.1:${closedPort}`,
       WEBHOOK_SWEEP_EVERY_MS: "100",
       RENDER_CONCURRENCY: "2",
+      RENDER_METRICS_PORT: "0",
     },
   });
   daemon = await startRenderDaemon(runtimeOf(h), { warm: false });
@@ -133,5 +134,43 @@ describe("events fired by the real actions (BullMQ queue, the daemon's dispatche
     verifyHook(o.secret, hook!);
     const stats = await queue.stats("webhook-delivery");
     expect(stats.completed + stats.active).toBeGreaterThanOrEqual(1);
+  });
+
+  test("the daemon's /metrics shows its webhook tries by event and outcome, beside the render counters", async () => {
+    const metrics = async () => {
+      const res = await fetch(daemon.metricsUrl!.replace("0.0.0.0", "127.0.0.1"));
+      expect(res.status).toBe(200);
+      return res.text();
+    };
+    const count = (text: string, labels: string) =>
+      Number(new RegExp(`^webhook_deliveries_total\\{${labels}\\} (\\d+)$`, "m").exec(text)?.[1] ?? 0);
+    const delivered = 'event="site.published",outcome="delivered"';
+    const refused = 'event="site.published",outcome="network"';
+    const before = await metrics();
+    expect(before).toContain("# TYPE renders_total counter");
+    expect(before).toContain("# TYPE webhook_deliveries_total counter");
+
+    const ok = await orgWithHook("/metrics-ok", ["site.published"]);
+    await h.call("POST", `/api/v1/sites/${ok.siteId}/publish`, { key: ok.key });
+    await rx.waitFor("/metrics-ok");
+    const bad = await h.seedOrg({ scopes: ["webhooks:write", "sites:write"] });
+    const hook = await h.call("POST", "/api/v1/webhooks", {
+      key: bad.key,
+      body: { url: `http://127.0.0.1:${closedPort}/refused`, events: ["site.published"] },
+    });
+    expect(hook.status).toBe(201);
+    const site = await h.newSite(bad.key);
+    await h.call("POST", `/api/v1/sites/${site.id}/publish`, { key: bad.key });
+    let after = await metrics();
+    for (let i = 0; i < 100 && count(after, refused) <= count(before, refused); i++) {
+      await Bun.sleep(100);
+      after = await metrics();
+    }
+    expect(count(after, delivered)).toBeGreaterThan(count(before, delivered));
+    expect(count(after, refused)).toBeGreaterThan(count(before, refused));
+    expect(after).toMatch(
+      /^webhook_delivery_duration_seconds_count\{event="site.published",outcome="delivered"\} [1-9]/m,
+    );
+    expect(after).toMatch(/^webhook_event_to_delivery_seconds_count\{event="site.published"\} [1-9]/m);
   });
 });

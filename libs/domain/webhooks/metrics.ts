@@ -7,8 +7,8 @@ const BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30];
 export type TryOutcome = "delivered" | "http_error" | "timeout" | "network" | "refused";
 
 /**
- * Webhook metrics of this process, registered in no registry of their own: each app's registry adds
- * them (registerWebhookMetrics), so GET /metrics of the API and of the daemon both show the tries they
+ * Webhook metrics of this process: the API's registry adds them (registerWebhookMetrics) and the
+ * daemon's hand-rolled /metrics appends webhookMetricsText, so GET /metrics of both show the tries they
  * made. `webhook_deliveries_total{event,outcome}` and `webhook_delivery_duration_seconds{event,outcome}`.
  */
 const tries = new client.Counter({
@@ -37,6 +37,15 @@ export function observeTry(event: string, outcome: TryOutcome, seconds: number, 
   tries.inc({ event, outcome });
   latency.observe({ event, outcome }, seconds);
   if (outcome === "delivered" && sinceEventS !== undefined) lag.observe({ event }, sinceEventS);
+}
+
+/** A registry of the webhook metrics alone, for an app whose /metrics is not prom-client's (the daemon). */
+const own = new client.Registry();
+for (const m of [tries, latency, lag]) own.registerMetric(m);
+
+/** The webhook metrics of this process as Prometheus text (the daemon appends it to its own /metrics). */
+export function webhookMetricsText(): Promise<string> {
+  return own.metrics();
 }
 
 /** Adds the webhook metrics to an app's registry (idempotent per registry). */
