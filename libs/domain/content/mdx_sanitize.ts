@@ -1,4 +1,5 @@
-import { browserUrl, type MdxCode, type MdxUrl, URL_ATTRIBUTES } from "./mdx_urls.ts";
+import type { MdxCode, MdxUrl } from "./mdx_urls.ts";
+import { browserUrl, URL_ATTRIBUTES } from "./url_values.ts";
 
 /**
  * What page MDX may carry to a reader (a site renderer, a dashboard): decision 0312. Page content is
