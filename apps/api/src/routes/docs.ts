@@ -1,5 +1,6 @@
 import { dirname, join } from "node:path";
 import { Elysia } from "elysia";
+import { escapeHtml } from "@site/domain/content";
 import { buildOpenApiDocument } from "../openapi_document.ts";
 
 // The package exports no path to its browser bundle; find it beside its entry point.
@@ -21,7 +22,7 @@ const SCALAR_CONFIG = {
 };
 
 function uiPage(): string {
-  const config = JSON.stringify(SCALAR_CONFIG).replace(/'/g, "&#39;");
+  const config = escapeHtml(JSON.stringify(SCALAR_CONFIG));
   return `<!doctype html>
 <html lang="en">
   <head>
@@ -31,7 +32,7 @@ function uiPage(): string {
     <style>body { margin: 0; }</style>
   </head>
   <body>
-    <script id="api-reference" data-url="/swagger/json" data-configuration='${config}'></script>
+    <script id="api-reference" data-url="/swagger/json" data-configuration="${config}"></script>
     <script src="/swagger/assets/standalone.js"></script>
   </body>
 </html>`;

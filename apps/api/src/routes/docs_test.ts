@@ -239,6 +239,16 @@ describe.skipIf(!chromium)("Swagger UI", () => {
       await page.waitForFunction(() => document.body.innerText.includes("Create a site"), {
         timeout: 20_000,
       });
+      // The configuration reaches the page as written (escaped once, read back by the HTML parser).
+      const config = await page.evaluate(
+        () => document.getElementById("api-reference")?.dataset.configuration,
+      );
+      expect(JSON.parse(config ?? "null")).toMatchObject({
+        hideClientButton: true,
+        agent: { disabled: true },
+        mcp: { disabled: true },
+        authentication: { preferredSecurityScheme: "bearerAuth" },
+      });
       // The delivery group opens from its link, as a reader would: both wildcard routes are listed.
       await page.setViewport({ width: 1400, height: 900 });
       await page.goto(`http://127.0.0.1:${server.port}/swagger#tag/delivery`, { waitUntil: "load" });
