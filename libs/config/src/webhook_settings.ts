@@ -19,6 +19,11 @@ export type WebhookSettings = {
   leaseMs: number;
   /** WEBHOOK_SWEEP_EVERY_MS: how often due deliveries are looked for when no notice woke the dispatcher. */
   sweepEveryMs: number;
+  /**
+   * WEBHOOK_RETENTION_S: delivered and failed deliveries settled longer ago than this are deleted, and
+   * events with no delivery left once this old (decision 0845); default 30 days.
+   */
+  retentionS: number;
 };
 
 type Env = Record<string, string | undefined>;
@@ -52,5 +57,6 @@ export function webhookSettings(env: Env, fail: (message: string) => Error): Web
     endpointConcurrency: int(env, "WEBHOOK_ENDPOINT_CONCURRENCY", 4, 1, fail),
     leaseMs: int(env, "WEBHOOK_LEASE_MS", 120_000, 1000, fail),
     sweepEveryMs: int(env, "WEBHOOK_SWEEP_EVERY_MS", 5_000, 50, fail),
+    retentionS: int(env, "WEBHOOK_RETENTION_S", 30 * 86_400, 60, fail),
   };
 }

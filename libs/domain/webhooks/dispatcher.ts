@@ -4,12 +4,16 @@ import type { Context } from "@site/domain/core";
 import type { Consumer, JobQueue } from "@site/queue";
 import { deliverWebhook } from "./deliver.ts";
 import { WEBHOOK_NOTIFY_CHANNEL } from "./events.ts";
+import { purgeOldWebhookRows } from "./retention.ts";
 
 /** What the dispatcher runs on: the context and the job queue. */
 export type DispatchContext = Context & { queue: JobQueue };
 
 /** Namespace of the advisory lock that makes one claim pass at a time, across every process. */
 const CLAIM_LOCK = 841;
+
+/** How often a dispatcher deletes what is past WEBHOOK_RETENTION_S (at its start, then hourly). */
+export const WEBHOOK_PURGE_EVERY_MS = 3_600_000;
 
 /** A claimed delivery: its id, the lease it was claimed with, its try number. */
 export type ClaimedDelivery = { id: string; lease_token: string; attempts: number };
@@ -96,6 +100,7 @@ const running = new WeakMap<object, { dispatcher: WebhookDispatcher; users: numb
  * free slots (WEBHOOK_CONCURRENCY) and queues one `webhook-delivery` job per claim (BullMQ with Redis:
  * any process may run it; in process otherwise). Nothing is kept in memory that the database does not
  * also hold: a process killed at any point leaves rows that the next pass (here or elsewhere) claims.
+ * It also deletes settled deliveries and events past WEBHOOK_RETENTION_S, at start and hourly.
  */
 export function startWebhookDispatcher(
   ctx: DispatchContext,
@@ -196,6 +201,23 @@ export function startWebhookDispatcher(
     });
   kick();
 
+  // Retention (decision 0845): at start, then every WEBHOOK_PURGE_EVERY_MS, apart from the claim passes.
+  let purging: Promise<unknown> | null = null;
+  const purge = () => {
+    if (stopped || purging) return;
+    purging = purgeOldWebhookRows(ctx)
+      .then((r) => {
+        if (r.deliveries + r.events > 0) log.info("old webhook deliveries and events deleted", r);
+      })
+      .catch((err) => log.warn("webhook retention sweep failed; next time", { cause: String(err) }))
+      .finally(() => {
+        purging = null;
+      });
+  };
+  purge();
+  const purgeTimer = setInterval(purge, WEBHOOK_PURGE_EVERY_MS);
+  purgeTimer.unref?.();
+
   let stopping: Promise<void> | null = null;
   const dispatcher: WebhookDispatcher = {
     kick,
@@ -206,8 +228,10 @@ export function startWebhookDispatcher(
         running.delete(ctx.queue);
         stopped = true;
         if (timer) clearTimeout(timer);
+        clearInterval(purgeTimer);
         await watch?.close();
         await passing?.catch(() => {});
+        await purging;
         await consumer.close({ graceMs: stopOpts.graceMs ?? cfg.timeoutMs + 1000 });
       })();
       return stopping;

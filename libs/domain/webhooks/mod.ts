@@ -8,3 +8,4 @@ export * from "./deliver.ts";
 export * from "./dispatcher.ts";
 export * from "./metrics.ts";
 export * from "./subscribed.ts";
+export * from "./retention.ts";

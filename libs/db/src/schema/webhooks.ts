@@ -86,5 +86,8 @@ export const webhookDeliveries = pgTable(
     index("webhook_deliveries_leased_idx")
       .on(t.orgId, t.leaseUntil)
       .where(sql`${t.status} = 'pending' and ${t.leaseUntil} is not null`),
+    // Retention (decision 0845): an event's deliveries, and settled rows by when they settled.
+    index("webhook_deliveries_event_idx").on(t.eventId),
+    index("webhook_deliveries_settled_idx").on(t.updatedAt).where(sql`${t.status} <> 'pending'`),
   ],
 );
