@@ -58,7 +58,7 @@ export async function listDeliveries(
 }
 
 /**
- * Tries a delivery again now, whatever its state (decision 0843): a pending one is moved up, a failed or
+ * Tries a delivery again now, whatever its state (decision 0842): a pending one is moved up, a failed or
  * delivered one is sent once more with the same webhook-id. 409 while the endpoint is disabled; a try
  * in flight is not interrupted (its outcome settles the row).
  */

@@ -122,7 +122,7 @@ export async function getWebhook(ctx: Context, principal: Principal, id: string)
 
 /**
  * Changes an endpoint. Enabling clears the reason it was disabled and its failure clock; disabling
- * fails its pending deliveries (they can be retried once it is enabled again: decision 0843).
+ * fails its pending deliveries (they can be retried once it is enabled again: decision 0842).
  */
 export async function updateWebhook(
   ctx: Context,
