@@ -11,7 +11,7 @@ import {
   notFound,
   PAGE_LIMIT,
 } from "@site/domain/core";
-import { type Problem, refuse } from "./_input.ts";
+import { orderProblems, type Problem, refuse } from "./_input.ts";
 import type { CollectionItem } from "./collection_model.ts";
 import { ItemOrderBody, ItemValues } from "./collection_model.ts";
 import { readValues, type StoredValues, storableValues } from "./collection_values.ts";
@@ -201,23 +201,7 @@ export async function reorderItems(
       .from(collectionItems)
       .where(eq(collectionItems.collectionId, c.id));
     const existing = new Set(rows.map((r) => r.id));
-    const seen = new Set<string>();
-    const repeated = new Set<string>();
-    for (const id of ids) (seen.has(id) ? repeated : seen).add(id);
-    const unknown = [...seen].filter((id) => !existing.has(id));
-    const missing = [...existing].filter((id) => !seen.has(id));
-    const problems = [
-      [missing, "missing item(s) of the collection"],
-      [unknown, "id(s) name no item of the collection"],
-      [[...repeated], "id(s) given more than once"],
-    ] as const;
-    const refused = problems
-      .filter(([list]) => list.length > 0)
-      .map(([list, what]) => ({
-        field: "itemIds",
-        ids: list,
-        message: `${list.length} ${what}: ${list.join(", ")}`,
-      }));
+    const refused = orderProblems("itemIds", existing, ids, { unit: "item", whole: "the collection" });
     if (refused.length) throw refuse(refused);
     if (ids.length === 0) return c;
     await tx

@@ -2,7 +2,7 @@ import { type Static, Type } from "@sinclair/typebox";
 import { and, eq, gte, lt, ne, sql } from "drizzle-orm";
 import { pages, sites, type Tx } from "@site/db";
 import { type Context, notFound, checkInput } from "@site/domain/core";
-import { refuse } from "./_input.ts";
+import { orderProblems, refuse } from "./_input.ts";
 
 // Positions are unique per site (a unique index, not luck). Every write that moves pages takes the site
 // row's lock first, so concurrent creates and reorders run one after another. PostgreSQL checks a
@@ -83,25 +83,8 @@ export async function reorderPages(ctx: Context, siteId: string, input: PageOrde
     await lockSitePages(tx, siteId);
     const rows = await tx.select({ id: pages.id }).from(pages).where(eq(pages.siteId, siteId));
     const existing = new Set(rows.map((r) => r.id));
-    const seen = new Set<string>();
-    const repeated = new Set<string>();
-    for (const id of ids) (seen.has(id) ? repeated : seen).add(id);
-    const unknown = [...seen].filter((id) => !existing.has(id));
-    const missing = [...existing].filter((id) => !seen.has(id));
-    if (unknown.length || missing.length || repeated.size) {
-      const problems = [
-        ...(missing.length
-          ? [{ field: "pageIds", message: `missing ${missing.length} page(s) of the site`, ids: missing }]
-          : []),
-        ...(unknown.length
-          ? [{ field: "pageIds", message: `${unknown.length} id(s) name no page of the site`, ids: unknown }]
-          : []),
-        ...(repeated.size
-          ? [{ field: "pageIds", message: `${repeated.size} id(s) given more than once`, ids: [...repeated] }]
-          : []),
-      ];
-      throw refuse(problems.map((p) => ({ ...p, message: `${p.message}: ${p.ids.join(", ")}` })));
-    }
+    const problems = orderProblems("pageIds", existing, ids, { unit: "page", whole: "the site" });
+    if (problems.length) throw refuse(problems);
     if (ids.length === 0) return;
     await tx
       .update(pages)
