@@ -2,9 +2,9 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
+import { TOOLS } from "@site/api";
 import { type ApiProcess, spawnApi } from "@site/api/testing";
 import { createTestDatabase } from "@site/db/testing";
-import { TOOLS } from "../../apps/api/src/mcp_tools.ts";
 import { type FakePlatforms, startFakeImageApi, startFakePlatforms } from "@site/social/testing";
 
 // The README runs as written (issue 29 item 1; decision 0751): its ```sh blocks, in order, in one bash

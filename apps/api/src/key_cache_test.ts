@@ -75,15 +75,23 @@ describe("verified keys are cached in process; a revoke reaches every process at
   });
 
   test("a member's role change reaches every cache at once (a viewer's key may only read)", async () => {
+    // Listing social accounts needs social:write, which a viewer's role does not allow (decision 0313).
+    const socialB = (key: string) =>
+      fetch(`${b.url}/api/v1/social/accounts`, { headers: { authorization: `Bearer ${key}` } }).then(
+        (r) => r.status,
+      );
+    const socialA = async (key: string) => (await a.call("GET", "/api/v1/social/accounts", { key })).status;
     const { key, user, org } = await a.seedOrg({ role: "owner" });
-    expect(await getB(key)).toBe(200);
-    expect(await getA(key)).toBe(200);
+    expect(await socialB(key)).toBe(200);
+    expect(await socialA(key)).toBe(200);
     const [row] = await a.db.select().from(apiKeys).where(eq(apiKeys.userId, user.id));
     expect(row).toBeDefined();
     await createMember(a.ctx, { orgId: org.id, email: user.email, role: "viewer" });
     await Bun.sleep(50);
-    expect(await getB(key)).toBe(403);
-    expect(await getA(key)).toBe(403);
+    expect(await socialB(key)).toBe(403);
+    expect(await socialA(key)).toBe(403);
+    // Reading stays allowed: the site list needs content:read only (decision 0750).
+    expect(await getA(key)).toBe(200);
   });
 
   test("a key revoked or a member removed by plain SQL (operator, script) is dropped by every cache", async () => {
