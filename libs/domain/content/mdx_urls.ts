@@ -228,177 +228,210 @@ function isEmptyProgram(estree: unknown): boolean {
   return Array.isArray(body) && body.length === 0;
 }
 
+/** What scanMdx keeps while it walks the parser's events. */
+type ScanState = {
+  content: string;
+  urls: MdxUrl[];
+  code: MdxCode;
+  elements: MdxElement[];
+  /** Indexes in `elements` of the elements still open, innermost last. */
+  open: number[];
+  /** The tag being read: its name so far, closing or self-closing, where it starts, its first URL. */
+  element: string;
+  closing: boolean;
+  selfClosing: boolean;
+  tagStart: number;
+  tagUrls: number;
+  /** The attribute being read, and where it starts; inLiteral while inside its quoted value. */
+  attr: Attr | null;
+  attrStart: number;
+  inLiteral: boolean;
+  /** The Markdown images and links being read, innermost last. */
+  link: ("markdown-image" | "markdown-link")[];
+};
+
+/** A token begins: a tag, an attribute, an expression, an ESM block, or a Markdown URL (reported at once). */
+function enterToken(s: ScanState, token: Token): void {
+  const type = token.type;
+  const start = token.start.offset;
+  const end = token.end.offset;
+  switch (type) {
+    case "mdxJsxFlowTag":
+    case "mdxJsxTextTag":
+      s.element = "";
+      s.closing = false;
+      s.selfClosing = false;
+      s.tagStart = start;
+      s.tagUrls = s.urls.length;
+      break;
+    case "mdxJsxFlowTagClosingMarker":
+    case "mdxJsxTextTagClosingMarker":
+      s.closing = true;
+      break;
+    case "mdxJsxFlowTagSelfClosingMarker":
+    case "mdxJsxTextTagSelfClosingMarker":
+      s.selfClosing = true;
+      break;
+    case "mdxJsxFlowTagNamePrimary":
+    case "mdxJsxTextTagNamePrimary":
+    case "mdxJsxFlowTagNameMemberMarker":
+    case "mdxJsxTextTagNameMemberMarker":
+    case "mdxJsxFlowTagNameMember":
+    case "mdxJsxTextTagNameMember":
+    case "mdxJsxFlowTagNamePrefixMarker":
+    case "mdxJsxTextTagNamePrefixMarker":
+    case "mdxJsxFlowTagNameLocal":
+    case "mdxJsxTextTagNameLocal":
+      s.element += s.content.slice(start, end);
+      break;
+    case "mdxJsxFlowTagAttribute":
+    case "mdxJsxTextTagAttribute":
+      s.attr = { name: "", chunks: [], literal: false };
+      s.attrStart = start;
+      break;
+    case "mdxJsxFlowTagExpressionAttribute":
+    case "mdxJsxTextTagExpressionAttribute":
+      s.code.attributes.push({ tag: s.code.tags.length, name: "", start, end, kind: "spread", value: null });
+      break;
+    case "mdxjsEsm":
+      s.code.esm.push({ start, end });
+      break;
+    case "mdxFlowExpression":
+    case "mdxTextExpression":
+      s.code.expressions.push({ start, end, empty: isEmptyProgram(token.estree) });
+      break;
+    case "mdxJsxFlowTagAttributeNamePrimary":
+    case "mdxJsxTextTagAttributeNamePrimary":
+    case "mdxJsxFlowTagAttributeNamePrefixMarker":
+    case "mdxJsxTextTagAttributeNamePrefixMarker":
+    case "mdxJsxFlowTagAttributeNameLocal":
+    case "mdxJsxTextTagAttributeNameLocal":
+      if (s.attr) s.attr.name += s.content.slice(start, end);
+      break;
+    case "mdxJsxFlowTagAttributeValueLiteral":
+    case "mdxJsxTextTagAttributeValueLiteral":
+      if (s.attr) s.attr.literal = true;
+      s.inLiteral = true;
+      break;
+    case "lineEnding":
+      if (s.inLiteral && s.attr) s.attr.chunks.push({ start, end });
+      break;
+    case "mdxJsxFlowTagAttributeValueExpression":
+    case "mdxJsxTextTagAttributeValueExpression":
+      if (s.attr) s.attr.estree = token.estree;
+      break;
+    case "image":
+      s.link.push("markdown-image");
+      break;
+    case "link":
+      s.link.push("markdown-link");
+      break;
+    case "resourceDestinationString": {
+      const raw = s.content.slice(start, end);
+      s.urls.push({
+        url: browserUrl(decodeString(raw)),
+        start,
+        end,
+        where: s.link[s.link.length - 1] ?? "markdown-link",
+      });
+      break;
+    }
+    case "definitionDestinationString": {
+      const raw = s.content.slice(start, end);
+      s.urls.push({ url: browserUrl(decodeString(raw)), start, end, where: "definition" });
+      break;
+    }
+    default:
+      if (s.inLiteral && s.attr && LITERAL_VALUE.test(type)) s.attr.chunks.push({ start, end });
+  }
+}
+
+/** A token ends: an attribute (its URLs reported), a Markdown image or link, or a tag (an element opened or closed). */
+function exitToken(s: ScanState, token: Token): void {
+  const type = token.type;
+  const end = token.end.offset;
+  switch (type) {
+    case "mdxJsxFlowTagAttributeValueLiteral":
+    case "mdxJsxTextTagAttributeValueLiteral":
+      s.inLiteral = false;
+      break;
+    case "mdxJsxFlowTagAttribute":
+    case "mdxJsxTextTagAttribute":
+      if (s.attr) {
+        attributeUrls(s.content, s.element, s.attr, s.urls);
+        const value = attributeValue(s.content, s.attr);
+        const kind =
+          value !== null
+            ? "string"
+            : s.attr.literal || s.attr.estree !== undefined
+              ? "expression"
+              : "boolean";
+        s.code.attributes.push({
+          tag: s.code.tags.length,
+          name: s.attr.name,
+          start: s.attrStart,
+          end,
+          kind,
+          value,
+        });
+      }
+      s.attr = null;
+      break;
+    case "image":
+    case "link":
+      s.link.pop();
+      break;
+    case "mdxJsxFlowTag":
+    case "mdxJsxTextTag":
+      s.code.tags.push({ name: s.element, start: s.tagStart, end, closing: s.closing });
+      if (s.closing) {
+        // Close up to the innermost open element of that name (MDX itself checks the nesting).
+        for (let i = s.open.length - 1; i >= 0; i--) {
+          if (s.elements[s.open[i]!]!.name === s.element) {
+            s.open.length = i;
+            break;
+          }
+        }
+      } else {
+        const parent = s.open.length > 0 ? s.open[s.open.length - 1]! : -1;
+        s.elements.push({
+          name: s.element,
+          start: s.tagStart,
+          end,
+          parent,
+          urlsFrom: s.tagUrls,
+          urlsTo: s.urls.length,
+        });
+        if (!s.selfClosing) s.open.push(s.elements.length - 1);
+      }
+      break;
+  }
+}
+
 /**
  * scanMdxUrls, plus every opening JSX tag with its enclosing element (closing tags matched by name), and
  * what in the content is code (for sanitizing, see mdx_sanitize.ts).
  */
 export function scanMdx(content: string): { urls: MdxUrl[]; elements: MdxElement[]; code: MdxCode } {
-  const evs = events(content);
-  const out: MdxUrl[] = [];
-  const code: MdxCode = { esm: [], expressions: [], tags: [], attributes: [] };
-  let attrStart = 0;
-  const elements: MdxElement[] = [];
-  const open: number[] = [];
-  let element = "";
-  let closing = false;
-  let selfClosing = false;
-  let tagStart = 0;
-  let tagUrls = 0;
-  let attr: Attr | null = null;
-  let inLiteral = false;
-  const link: ("markdown-image" | "markdown-link")[] = [];
-  for (const [kind, token] of evs) {
-    const type = token.type;
-    const start = token.start.offset;
-    const end = token.end.offset;
-    if (kind === "enter") {
-      switch (type) {
-        case "mdxJsxFlowTag":
-        case "mdxJsxTextTag":
-          element = "";
-          closing = false;
-          selfClosing = false;
-          tagStart = start;
-          tagUrls = out.length;
-          break;
-        case "mdxJsxFlowTagClosingMarker":
-        case "mdxJsxTextTagClosingMarker":
-          closing = true;
-          break;
-        case "mdxJsxFlowTagSelfClosingMarker":
-        case "mdxJsxTextTagSelfClosingMarker":
-          selfClosing = true;
-          break;
-        case "mdxJsxFlowTagNamePrimary":
-        case "mdxJsxTextTagNamePrimary":
-        case "mdxJsxFlowTagNameMemberMarker":
-        case "mdxJsxTextTagNameMemberMarker":
-        case "mdxJsxFlowTagNameMember":
-        case "mdxJsxTextTagNameMember":
-        case "mdxJsxFlowTagNamePrefixMarker":
-        case "mdxJsxTextTagNamePrefixMarker":
-        case "mdxJsxFlowTagNameLocal":
-        case "mdxJsxTextTagNameLocal":
-          element += content.slice(start, end);
-          break;
-        case "mdxJsxFlowTagAttribute":
-        case "mdxJsxTextTagAttribute":
-          attr = { name: "", chunks: [], literal: false };
-          attrStart = start;
-          break;
-        case "mdxJsxFlowTagExpressionAttribute":
-        case "mdxJsxTextTagExpressionAttribute":
-          code.attributes.push({ tag: code.tags.length, name: "", start, end, kind: "spread", value: null });
-          break;
-        case "mdxjsEsm":
-          code.esm.push({ start, end });
-          break;
-        case "mdxFlowExpression":
-        case "mdxTextExpression":
-          code.expressions.push({ start, end, empty: isEmptyProgram(token.estree) });
-          break;
-        case "mdxJsxFlowTagAttributeNamePrimary":
-        case "mdxJsxTextTagAttributeNamePrimary":
-        case "mdxJsxFlowTagAttributeNamePrefixMarker":
-        case "mdxJsxTextTagAttributeNamePrefixMarker":
-        case "mdxJsxFlowTagAttributeNameLocal":
-        case "mdxJsxTextTagAttributeNameLocal":
-          if (attr) attr.name += content.slice(start, end);
-          break;
-        case "mdxJsxFlowTagAttributeValueLiteral":
-        case "mdxJsxTextTagAttributeValueLiteral":
-          if (attr) attr.literal = true;
-          inLiteral = true;
-          break;
-        case "lineEnding":
-          if (inLiteral && attr) attr.chunks.push({ start, end });
-          break;
-        case "mdxJsxFlowTagAttributeValueExpression":
-        case "mdxJsxTextTagAttributeValueExpression":
-          if (attr) attr.estree = token.estree;
-          break;
-        case "image":
-          link.push("markdown-image");
-          break;
-        case "link":
-          link.push("markdown-link");
-          break;
-        case "resourceDestinationString": {
-          const raw = content.slice(start, end);
-          out.push({
-            url: browserUrl(decodeString(raw)),
-            start,
-            end,
-            where: link[link.length - 1] ?? "markdown-link",
-          });
-          break;
-        }
-        case "definitionDestinationString": {
-          const raw = content.slice(start, end);
-          out.push({ url: browserUrl(decodeString(raw)), start, end, where: "definition" });
-          break;
-        }
-        default:
-          if (inLiteral && attr && LITERAL_VALUE.test(type)) attr.chunks.push({ start, end });
-      }
-    } else {
-      switch (type) {
-        case "mdxJsxFlowTagAttributeValueLiteral":
-        case "mdxJsxTextTagAttributeValueLiteral":
-          inLiteral = false;
-          break;
-        case "mdxJsxFlowTagAttribute":
-        case "mdxJsxTextTagAttribute":
-          if (attr) {
-            attributeUrls(content, element, attr, out);
-            const value = attributeValue(content, attr);
-            const kind =
-              value !== null
-                ? "string"
-                : attr.literal || attr.estree !== undefined
-                  ? "expression"
-                  : "boolean";
-            code.attributes.push({
-              tag: code.tags.length,
-              name: attr.name,
-              start: attrStart,
-              end,
-              kind,
-              value,
-            });
-          }
-          attr = null;
-          break;
-        case "image":
-        case "link":
-          link.pop();
-          break;
-        case "mdxJsxFlowTag":
-        case "mdxJsxTextTag":
-          code.tags.push({ name: element, start: tagStart, end, closing });
-          if (closing) {
-            // Close up to the innermost open element of that name (MDX itself checks the nesting).
-            for (let i = open.length - 1; i >= 0; i--) {
-              if (elements[open[i]!]!.name === element) {
-                open.length = i;
-                break;
-              }
-            }
-          } else {
-            const parent = open.length > 0 ? open[open.length - 1]! : -1;
-            elements.push({
-              name: element,
-              start: tagStart,
-              end,
-              parent,
-              urlsFrom: tagUrls,
-              urlsTo: out.length,
-            });
-            if (!selfClosing) open.push(elements.length - 1);
-          }
-          break;
-      }
-    }
+  const s: ScanState = {
+    content,
+    urls: [],
+    code: { esm: [], expressions: [], tags: [], attributes: [] },
+    elements: [],
+    open: [],
+    element: "",
+    closing: false,
+    selfClosing: false,
+    tagStart: 0,
+    tagUrls: 0,
+    attr: null,
+    attrStart: 0,
+    inLiteral: false,
+    link: [],
+  };
+  for (const [kind, token] of events(content)) {
+    if (kind === "enter") enterToken(s, token);
+    else exitToken(s, token);
   }
-  return { urls: out, elements, code };
+  return { urls: s.urls, elements: s.elements, code: s.code };
 }
