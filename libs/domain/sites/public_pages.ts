@@ -1,25 +1,10 @@
 import { and, asc, eq } from "drizzle-orm";
-import { pages, sites } from "@site/db";
+import { pages } from "@site/db";
 import { type Context, notFound, isUuid } from "@site/domain/core";
 import { loadPageIndex, type PageIndex, pageIndexOf } from "./links.ts";
 import { linkSpansOf, readPageLinks } from "./page_links.ts";
 import { signPageMedia } from "./page_signing.ts";
-
-async function publishedSite(ctx: Context, slug: string) {
-  const [site] = await ctx.db
-    .select({
-      id: sites.id,
-      name: sites.name,
-      slug: sites.slug,
-      live: sites.publicContentLive,
-    })
-    .from(sites)
-    .where(eq(sites.slug, slug))
-    .limit(1);
-  // An unpublished site is not there for visitors.
-  if (!site?.live) throw notFound("site");
-  return site;
-}
+import { publishedSite } from "./published_site.ts";
 
 const publicPage = {
   id: pages.id,

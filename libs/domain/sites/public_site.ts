@@ -1,7 +1,7 @@
 import { type Static, Type } from "@sinclair/typebox";
-import { eq, sql } from "drizzle-orm";
+import { sql } from "drizzle-orm";
 import { sites } from "@site/db";
-import { type Context, type ListQuery, notFound } from "@site/domain/core";
+import type { Context, ListQuery } from "@site/domain/core";
 import { PublicChrome } from "./chrome_model.ts";
 import { requireLocale, resolveChromeStrings } from "./chrome_strings.ts";
 import { listItems } from "./collection_items.ts";
@@ -9,6 +9,7 @@ import type { CollectionItem } from "./collection_model.ts";
 import { getLayout } from "./layout.ts";
 import { Layout, Styles } from "./layout_model.ts";
 import { negotiateLocale } from "./locales.ts";
+import { publishedSite } from "./published_site.ts";
 
 /** The public read of a published site: its name, layout, styles and chrome in the visitor's locale. */
 export const PublicSite = Type.Object({
@@ -20,26 +21,14 @@ export const PublicSite = Type.Object({
 /** The public read of a published site. */
 export type PublicSite = Static<typeof PublicSite>;
 
-/** A published site by slug; 404 NOT_FOUND for an unknown or unpublished one (visitors see nothing). */
-async function publishedSite(ctx: Context, slug: string) {
-  const [site] = await ctx.db
-    .select({
-      id: sites.id,
-      name: sites.name,
-      slug: sites.slug,
-      live: sites.publicContentLive,
-      defaultLocale: sites.defaultLocale,
-      // Qualified by hand: inside a subquery Drizzle writes column names without their table.
-      locales: sql<
-        string[]
-      >`array(select distinct cs.locale from site_chrome_strings cs where cs.site_id = "sites"."id")`,
-    })
-    .from(sites)
-    .where(eq(sites.slug, slug))
-    .limit(1);
-  if (!site?.live) throw notFound("site");
-  return site;
-}
+/** The site's default locale and every locale it has chrome strings in. */
+const localeColumns = {
+  defaultLocale: sites.defaultLocale,
+  // Qualified by hand: inside a subquery Drizzle writes column names without their table.
+  locales: sql<
+    string[]
+  >`array(select distinct cs.locale from site_chrome_strings cs where cs.site_id = "sites"."id")`,
+};
 
 /**
  * A published site for visitors: layout with links translated to current paths and the logo signed with
@@ -51,7 +40,7 @@ export async function readPublicSite(
   slug: string,
   opts: { locale?: string; acceptLanguage?: string | null } = {},
 ): Promise<PublicSite> {
-  const site = await publishedSite(ctx, slug);
+  const site = await publishedSite(ctx, slug, localeColumns);
   const available = [...new Set([site.defaultLocale, ...site.locales])];
   const wanted = opts.locale ? requireLocale(opts.locale) : opts.acceptLanguage;
   const locale = negotiateLocale(wanted, available, site.defaultLocale);
