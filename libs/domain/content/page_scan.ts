@@ -1,6 +1,13 @@
 import { type MediaRefBases, readMediaRef } from "@site/domain/media";
 import { applyEdits, sanitizeEdits } from "./mdx_sanitize.ts";
-import { MdxSyntaxError, type MdxUrl, type MdxUrlWhere, scanMdx } from "./mdx_urls.ts";
+import {
+  type MdxCode,
+  type MdxElement,
+  MdxSyntaxError,
+  type MdxUrl,
+  type MdxUrlWhere,
+  scanMdx,
+} from "./mdx_urls.ts";
 
 /** A media reference of page MDX: a URL that names one library key, with where it sits. */
 export type PageMediaRef = {
@@ -89,6 +96,143 @@ function strayText(content: string, at: number): string {
   return m.exec(content)?.[0] ?? MEDIA_PATH;
 }
 
+/** Collects problems: all are counted, the first MAX_PROBLEMS kept with their line. */
+type Problems = {
+  list: PageMediaProblem[];
+  count: number;
+  add: (ref: string, offset: number, message: string) => void;
+};
+
+function problemList(lineOf: (offset: number) => number): Problems {
+  const p: Problems = {
+    list: [],
+    count: 0,
+    add: (ref, offset, message) => {
+      p.count++;
+      if (p.list.length < MAX_PROBLEMS) p.list.push({ ref, line: lineOf(offset), message });
+    },
+  };
+  return p;
+}
+
+/**
+ * The media references among the URLs (the first MAX_PAGE_MEDIA_REFS kept, all counted); a URL that
+ * carries a media path other than as its own path, a displayUrl, or an outside `Media` src is a problem.
+ */
+function mediaRefs(
+  urls: MdxUrl[],
+  bases: MediaRefBases,
+  markers: string[],
+  lineOf: (offset: number) => number,
+  problems: Problems,
+): { refs: PageMediaRef[]; refCount: number } {
+  const refs: PageMediaRef[] = [];
+  let refCount = 0;
+  for (const u of urls) {
+    const parsed = readMediaRef(bases, u.url);
+    const inside = countOccurrences(u.url, markers);
+    const isMediaSrc = u.element === "Media" && u.attribute?.toLowerCase() === "src";
+    if (parsed.kind === "outside") {
+      if (inside > 0)
+        problems.add(
+          u.url,
+          u.start,
+          "not a media url but carries a media path: reference a library file by its url (/api/media/<key>) alone",
+        );
+      else if (isMediaSrc)
+        problems.add(u.url, u.start, "outside URL: embed the url of a file of this site's library");
+      continue;
+    }
+    if (inside > 1) {
+      problems.add(
+        u.url,
+        u.start,
+        "carries another media path in its query or fragment: reference each library file by its own url",
+      );
+      continue;
+    }
+    if (parsed.kind === "path" && /(^|&)(k|t)=/.test(parsed.query)) {
+      problems.add(
+        u.url,
+        u.start,
+        "a displayUrl with a grant: persist the canonical url (/api/media/<key>) instead",
+      );
+      continue;
+    }
+    if (++refCount > MAX_PAGE_MEDIA_REFS) continue;
+    refs.push({
+      url: u.url,
+      key: parsed.key,
+      start: u.start,
+      end: u.end,
+      line: lineOf(u.start),
+      where: u.where,
+      ...(u.element !== undefined ? { element: u.element } : {}),
+      ...(u.attribute !== undefined ? { attribute: u.attribute } : {}),
+    });
+  }
+  return { refs, refCount };
+}
+
+/** Every media path written in the source must sit inside a URL the parser found: any other is a problem. */
+function strayMediaPaths(content: string, markers: string[], urls: MdxUrl[], problems: Problems): void {
+  const strays: number[] = [];
+  for (const marker of markers) {
+    for (let i = content.indexOf(marker); i >= 0; i = content.indexOf(marker, i + marker.length))
+      strays.push(i);
+  }
+  strays.sort((a, b) => a - b);
+  let u = 0;
+  for (const at of strays) {
+    while (u < urls.length && urls[u]!.end <= at) u++;
+    const inUrl = u < urls.length && urls[u]!.start <= at;
+    if (!inUrl)
+      problems.add(
+        strayText(content, at),
+        at,
+        'a media path outside an attribute, image, link or definition (text, code or an expression) is never signed for readers: write it as src="…" or ![…](…)',
+      );
+  }
+}
+
+/** Each `Media` not inside Column > Column (the first MAX_PROBLEMS, all counted), with its src. */
+function bareMediaOf(
+  elements: MdxElement[],
+  urls: MdxUrl[],
+  lineOf: (offset: number) => number,
+): { bareMedia: { line: number; src: string }[]; bareCount: number } {
+  const bareMedia: { line: number; src: string }[] = [];
+  let bareCount = 0;
+  for (const el of elements) {
+    if (el.name !== "Media") continue;
+    const p = el.parent >= 0 ? elements[el.parent]! : null;
+    const gp = p && p.parent >= 0 ? elements[p.parent]! : null;
+    if (p?.name === "Column" && gp?.name === "Column") continue;
+    if (++bareCount > MAX_PROBLEMS) continue;
+    const src = urls.slice(el.urlsFrom, el.urlsTo).find((x) => x.attribute?.toLowerCase() === "src");
+    bareMedia.push({ line: lineOf(el.start), src: src?.url ?? "" });
+  }
+  return { bareMedia, bareCount };
+}
+
+/** The sanitized content and its references moved with it, both null when nothing is removed. */
+function sanitized(
+  content: string,
+  code: MdxCode,
+  urls: MdxUrl[],
+  refs: PageMediaRef[],
+): { safeContent: string | null; safeRefs: PageMediaRef[] | null; removed: number } {
+  const edits = sanitizeEdits(code, urls);
+  if (edits.length === 0) return { safeContent: null, safeRefs: null, removed: 0 };
+  const { text, map } = applyEdits(content, edits);
+  const safeRefs: PageMediaRef[] = [];
+  for (const r of refs) {
+    const moved = map(r.start, r.end);
+    if (moved) safeRefs.push({ ...r, start: moved[0], end: moved[1] });
+  }
+  return { safeContent: text, safeRefs, removed: edits.length };
+}
+
 /**
  * Reads page MDX for media, by parsing it (mdx_urls.ts): each URL that names a library key becomes a
  * reference; problems are the ways content could smuggle a path past the check or past signing:
@@ -110,113 +254,20 @@ export function analyzePage(content: string, bases: MediaRefBases): PageScan {
   const { urls, elements, code } = scan;
   const lineOf = lineIndex(content);
   const markers = [MEDIA_PATH, ...bases.legacyPrefixes];
-  const refs: PageMediaRef[] = [];
-  let refCount = 0;
-  const problems: PageMediaProblem[] = [];
-  let problemCount = 0;
-  const problem = (ref: string, offset: number, message: string) => {
-    problemCount++;
-    if (problems.length < MAX_PROBLEMS) problems.push({ ref, line: lineOf(offset), message });
-  };
-
-  for (const u of urls) {
-    const parsed = readMediaRef(bases, u.url);
-    const inside = countOccurrences(u.url, markers);
-    const isMediaSrc = u.element === "Media" && u.attribute?.toLowerCase() === "src";
-    if (parsed.kind === "outside") {
-      if (inside > 0)
-        problem(
-          u.url,
-          u.start,
-          "not a media url but carries a media path: reference a library file by its url (/api/media/<key>) alone",
-        );
-      else if (isMediaSrc)
-        problem(u.url, u.start, "outside URL: embed the url of a file of this site's library");
-      continue;
-    }
-    if (inside > 1) {
-      problem(
-        u.url,
-        u.start,
-        "carries another media path in its query or fragment: reference each library file by its own url",
-      );
-      continue;
-    }
-    if (parsed.kind === "path" && /(^|&)(k|t)=/.test(parsed.query)) {
-      problem(
-        u.url,
-        u.start,
-        "a displayUrl with a grant: persist the canonical url (/api/media/<key>) instead",
-      );
-      continue;
-    }
-    if (++refCount > MAX_PAGE_MEDIA_REFS) continue;
-    refs.push({
-      url: u.url,
-      key: parsed.key,
-      start: u.start,
-      end: u.end,
-      line: lineOf(u.start),
-      where: u.where,
-      ...(u.element !== undefined ? { element: u.element } : {}),
-      ...(u.attribute !== undefined ? { attribute: u.attribute } : {}),
-    });
-  }
-
-  // Every media path written in the source must sit inside a URL the parser found.
-  const strays: number[] = [];
-  for (const marker of markers) {
-    for (let i = content.indexOf(marker); i >= 0; i = content.indexOf(marker, i + marker.length))
-      strays.push(i);
-  }
-  strays.sort((a, b) => a - b);
-  let u = 0;
-  for (const at of strays) {
-    while (u < urls.length && urls[u]!.end <= at) u++;
-    const inUrl = u < urls.length && urls[u]!.start <= at;
-    if (!inUrl)
-      problem(
-        strayText(content, at),
-        at,
-        'a media path outside an attribute, image, link or definition (text, code or an expression) is never signed for readers: write it as src="…" or ![…](…)',
-      );
-  }
-
-  const bareMedia: { line: number; src: string }[] = [];
-  let bareCount = 0;
-  for (const el of elements) {
-    if (el.name !== "Media") continue;
-    const p = el.parent >= 0 ? elements[el.parent]! : null;
-    const gp = p && p.parent >= 0 ? elements[p.parent]! : null;
-    if (p?.name === "Column" && gp?.name === "Column") continue;
-    if (++bareCount > MAX_PROBLEMS) continue;
-    const src = urls.slice(el.urlsFrom, el.urlsTo).find((x) => x.attribute?.toLowerCase() === "src");
-    bareMedia.push({ line: lineOf(el.start), src: src?.url ?? "" });
-  }
-  problems.sort((a, b) => a.line - b.line);
-  const edits = sanitizeEdits(code, urls);
-  let safeContent: string | null = null;
-  let safeRefs: PageMediaRef[] | null = null;
-  if (edits.length > 0) {
-    const { text, map } = applyEdits(content, edits);
-    safeContent = text;
-    safeRefs = [];
-    for (const r of refs) {
-      const moved = map(r.start, r.end);
-      if (moved) safeRefs.push({ ...r, start: moved[0], end: moved[1] });
-    }
-  }
+  const problems = problemList(lineOf);
+  const { refs, refCount } = mediaRefs(urls, bases, markers, lineOf, problems);
+  strayMediaPaths(content, markers, urls, problems);
+  const { bareMedia, bareCount } = bareMediaOf(elements, urls, lineOf);
+  problems.list.sort((a, b) => a.line - b.line);
   return {
     ok: true,
     refs,
     refCount,
-    problems,
-    problemCount,
+    problems: problems.list,
+    problemCount: problems.count,
     bareMedia,
     bareCount,
-    safeContent,
-    safeRefs,
-    removed: edits.length,
+    ...sanitized(content, code, urls, refs),
     links: urls
       .filter((x) => mayNamePage(x.url))
       .map((x) => ({
