@@ -18,6 +18,7 @@ import { bearer } from "./schemas.ts";
 import type { AppDeps } from "./deps.ts";
 import { assertBoundedInput } from "./input_bounds.ts";
 import { checkToolArgs, TOOLS, toolsFor } from "./mcp_tools.ts";
+import { modelJson } from "./openapi_document.ts";
 
 type ToolResult = {
   content: { type: "text"; text: string }[];
@@ -79,6 +80,7 @@ export function createMcpServer(deps: AppDeps, principal: Principal): Server {
       title: t.title,
       description: t.description,
       inputSchema: JSON.parse(JSON.stringify(t.input)),
+      ...(t.output ? { outputSchema: modelJson(t.output) } : {}),
       annotations: { readOnlyHint: t.readOnly, openWorldHint: t.openWorld ?? false },
     })),
   }));

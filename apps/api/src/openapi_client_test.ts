@@ -11,7 +11,7 @@ const ROOT = resolve(import.meta.dir, "..", "..", "..");
 // What a client developer writes against the generated types: every call is checked by tsc, and the
 // expected-error line proves the types are real (with `any` the directive is unused, which tsc rejects).
 const PROGRAM = `import createClient from "openapi-fetch";
-import type { paths } from "./api.ts";
+import type { components, paths } from "./api.ts";
 
 const env = process.env as Record<string, string>;
 const client = createClient<paths>({ baseUrl: env.BASE, headers: { authorization: \`Bearer \${env.KEY}\` } });
@@ -39,6 +39,12 @@ if (!put.ok) throw new Error(\`PUT: \${put.status} \${await put.text()}\`);
 const listed = await client.GET("/api/v1/sites/{siteId}/media", { params: { path: { siteId } } });
 if (!listed.data) throw new Error("list media");
 const sizes: number[] = listed.data.images.map((i) => i.size);
+// The domain's models are named types of the client (components), the answers typed by them.
+const page: components["schemas"]["MediaLibraryPage"] = listed.data;
+const instructions: components["schemas"]["SignedUpload"] = prepared.data.upload;
+const firstImage: components["schemas"]["MediaImage"] | undefined = page.images[0];
+void instructions;
+void firstImage;
 
 const estimate = await client.POST("/api/v1/sites/{siteId}/media/screenshot", {
   params: { path: { siteId } },

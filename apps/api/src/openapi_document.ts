@@ -1,6 +1,8 @@
-import { toOpenAPISchema } from "@elysiajs/openapi/openapi";
+import { toOpenAPISchema, unwrapSchema } from "@elysiajs/openapi/openapi";
+import type { TSchema } from "@sinclair/typebox";
 import type { AnyElysia } from "elysia";
-import { MediaImage } from "@site/domain/media";
+import { SignedUpload } from "@site/domain/core";
+import { AddedMediaFile, MediaImage, MediaLibraryPage, UploadPreparation } from "@site/domain/media";
 import { SiteView } from "@site/domain/sites";
 
 /** The OpenAPI version the document declares (and keeps: `const`, `type: [x, "null"]`, `examples`). */
@@ -44,16 +46,33 @@ const ERROR_DETAILS = {
   ],
 };
 
-/** Models answered by several routes, named in components (a client generator gets one type each). */
-const NAMED_SCHEMAS: Record<string, unknown> = { Site: SiteView, MediaImage };
+/**
+ * The domain's models, named in components (a client generator gets one type each): every inline copy
+ * in an operation becomes a `$ref`, and so does a named model inside another (UploadPreparation's
+ * `upload` is a SignedUpload). MCP tools declare the same models as their output schemas.
+ */
+export const NAMED_SCHEMAS: Record<string, TSchema> = {
+  Site: SiteView,
+  MediaImage,
+  MediaLibraryPage,
+  AddedMediaFile,
+  SignedUpload,
+  UploadPreparation,
+};
 
 const TAGS = [
   { name: "sites", description: "Sites and templates" },
   { name: "pages", description: "Pages of a site" },
+  { name: "layout", description: "A site's header, footer and styles (read, then replace with If-Match)" },
+  { name: "chrome", description: "The site shell's strings per locale, and the default locale" },
+  { name: "collections", description: "Collections of structured items and their order" },
+  { name: "links", description: "What a site's links name, and its broken links" },
   { name: "media", description: "The media library" },
   { name: "delivery", description: "Media delivery behind grants, and the signed upload" },
   { name: "screenshots", description: "Product screenshots in 3D device mockups" },
   { name: "social", description: "Social accounts, posts and performance" },
+  { name: "newsletters", description: "Subscribers, campaigns, sending and inbound reports" },
+  { name: "webhooks", description: "Webhook endpoints and their delivery log" },
   { name: "public", description: "Published sites, no token" },
   { name: "mcp", description: "Model Context Protocol for agents" },
   { name: "operations", description: "Health and readiness" },
@@ -70,6 +89,15 @@ const STATUS_TEXT: Record<string, string> = {
   "206": "Partial content (a byte range)",
   "304": "Not modified",
 };
+
+/**
+ * A domain model as JSON Schema, written as the document writes a response of it (Elysia's own
+ * conversion: `anyOf [x, null]` is `type: [x, "null"]`, then `finishSchema`). MCP tools declare their
+ * output schemas with it, so a tool's output schema is the component, word for word.
+ */
+export function modelJson(model: TSchema): Json {
+  return finishSchema(unwrapSchema(structuredClone(model) as never, undefined, "output", OPENAPI_VERSION));
+}
 
 /**
  * Builds the OpenAPI 3.1 document of an app from its routes' TypeBox schemas and `detail`, then
@@ -118,7 +146,7 @@ export function buildOpenApiDocument(app: AnyElysia, opts: { publicBaseUrl: stri
 export function finishOpenApiDocument(doc: Json): Json {
   const named = new Map<string, string>();
   for (const [name, model] of Object.entries(NAMED_SCHEMAS))
-    named.set(JSON.stringify(finishSchema(structuredClone(model))), name);
+    named.set(JSON.stringify(modelJson(model)), name);
   const paths: Json = {};
   for (const [rawPath, item] of Object.entries(doc.paths as Json)) {
     const path = rawPath.replace(/\/\*$/, "/{key}");
@@ -131,7 +159,8 @@ export function finishOpenApiDocument(doc: Json): Json {
   const schemas: Json = {};
   for (const [name, s] of Object.entries((doc.components?.schemas ?? {}) as Json))
     schemas[name] = finishSchema(s);
-  for (const [json, name] of named) schemas[name] = JSON.parse(json);
+  // A named model's own body names the models it holds (its top level is itself, kept as written).
+  for (const [json, name] of named) schemas[name] = nameInner(JSON.parse(json), named);
   schemas.FieldProblem = FIELD_PROBLEM;
   schemas.ErrorDetails = ERROR_DETAILS;
   return { ...doc, paths, components: { ...doc.components, schemas } };
@@ -147,6 +176,16 @@ function nameSchemas(value: unknown, named: Map<string, string>): any {
   for (const [k, v] of Object.entries(value as Json))
     out[k] = k === "examples" || k === "example" ? v : nameSchemas(v, named);
   return out;
+}
+
+/** `nameSchemas` below the top level of a named model. */
+function nameInner(model: Json, named: Map<string, string>): Json {
+  return Object.fromEntries(
+    Object.entries(model).map(([k, v]) => [
+      k,
+      k === "examples" || k === "example" ? v : nameSchemas(v, named),
+    ]),
+  );
 }
 
 function headerCase(name: string): string {

@@ -20,6 +20,36 @@ export const ListQuery = Type.Object({
 /** A checked listing query. */
 export type ListQuery = Static<typeof ListQuery>;
 
+/** A keyset page's cursor: the next page's `cursor`, or null on the last page. */
+export const NextCursor = Type.Union([Type.String(), Type.Null()], {
+  description: "pass as cursor for the next page; null on the last page",
+});
+
+/**
+ * The one page wrapper of every keyset listing: `{<key>: item[], nextCursor}` (`{images, nextCursor}`,
+ * `{sites, nextCursor}`…), so every list answers its cursor the same way.
+ */
+export function pageOf<K extends string, T extends TSchema>(key: K, item: T) {
+  return Type.Object({ [key]: Type.Array(item), nextCursor: NextCursor } as {
+    [P in K]: ReturnType<typeof Type.Array<T>>;
+  } & { nextCursor: typeof NextCursor });
+}
+
+/**
+ * Signed-upload instructions: PUT the bytes to `url` with exactly `headers` before `expiresInSeconds`
+ * run out (the site library's and the social library's uploads alike).
+ */
+export const SignedUpload = Type.Object({
+  url: Type.String({ description: "where to PUT the bytes" }),
+  method: Type.Literal("PUT"),
+  headers: Type.Record(Type.String(), Type.String(), {
+    description: "send exactly these headers with the PUT",
+  }),
+  expiresInSeconds: Type.Integer({ examples: [7200] }),
+});
+/** Signed-upload instructions. */
+export type SignedUpload = Static<typeof SignedUpload>;
+
 /**
  * Checks a value against a model where no framework did (MCP tool arguments, CLI input): the value
  * typed by the model, or 400 VALIDATION_ERROR naming each field.

@@ -1,7 +1,8 @@
 import { checkFetchTarget, GuardedFetchError, guardedFetchStream, TargetError } from "@site/net";
 import { isStoreDown, StoreError } from "@site/storage";
 import { AppError } from "@site/domain/core";
-import type { ImportUrlBody } from "./models.ts";
+import { addedMediaFile } from "./embed.ts";
+import type { AddedMediaFile, ImportUrlBody } from "./models.ts";
 import { addLibraryStream, type LibraryEntry, type MediaContext } from "./library.ts";
 import { reserveImport, settleImportReservation } from "./quota.ts";
 
@@ -70,7 +71,7 @@ export async function importFromUrl(
   siteId: string,
   input: ImportUrlBody,
   opts: ImportOptions = {},
-) {
+): Promise<AddedMediaFile> {
   if (typeof input.url !== "string" || input.url.trim() === "")
     throw new AppError("VALIDATION_ERROR", "url: required", [{ field: "url", message: "required" }]);
   const limits = ctx.config.limits;
@@ -121,5 +122,5 @@ export async function importFromUrl(
     }
     throw err;
   }
-  return { publicUrl: entry.url, path: entry.key, name: entry.name, url: entry.url, size: entry.size };
+  return addedMediaFile(entry, input.alt);
 }

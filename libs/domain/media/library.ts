@@ -15,7 +15,7 @@ import {
 import { grantMemberUrl, mediaPath, memberGrantExpiry } from "./grants.ts";
 import { pageCache } from "./list_cache.ts";
 import { recordMediaCreated } from "./media_events.ts";
-import type { MediaImage } from "./models.ts";
+import type { MediaLibraryPage } from "./models.ts";
 import { countLanding, type ImportReservation } from "./quota.ts";
 import { IMAGE_TYPES, type ImageType, type SniffedImage, sniffImage } from "./image_types.ts";
 
@@ -245,8 +245,8 @@ export function isoMillis(utc: string): string {
   return `${m[1]}T${m[2]}.${`${m[3] ?? ""}000`.slice(0, 3)}Z`;
 }
 
-/** A page of a site's library as the API answers it. */
-export type LibraryPage = { images: MediaImage[]; nextCursor: string | null };
+/** A page of a site's library as the API answers it (the `MediaLibraryPage` model). */
+export type LibraryPage = MediaLibraryPage;
 
 /**
  * Lists a site's library, newest first, keyset-paginated; displayUrl carries a member grant for the

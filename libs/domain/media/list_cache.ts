@@ -1,7 +1,6 @@
 import type { Context } from "@site/domain/core";
-import type { MediaImage } from "./models.ts";
+import type { MediaLibraryPage as Page } from "./models.ts";
 
-type Page = { images: MediaImage[]; nextCursor: string | null };
 type Entry = { version: string; exp: number; page: Page };
 
 /** Pages kept per process; a page of 50 is about 17 KB, so the cap bounds this near 20 MB. */

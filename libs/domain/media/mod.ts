@@ -1,5 +1,6 @@
 /** The media library: file types, grants, quota and daily caps, upload, URL import, delivery and share tokens. */
 export * from "./delivery.ts";
+export * from "./embed.ts";
 export * from "./grants.ts";
 export * from "./import_url.ts";
 export * from "./library.ts";

@@ -1,4 +1,5 @@
 import { type Static, Type } from "@sinclair/typebox";
+import { pageOf, SignedUpload } from "@site/domain/core";
 import { MAX_MEDIA_BYTES } from "@site/storage";
 
 // One model per shape: the API route, the MCP tool and the TypeScript type all read these.
@@ -13,12 +14,7 @@ export type UploadBody = Static<typeof UploadBody>;
 
 /** The spec's upload preparation result. */
 export const UploadPreparation = Type.Object({
-  upload: Type.Object({
-    url: Type.String(),
-    method: Type.Literal("PUT"),
-    headers: Type.Record(Type.String(), Type.String()),
-    expiresInSeconds: Type.Integer({ examples: [7200] }),
-  }),
+  upload: SignedUpload,
   publicUrl: Type.String(),
   path: Type.String({ examples: ["site-media/<site_id>/<name>"] }),
   name: Type.String(),
@@ -28,9 +24,17 @@ export const UploadPreparation = Type.Object({
 /** The spec's upload preparation result. */
 export type UploadPreparation = Static<typeof UploadPreparation>;
 
-/** The body of POST …/media/import-url (and the import_media_from_url tool, with a siteId). */
+/** The longest URL an import takes (REST and MCP alike). */
+export const IMPORT_URL_MAX_LENGTH = 2048;
+
+/**
+ * The body of POST …/media/import-url and the import_media_from_url tool's arguments (with a siteId):
+ * one model, so both refuse the same URL with the same error (the scheme and host are the domain's
+ * check, `importFromUrl`, for both).
+ */
 export const ImportUrlBody = Type.Object({
   url: Type.String({
+    maxLength: IMPORT_URL_MAX_LENGTH,
     description: "public https:// URL of the image; private, loopback and link-local hosts are refused",
   }),
   alt: Type.Optional(
@@ -59,3 +63,23 @@ export const MediaImage = Type.Object({
 });
 /** A library image as the API answers it. */
 export type MediaImage = Static<typeof MediaImage>;
+
+/**
+ * A file just added to a site's library: the answer of a completed signed upload, of a URL import
+ * (REST) and of the import_media_from_url and upload_media tools (MCP).
+ */
+export const AddedMediaFile = Type.Object({
+  publicUrl: Type.String({ description: "the canonical /api/media/<key> path, the same as url" }),
+  path: Type.String({ examples: ["site-media/<site_id>/<name>"], description: "the storage key" }),
+  name: Type.String(),
+  url: Type.String({ description: "canonical /api/media/<key> path: persist this in page content" }),
+  size: Type.Integer({ description: "bytes" }),
+  embed: Type.String({ description: "the image block page MDX embeds this file with" }),
+});
+/** A file just added to a site's library. */
+export type AddedMediaFile = Static<typeof AddedMediaFile>;
+
+/** A page of a site's media library, newest first. */
+export const MediaLibraryPage = pageOf("images", MediaImage);
+/** A page of a site's media library. */
+export type MediaLibraryPage = Static<typeof MediaLibraryPage>;

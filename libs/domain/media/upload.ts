@@ -3,7 +3,8 @@ import { mediaFiles, mediaUploads } from "@site/db";
 import { isStoreDown, MAX_MEDIA_BYTES, StoreError } from "@site/storage";
 import { AppError, notFound } from "@site/domain/core";
 import { mediaPath } from "./grants.ts";
-import type { UploadBody, UploadPreparation } from "./models.ts";
+import { addedMediaFile } from "./embed.ts";
+import type { AddedMediaFile, UploadBody, UploadPreparation } from "./models.ts";
 import { libraryKey, type MediaContext, generateMediaName, notAnImage } from "./library.ts";
 import {
   countLanding,
@@ -218,7 +219,7 @@ function withDeadline(
 }
 
 /** The outcome of a completion call: the library file once its bytes landed and passed the checks. */
-export type CompletedUpload = { publicUrl: string; path: string; name: string; url: string; size: number };
+export type CompletedUpload = AddedMediaFile;
 
 /**
  * Completes a signed upload after the client's PUT (`POST …/media/upload/<name>/complete`): lands it
@@ -242,14 +243,11 @@ export async function completeUpload(
     if (failed) throw failed;
   }
   const [file] = await ctx.db
-    .select({ size: mediaFiles.size })
+    .select({ size: mediaFiles.size, alt: mediaFiles.alt })
     .from(mediaFiles)
     .where(eq(mediaFiles.key, upload.key))
     .limit(1);
-  if (file) {
-    const url = mediaPath(upload.key);
-    return { publicUrl: url, path: upload.key, name: upload.name, url, size: file.size };
-  }
+  if (file) return addedMediaFile({ key: upload.key, name: upload.name, size: file.size }, file.alt);
   const [now] = await ctx.db
     .select({ status: mediaUploads.status, expiresAt: mediaUploads.expiresAt })
     .from(mediaUploads)

@@ -1,5 +1,5 @@
 import { type Static, Type } from "@sinclair/typebox";
-import { PAGE_LIMIT } from "@site/domain/core";
+import { PAGE_LIMIT, pageOf } from "@site/domain/core";
 import { MAX_EMAIL_LENGTH } from "./emails.ts";
 
 // One model per shape: the newsletter routes, the MCP tools and the TypeScript types all read these.
@@ -153,10 +153,7 @@ export const SubscriberListQuery = Type.Object({
 export type SubscriberListQuery = Static<typeof SubscriberListQuery>;
 
 /** A page of subscribers. */
-export const SubscriberPage = Type.Object({
-  subscribers: Type.Array(SubscriberView),
-  nextCursor: Type.Union([Type.String(), Type.Null()]),
-});
+export const SubscriberPage = pageOf("subscribers", SubscriberView);
 
 /** POST /api/v1/public/sites/<slug>/subscribe. */
 export const PublicSubscribeBody = Type.Object({ email: Email }, { additionalProperties: false });
@@ -260,7 +257,4 @@ export const TestCampaignBody = Type.Object(
 /** One campaign. */
 export const CampaignAnswer = Type.Object({ campaign: CampaignView });
 /** A page of campaigns. */
-export const CampaignPage = Type.Object({
-  campaigns: Type.Array(CampaignSummary),
-  nextCursor: Type.Union([Type.String(), Type.Null()]),
-});
+export const CampaignPage = pageOf("campaigns", CampaignSummary);

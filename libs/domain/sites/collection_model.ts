@@ -1,4 +1,5 @@
 import { type Static, Type } from "@sinclair/typebox";
+import { pageOf } from "@site/domain/core";
 
 // One model per shape: the collection routes, the MCP tools and the TypeScript types all read these.
 
@@ -81,10 +82,7 @@ export const ItemValues = Type.Object({ values: Values });
 export type ItemValues = Static<typeof ItemValues>;
 
 /** A page of a collection's items in position order. */
-export const ItemPage = Type.Object({
-  items: Type.Array(CollectionItem),
-  nextCursor: Type.Union([Type.String(), Type.Null()]),
-});
+export const ItemPage = pageOf("items", CollectionItem);
 
 /** The body of PUT …/items/order. */
 export const ItemOrderBody = Type.Object({

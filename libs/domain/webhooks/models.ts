@@ -1,4 +1,5 @@
 import { type Static, Type } from "@sinclair/typebox";
+import { pageOf } from "@site/domain/core";
 
 // One model per shape: the routes, the OpenAPI document and the TypeScript types read these.
 
@@ -111,7 +112,4 @@ export const WebhookDeliveryView = Type.Object({
 export type WebhookDeliveryView = Static<typeof WebhookDeliveryView>;
 
 /** The answer of GET /api/v1/webhooks/<id>/deliveries. */
-export const WebhookDeliveryPage = Type.Object({
-  deliveries: Type.Array(WebhookDeliveryView),
-  nextCursor: Type.Union([Type.String(), Type.Null()]),
-});
+export const WebhookDeliveryPage = pageOf("deliveries", WebhookDeliveryView);

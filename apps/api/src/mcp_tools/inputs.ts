@@ -1,5 +1,4 @@
 import { Type } from "@sinclair/typebox";
-import { escapeHtml } from "@site/domain/content";
 
 /** A UUID, as a pattern (the tool arguments are checked without format plugins). */
 export const UUID_PATTERN = "^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$";
@@ -29,35 +28,8 @@ export function Limit(max: number, fallback: number) {
 /** A library file's canonical path, the only image source page content may hold. */
 export const MEDIA_PATH_PATTERN = "^/api/media/[^?#\\s]+$";
 
-/** `width / height` in lowest terms (`1440×900` is `8 / 5`, a 16:10 screenshot frame). */
-function ratio(width: number, height: number): string {
-  const gcd = (a: number, b: number): number => (b === 0 ? a : gcd(b, a % b));
-  const d = gcd(width, height);
-  return `${width / d} / ${height / d}`;
-}
-
-/**
- * The nested Column > Column > Media shape the visual editor recognizes as an image block. Its
- * aspectRatio is the image's own when its size is known (a screenshot frame is 16:10), else left out
- * so the image keeps its shape: never a fixed 16 / 9 that would crop it.
- */
-export function mediaEmbedSnippet(
-  publicUrl: string,
-  alt: string,
-  size?: { width?: number | null; height?: number | null },
-): string {
-  const shape =
-    size?.width && size.height && size.width > 0 && size.height > 0
-      ? ` aspectRatio="${ratio(size.width, size.height)}"`
-      : "";
-  return [
-    '<Column fillWidth paddingTop="l" paddingBottom="l">',
-    "  <Column fillWidth>",
-    `    <Media data-visual-block="image" src="${escapeHtml(publicUrl)}" alt="${escapeHtml(alt)}"${shape} radius="m" />`,
-    "  </Column>",
-    "</Column>",
-  ].join("\n");
-}
+/** The image block of page MDX, declared with the library file's answer (`AddedMediaFile.embed`). */
+export { mediaEmbedSnippet } from "@site/domain/media";
 
 /** How page content embeds an image, said once for every tool description that needs it. */
 export const EMBED_RULE =

@@ -1,6 +1,6 @@
 import { Type } from "@sinclair/typebox";
 import { AppError, ListQuery } from "@site/domain/core";
-import { addLibraryFile, mediaPath } from "@site/domain/media";
+import { AddedMediaFile, addedMediaFile, addLibraryFile } from "@site/domain/media";
 import {
   AddSubscriberBody,
   listSubscribers,
@@ -18,7 +18,7 @@ import { CreatePostBody, createSocialPost, listSocialPosts } from "@site/domain/
 import { deletePage, deleteSiteMedia, getOwnSite } from "@site/domain/sites";
 import { createPlatformAdapters } from "@site/social";
 import type { AppDeps } from "../deps.ts";
-import { Cursor, EMBED_RULE, mediaEmbedSnippet, SiteId, UUID_PATTERN } from "./inputs.ts";
+import { Cursor, EMBED_RULE, SiteId, UUID_PATTERN } from "./inputs.ts";
 import { type Tool, tool } from "./tool.ts";
 
 /** The largest file upload_media takes: an agent's small file travels inside one JSON-RPC message. */
@@ -66,6 +66,7 @@ export const JOB_TOOLS: Tool[] = [
       ),
       alt: Type.Optional(Type.String({ maxLength: 500, description: "alternative text" })),
     }),
+    output: AddedMediaFile,
     readOnly: false,
     run: async (deps, principal, args) => {
       const site = await getOwnSite(deps, principal, args.siteId);
@@ -82,16 +83,10 @@ export const JOB_TOOLS: Tool[] = [
         alt: args.alt ?? null,
         baseName,
       });
-      const embed = mediaEmbedSnippet(file.url, args.alt ?? "");
+      const value = addedMediaFile(file, args.alt);
       return {
-        value: {
-          url: file.url,
-          path: mediaPath(file.key).replace(/^\/api\/media\//, ""),
-          name: file.name,
-          size: file.size,
-          embed,
-        },
-        note: `Uploaded ${file.name}. Persist url (${file.url}) in page content, embedded like this:\n\n${embed}`,
+        value,
+        note: `Uploaded ${file.name}. Persist url (${file.url}) in page content, embedded like this:\n\n${value.embed}`,
       };
     },
   }),

@@ -16,6 +16,11 @@ export type Tool<S extends TSchema = TSchema> = {
   /** The scope the key needs: OPERATION_SCOPES of `operation`, never declared by the tool itself. */
   scope: Scope;
   input: S;
+  /**
+   * The model of the structured result (MCP `outputSchema`): the same named model the REST operation
+   * answers, so an agent and a generated client read one shape.
+   */
+  output?: TSchema;
   readOnly: boolean;
   /** True when the tool reaches outside this service (an import fetches a URL, a render films a page). */
   openWorld?: boolean;

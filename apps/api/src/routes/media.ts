@@ -1,11 +1,12 @@
 import { Elysia, t } from "elysia";
 import { ListQuery } from "@site/domain/core";
 import {
+  AddedMediaFile,
   completeUpload,
   ImportUrlBody,
   importFromUrl,
   listLibrary,
-  MediaImage,
+  MediaLibraryPage,
   prepareUpload,
   UploadBody,
   UploadPreparation,
@@ -14,14 +15,6 @@ import { deleteSiteMedia, getOwnSite } from "@site/domain/sites";
 import type { AppDeps } from "../deps.ts";
 import type { AuthMacros } from "../auth.ts";
 import { errors, queryOf } from "../schemas.ts";
-
-const Imported = t.Object({
-  publicUrl: t.String(),
-  path: t.String(),
-  name: t.String(),
-  url: t.String(),
-  size: t.Integer(),
-});
 
 /** The media library of a site: list, signed upload, import from URL, delete. */
 export function mediaRoutes(deps: AppDeps, auth: AuthMacros) {
@@ -36,7 +29,7 @@ export function mediaRoutes(deps: AppDeps, auth: AuthMacros) {
         operation: "getSitesSiteIdMedia",
         query: queryOf(ListQuery),
         response: {
-          200: t.Object({ images: t.Array(MediaImage), nextCursor: t.Union([t.String(), t.Null()]) }),
+          200: MediaLibraryPage,
           ...errors(400, 401, 403, 404),
         },
         detail: {
@@ -90,7 +83,7 @@ export function mediaRoutes(deps: AppDeps, auth: AuthMacros) {
       },
       {
         scope: "content:write",
-        response: { 200: Imported, ...errors(400, 401, 403, 404, 429, 503) },
+        response: { 200: AddedMediaFile, ...errors(400, 401, 403, 404, 429, 503) },
         detail: {
           summary: "Complete a signed upload after its PUT: the file is listed once this answers 200",
           description:
@@ -110,7 +103,7 @@ export function mediaRoutes(deps: AppDeps, auth: AuthMacros) {
       {
         operation: "postSitesSiteIdMediaImportUrl",
         body: ImportUrlBody,
-        response: { 201: Imported, ...errors(400, "BLOCKED_HOST", 401, 403, 404, 429, 504) },
+        response: { 201: AddedMediaFile, ...errors(400, "BLOCKED_HOST", 401, 403, 404, 429, 504) },
         detail: {
           summary: "Import an image from a public https URL (guarded fetch)",
 

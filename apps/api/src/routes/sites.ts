@@ -1,5 +1,5 @@
 import { Elysia, t } from "elysia";
-import { ListQuery, requireSiteManager } from "@site/domain/core";
+import { ListQuery, pageOf, requireSiteManager } from "@site/domain/core";
 import {
   CreateSiteBody,
   createSite,
@@ -60,7 +60,7 @@ export function siteRoutes(deps: AppDeps, auth: AuthMacros) {
         operation: "getSites",
         query: queryOf(ListQuery),
         response: {
-          200: t.Object({ sites: t.Array(SiteView), nextCursor: t.Nullable(t.String()) }),
+          200: pageOf("sites", SiteView),
           ...errors(400, 401, 403),
         },
         detail: {

@@ -1,5 +1,5 @@
 import { Elysia, t } from "elysia";
-import { ListQuery } from "@site/domain/core";
+import { ListQuery, pageOf, SignedUpload } from "@site/domain/core";
 import {
   deleteSocialMedia,
   GenerateImageBody,
@@ -24,7 +24,7 @@ export function socialMediaRoutes(deps: AppDeps, auth: AuthMacros) {
       operation: "getSocialMedia",
       query: queryOf(ListQuery),
       response: {
-        200: t.Object({ media: t.Array(SocialMediaView), nextCursor: t.Nullable(t.String()) }),
+        200: pageOf("media", SocialMediaView),
         ...errors(400, 401, 403),
       },
       detail: detail(
@@ -78,12 +78,7 @@ export function socialMediaRoutes(deps: AppDeps, auth: AuthMacros) {
         response: {
           201: t.Object({
             media: SocialMediaView,
-            upload: t.Object({
-              url: t.String(),
-              method: t.Literal("PUT"),
-              headers: t.Record(t.String(), t.String()),
-              expiresInSeconds: t.Integer(),
-            }),
+            upload: SignedUpload,
           }),
           ...errors(400, 401, 403),
         },

@@ -1,5 +1,5 @@
 import { Elysia, t } from "elysia";
-import { ListQuery } from "@site/domain/core";
+import { ListQuery, pageOf } from "@site/domain/core";
 import {
   CreatePostBody,
   createSocialPost,
@@ -30,7 +30,7 @@ export function socialPostRoutes(deps: AppDeps, auth: AuthMacros, adapters: Plat
         operation: "getSocialPosts",
         query: queryOf(ListQuery),
         response: {
-          200: t.Object({ posts: t.Array(SocialPostView), nextCursor: t.Nullable(t.String()) }),
+          200: pageOf("posts", SocialPostView),
           ...errors(400, 401, 403),
         },
         detail: detail("List posts (newest first)"),
