@@ -1,7 +1,7 @@
 import { and, eq, inArray } from "drizzle-orm";
 import { mediaFiles, mediaUploads } from "@site/db";
 import { isStoreDown, MAX_MEDIA_BYTES, StoreError } from "@site/storage";
-import { AppError, notFound } from "@site/domain/core";
+import { AppError, notFound, type SignedUpload } from "@site/domain/core";
 import { mediaPath } from "./grants.ts";
 import { addedMediaFile } from "./embed.ts";
 import type { AddedMediaFile, UploadBody, UploadPreparation } from "./models.ts";
@@ -59,13 +59,8 @@ export async function prepareUpload(
       .insert(mediaUploads)
       .values({ siteId, key, name, contentType, size: input.size, expiresAt, createdAt: ctx.clock.now() });
   });
-  const signed = await ctx.store.presignPut(key, {
-    contentType,
-    size: input.size,
-    expiresInSeconds: UPLOAD_URL_SECONDS,
-  });
   return {
-    upload: { ...signed, expiresInSeconds: UPLOAD_URL_SECONDS },
+    upload: await signUpload(ctx, key, { contentType, size: input.size }),
     publicUrl: mediaPath(key),
     path: key,
     name,
@@ -128,16 +123,28 @@ export async function settleUploads(ctx: MediaContext, keys: string[]): Promise<
   for (const row of rows) await finalizeUpload(ctx, row);
 }
 
-/** Receives the bytes of a signed PUT served by the API itself (local disk), then finalizes the upload. */
-export async function receiveSignedUpload(
+/**
+ * Signed-upload instructions (the `SignedUpload` model) for one PUT of exactly `file` to `key`, valid
+ * UPLOAD_URL_SECONDS: the site library's and the social library's uploads alike.
+ */
+export async function signUpload(
   ctx: MediaContext,
   key: string,
-  request: {
-    searchParams: URLSearchParams;
-    contentType: string | null;
-    body: ReadableStream<Uint8Array> | null;
-  },
-) {
+  file: { contentType: string; size: number },
+): Promise<SignedUpload> {
+  const signed = await ctx.store.presignPut(key, { ...file, expiresInSeconds: UPLOAD_URL_SECONDS });
+  return { ...signed, expiresInSeconds: UPLOAD_URL_SECONDS };
+}
+
+/** A signed PUT the API serves itself (local disk): its query (the signature), content type and body. */
+export type SignedPutRequest = {
+  searchParams: URLSearchParams;
+  contentType: string | null;
+  body: ReadableStream<Uint8Array> | null;
+};
+
+/** Receives the bytes of a signed PUT served by the API itself (local disk), then finalizes the upload. */
+export async function receiveSignedUpload(ctx: MediaContext, key: string, request: SignedPutRequest) {
   if (!ctx.store.receiveSignedPut) throw notFound("upload route");
   const [upload] = await ctx.db.select().from(mediaUploads).where(eq(mediaUploads.key, key)).limit(1);
   const invalid = new AppError("FORBIDDEN", "this upload URL is not valid (unknown, used or expired)");
@@ -157,11 +164,7 @@ export async function receiveSignedUpload(
 export async function receiveSignedBytes(
   ctx: MediaContext,
   key: string,
-  request: {
-    searchParams: URLSearchParams;
-    contentType: string | null;
-    body: ReadableStream<Uint8Array> | null;
-  },
+  request: SignedPutRequest,
 ): Promise<void> {
   if (!ctx.store.receiveSignedPut) throw notFound("upload route");
   // A transfer is bounded (UPLOAD_TRANSFER_TIMEOUT_MS): its temporary file is never older than that.

@@ -30,6 +30,8 @@ import {
   pendingOrgUploadBytes,
   receiveSignedBytes,
   releaseOrgStorage,
+  type SignedPutRequest,
+  signUpload,
   siteOfKey,
   sniffMedia,
   UPLOAD_URL_SECONDS,
@@ -145,12 +147,10 @@ export async function prepareSocialUpload(ctx: MediaContext, principal: Principa
       .returning();
     return r!;
   });
-  const signed = await ctx.store.presignPut(key, {
-    contentType,
-    size: input.size,
-    expiresInSeconds: UPLOAD_URL_SECONDS,
-  });
-  return { media: socialMediaView(ctx, row), upload: { ...signed, expiresInSeconds: UPLOAD_URL_SECONDS } };
+  return {
+    media: socialMediaView(ctx, row),
+    upload: await signUpload(ctx, key, { contentType, size: input.size }),
+  };
 }
 
 /**
@@ -182,15 +182,7 @@ export function finalizeSocialUpload(ctx: MediaContext, row: Row): Promise<AppEr
 }
 
 /** The signed PUT of a social upload served by the API itself (local-disk storage), then landing it. */
-export async function receiveSocialUpload(
-  ctx: MediaContext,
-  key: string,
-  request: {
-    searchParams: URLSearchParams;
-    contentType: string | null;
-    body: ReadableStream<Uint8Array> | null;
-  },
-) {
+export async function receiveSocialUpload(ctx: MediaContext, key: string, request: SignedPutRequest) {
   const [row] = await ctx.db.select().from(socialMedia).where(eq(socialMedia.key, key)).limit(1);
   if (row?.status !== "prepared")
     throw new AppError("FORBIDDEN", "this upload URL is not valid (unknown, used or expired)");
