@@ -14,6 +14,7 @@ import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { buildTestApp, runtimeOf } from "@site/api/testing";
+import { createLogger } from "@site/config";
 import { descendsFrom, html, processTable, servePages, until } from "@site/browser/testing";
 import { findFfmpeg } from "@site/domain/screenshots";
 import { encodeFrames, ffmpegArgs, startRenderDaemon } from "@site/render-daemon";
@@ -24,8 +25,10 @@ const W = 1080;
 const H = 1350;
 const FPS = 30;
 const SECONDS = 6;
+/** The p-quantile of `xs`; NaN for none (BENCH_ORBIT_RUNS=0). */
 const pct = (xs: number[], p: number) =>
-  [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor(xs.length * p))];
+  xs.length ? [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor(xs.length * p))] : Number.NaN;
+const ms = (x: number) => (Number.isFinite(x) ? `${x.toFixed(0)} ms` : "n/a");
 const mb = (b: number) => `${(b / 2 ** 20).toFixed(0)} MB`;
 
 const PAGE = `<!doctype html><html><head><meta charset="utf-8"><style>
@@ -55,7 +58,21 @@ function treePss(): number {
 const ffmpeg = findFfmpeg(process.env.FFMPEG_PATH ?? null);
 if (!ffmpeg) throw new Error("no FFmpeg: run scripts/lib/bootstrap.sh's ensure_ffmpeg");
 const pages = servePages({ "/": () => html(PAGE) });
+/** The daemon's `clip made` lines (its timings, ms) by clip id, with when this process saw them. */
+const made = new Map<string, { at: number; f: Record<string, number> }>();
+const log = createLogger(
+  "info",
+  {},
+  {
+    sink: (line) => {
+      const e = JSON.parse(line) as Record<string, unknown>;
+      if (e.msg === "clip made") made.set(String(e.clipId), { at: performance.now(), f: e as never });
+      else if (e.level === "warn" || e.level === "error") process.stderr.write(`${line}\n`);
+    },
+  },
+);
 const h = await buildTestApp({
+  log,
   env: { FETCH_ALLOW_HOSTS: pages.host, RENDER_CONCURRENCY: "2", RENDER_METRICS_PORT: "0" },
 });
 const daemon = await startRenderDaemon(runtimeOf(h), { warm: false });
@@ -93,7 +110,43 @@ try {
       return v.status === "pending" ? null : v;
     }, 300_000);
     if (done.status !== "done") throw new Error(`clip failed: ${done.error}`);
-    return { ms: performance.now() - t0, bytes: done.media?.size ?? 0 };
+    const seen = performance.now();
+    return { ms: seen - t0, bytes: done.media?.size ?? 0, parts: partsOf(clipId, t0, seen) };
+  };
+  /** Where one clip's queue-to-done went (ms), from the daemon's `clip made` line. */
+  const partsOf = (clipId: string, t0: number, seen: number) => {
+    const m = made.get(clipId);
+    if (!m) return null;
+    const f = m.f;
+    return {
+      pickup: m.at - f.job - t0,
+      film: f.film,
+      scene: f.plates,
+      draw: f.frames,
+      encodeWait: f.encodeWait,
+      poster: f.poster,
+      write: f.write,
+      rest: f.total - f.plates - f.frames - f.encodeWait - f.poster - f.write,
+      store: f.store,
+      db: f.db,
+      poll: seen - m.at,
+    };
+  };
+  type Parts = NonNullable<ReturnType<typeof partsOf>>;
+  const partsLine = (runs: (Parts | null)[]) => {
+    const ok = runs.filter((r): r is Parts => r !== null);
+    if (!ok.length) return "no timings (no `clip made` lines)";
+    return (Object.keys(ok[0]) as (keyof Parts)[])
+      .map(
+        (k) =>
+          `${k} ${ms(
+            pct(
+              ok.map((r) => r[k]),
+              0.5,
+            ),
+          )}`,
+      )
+      .join(", ");
   };
 
   // Warm: the film browser's first page, the compositor's WebGL page and the scroll look's plate.
@@ -105,10 +158,12 @@ try {
 
   const before = await metricsText();
   const scroll: number[] = [];
+  const scrollParts: (Parts | null)[] = [];
   let size = 0;
   for (let i = 0; i < RUNS; i++) {
     const r = await clip({ motion: "scroll" });
     scroll.push(r.ms);
+    scrollParts.push(r.parts);
     size = r.bytes;
   }
   const after = await metricsText();
@@ -157,20 +212,26 @@ try {
   // Orbit: the first clip builds its plates (19 poses), the next ones find them in the store.
   const orbitFirst = await clip({ motion: "orbit", styleId: "phone-hero" });
   const orbit: number[] = [];
-  for (let i = 0; i < ORBIT_RUNS; i++)
-    orbit.push((await clip({ motion: "orbit", styleId: "phone-hero" })).ms);
+  const orbitParts: (Parts | null)[] = [];
+  for (let i = 0; i < ORBIT_RUNS; i++) {
+    const r = await clip({ motion: "orbit", styleId: "phone-hero" });
+    orbit.push(r.ms);
+    orbitParts.push(r.parts);
+  }
   const load = readFileSync("/proc/loadavg", "utf8").split(" ").slice(0, 3).join(" ");
 
   console.log(`host load (1/5/15 min): ${load}`);
   console.log(
     `scroll ${SECONDS} s ${FPS} fps ${W}×${H}: queue-to-done p50 ${pct(scroll, 0.5).toFixed(0)} ms (runs ${scroll.map((x) => x.toFixed(0)).join(", ")}); MP4 ${(size / 1024).toFixed(0)} KB`,
   );
+  console.log(`  where it went (p50 of each part): ${partsLine(scrollParts)}`);
   console.log(
     `floor: film ${film.toFixed(0)} ms (the daemon's film stage, mean) + FFmpeg alone on ${frames} raw frames p50 ${pct(bare, 0.5).toFixed(0)} ms (${bare.map((x) => x.toFixed(0)).join(", ")}) = ${floor.toFixed(0)} ms; ratio ${(pct(scroll, 0.5) / floor).toFixed(2)} (target < 1.5; p50 target < 10000 ms)`,
   );
   console.log(
-    `orbit (phone-hero) with plates stored: p50 ${pct(orbit, 0.5).toFixed(0)} ms (${orbit.map((x) => x.toFixed(0)).join(", ")}); first clip building its 19 plates ${orbitFirst.ms.toFixed(0)} ms (target < 15000 ms stored)`,
+    `orbit (phone-hero) with plates stored: p50 ${ms(pct(orbit, 0.5))} (${orbit.map((x) => x.toFixed(0)).join(", ")}); first clip building its 19 plates ${orbitFirst.ms.toFixed(0)} ms (target < 15000 ms stored)`,
   );
+  if (orbit.length) console.log(`  where it went (p50 of each part): ${partsLine(orbitParts)}`);
   console.log(
     `memory (PSS of the daemon and its children): idle ${mb(idle)}, peak while making scroll clips ${mb(peakScroll)} (+${mb(peakScroll - idle)}), peak over the whole run ${mb(peak)} (+${mb(peak - idle)}; target < +600 MB)`,
   );

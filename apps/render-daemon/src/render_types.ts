@@ -80,5 +80,17 @@ export type ClipOutput = {
   width: number;
   height: number;
   warnings: string[];
-  timings: { plates: number; frames: number; encodeWait: number; total: number; encoder: string };
+  /**
+   * plates: the scene (strip, plates); frames: drawing; encodeWait: waiting on FFmpeg; poster: its JPEG;
+   * write: handing frames to the pipe (the synchronous part of each write).
+   */
+  timings: {
+    plates: number;
+    frames: number;
+    encodeWait: number;
+    poster: number;
+    write: number;
+    total: number;
+    encoder: string;
+  };
 };

@@ -79,7 +79,7 @@ export async function encodeFrames(o: {
   draw(i: number, pixels: Uint8Array): void;
   onFirst?(index: number): Promise<void>;
   signal?: AbortSignal;
-}): Promise<{ encodeWaitMs: number; drawMs: number }> {
+}): Promise<{ encodeWaitMs: number; drawMs: number; writeMs: number }> {
   const child = spawn(o.ffmpeg, o.args, { stdio: ["pipe", "ignore", "pipe"] });
   let stderr = "";
   child.stderr.on("data", (d: Buffer) => {
@@ -95,6 +95,7 @@ export async function encodeFrames(o: {
   const pending: (Promise<void> | null)[] = o.buffers.map(() => null);
   let encodeWaitMs = 0;
   let drawMs = 0;
+  let writeMs = 0;
   let broken: Error | null = null;
   child.stdin.on("error", (err) => {
     broken = err;
@@ -112,9 +113,11 @@ export async function encodeFrames(o: {
       o.draw(i, buf);
       drawMs += performance.now() - t1;
       if (i === 0 && o.onFirst) await o.onFirst(slot);
+      const t2 = performance.now();
       pending[slot] = new Promise<void>((resolve) => {
         child.stdin.write(buf, () => resolve());
       });
+      writeMs += performance.now() - t2;
     }
     const t0 = performance.now();
     await Promise.all(pending);
@@ -123,7 +126,7 @@ export async function encodeFrames(o: {
     encodeWaitMs += performance.now() - t0;
     if (code !== 0 || broken)
       throw new Error(`FFmpeg failed (exit ${code}): ${stderr.trim().split("\n").slice(-3).join(" | ")}`);
-    return { encodeWaitMs, drawMs };
+    return { encodeWaitMs, drawMs, writeMs };
   } catch (err) {
     kill();
     throw err;

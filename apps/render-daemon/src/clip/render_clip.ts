@@ -3,6 +3,7 @@ import { mkdtemp, readFile, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { Compositor } from "../compose/compositor.ts";
+import { drawMapped, type ScreenMap, screenMap } from "../compose/clip_map.ts";
 import { blendPlates, warpClipFrame } from "../compose/clip_warp.ts";
 import { encodeFrame, frameBuffer, type PlatePixels } from "../compose/warp.ts";
 import type { Capture, ClipOutput, ClipRenderSpec, Look } from "../render_types.ts";
@@ -53,9 +54,18 @@ export async function renderClip(
           mask: new Uint8Array(scene.plates[0].mask.length),
         }
       : undefined;
+  const win = { width: scene.window.width, height: scene.window.height, header: scene.header };
+  // a still plate's screen mapping (decision 1223), one at a time: computed when a stored plate is drawn
+  // a second frame in a row (a still device: every frame of `scroll`); which plate's base each buffer
+  // holds outside the screen, so a buffer drawn again with the same plate only rewrites the screen
+  let map: ScreenMap | null = null;
+  let mapped: PlatePixels | null = null;
+  let last: PlatePixels | null = null;
+  const held = new Map<Uint8Array, PlatePixels | null>();
   let poster: Uint8Array | null = null;
+  let posterMs = 0;
   try {
-    const { encodeWaitMs, drawMs } = await encodeFrames({
+    const { encodeWaitMs, drawMs, writeMs } = await encodeFrames({
       ffmpeg: deps.ffmpeg,
       args: ffmpegArgs({
         width: spec.width,
@@ -73,20 +83,25 @@ export async function renderClip(
         const a = scene.plates[f.plate];
         const plate =
           blended && f.blend > 0 ? blendPlates(a, scene.plates[f.plate + 1], f.blend, blended) : a;
-        warpClipFrame(
-          plate,
-          scene.strip,
-          {
-            width: scene.window.width,
-            height: scene.window.height,
-            header: scene.header,
-            dy: f.scroll * travel,
-          },
-          pixels,
-        );
+        const dy = f.scroll * travel;
+        const still = plate !== blended && plate === last;
+        last = plate === blended ? null : plate;
+        if (still && mapped !== plate) {
+          map = screenMap(plate, scene.strip, win);
+          mapped = plate;
+        }
+        if (still && map) {
+          drawMapped(map, dy, pixels, 0, held.get(pixels) === plate);
+          held.set(pixels, plate);
+        } else {
+          warpClipFrame(plate, scene.strip, { ...win, dy }, pixels);
+          held.set(pixels, null);
+        }
       },
       onFirst: async (slot) => {
+        const p0 = performance.now();
         poster = await encodeFrame(buffers[slot], POSTER_QUALITY);
+        posterMs = performance.now() - p0;
       },
     });
     const video = new Uint8Array(await readFile(out));
@@ -101,6 +116,8 @@ export async function renderClip(
         plates: t1 - t0,
         frames: drawMs,
         encodeWait: encodeWaitMs,
+        poster: posterMs,
+        write: writeMs,
         total,
         encoder: deps.encoder,
       },
