@@ -18,6 +18,7 @@ import {
   updateLayout,
   upsertItems,
   defineCollection,
+  ItemPage,
 } from "@site/domain/sites";
 import { Cursor, SiteId } from "./mcp_tools/inputs.ts";
 import { type Tool, tool } from "./mcp_tools/tool.ts";
@@ -143,6 +144,7 @@ export const SITE_TOOLS: Tool[] = [
     description:
       "Lists a collection's items in position order, 1-100 per call, with nextCursor for the next page. Needs content:read.",
     operation: "getSitesSiteIdCollectionsKeyItems",
+    output: ItemPage,
     input: Type.Object({
       siteId,
       collection,

@@ -22,6 +22,12 @@ const MODELS = [
   "AddedMediaFile",
   "SignedUpload",
   "UploadPreparation",
+  "SitePage",
+  "CollectionItemPage",
+  "SocialPostPage",
+  "SocialMediaPage",
+  "SubscriberPage",
+  "CampaignPage",
   "ErrorDetails",
   "FieldProblem",
 ];
@@ -31,6 +37,12 @@ const TOOL_OUTPUTS: Record<string, string> = {
   list_media: "MediaLibraryPage",
   import_media_from_url: "AddedMediaFile",
   upload_media: "AddedMediaFile",
+  list_sites: "SitePage",
+  list_collection_items: "CollectionItemPage",
+  list_social_posts: "SocialPostPage",
+  list_social_media: "SocialMediaPage",
+  list_subscribers: "SubscriberPage",
+  list_campaigns: "CampaignPage",
 };
 
 /** A schema with every `$ref` to a component replaced by the component (itself resolved). */
@@ -83,7 +95,15 @@ describe("the OpenAPI document names each model once", () => {
     expect(responseSchema("/api/v1/social/media/upload", "post", "201").properties.upload).toEqual(
       ref("SignedUpload"),
     );
-    expect(responseSchema("/api/v1/sites", "get", "200").properties.sites.items).toEqual(ref("Site"));
+    expect(responseSchema("/api/v1/sites", "get", "200")).toEqual(ref("SitePage"));
+    expect(doc.components.schemas.SitePage.properties.sites.items).toEqual(ref("Site"));
+    expect(responseSchema("/api/v1/social/posts", "get", "200")).toEqual(ref("SocialPostPage"));
+    expect(responseSchema("/api/v1/social/media", "get", "200")).toEqual(ref("SocialMediaPage"));
+    expect(responseSchema("/api/v1/sites/{siteId}/subscribers", "get", "200")).toEqual(ref("SubscriberPage"));
+    expect(responseSchema("/api/v1/sites/{siteId}/campaigns", "get", "200")).toEqual(ref("CampaignPage"));
+    expect(responseSchema("/api/v1/sites/{siteId}/collections/{key}/items", "get", "200")).toEqual(
+      ref("CollectionItemPage"),
+    );
     // No operation carries an inline copy of a named model.
     const text = JSON.stringify(doc.paths);
     for (const [name, model] of Object.entries(NAMED_SCHEMAS))

@@ -3,7 +3,9 @@ import type { TSchema } from "@sinclair/typebox";
 import type { AnyElysia } from "elysia";
 import { SignedUpload } from "@site/domain/core";
 import { AddedMediaFile, MediaImage, MediaLibraryPage, UploadPreparation } from "@site/domain/media";
-import { SiteView } from "@site/domain/sites";
+import { CampaignPage, SubscriberPage } from "@site/domain/newsletters";
+import { SocialMediaPage, SocialPostPage } from "@site/domain/social";
+import { ItemPage, SitePage, SiteView } from "@site/domain/sites";
 
 /** The OpenAPI version the document declares (and keeps: `const`, `type: [x, "null"]`, `examples`). */
 export const OPENAPI_VERSION = "3.1.1";
@@ -58,6 +60,12 @@ export const NAMED_SCHEMAS: Record<string, TSchema> = {
   AddedMediaFile,
   SignedUpload,
   UploadPreparation,
+  SitePage,
+  CollectionItemPage: ItemPage,
+  SocialPostPage,
+  SocialMediaPage,
+  SubscriberPage,
+  CampaignPage,
 };
 
 const TAGS = [
@@ -92,11 +100,12 @@ const STATUS_TEXT: Record<string, string> = {
 
 /**
  * A domain model as JSON Schema, written as the document writes a response of it (Elysia's own
- * conversion: `anyOf [x, null]` is `type: [x, "null"]`, then `finishSchema`). MCP tools declare their
+ * conversion: `anyOf [x, null]` is `type: [x, "null"]`, a union of literals an `enum`; then `finishSchema`). MCP tools declare their
  * output schemas with it, so a tool's output schema is the component, word for word.
  */
 export function modelJson(model: TSchema): Json {
-  return finishSchema(unwrapSchema(structuredClone(model) as never, undefined, "output", OPENAPI_VERSION));
+  // The model itself, not a copy: Elysia tells a TypeBox union of literals (an enum) by its Kind symbol.
+  return finishSchema(unwrapSchema(model as never, undefined, "output", OPENAPI_VERSION));
 }
 
 /**

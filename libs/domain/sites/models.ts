@@ -1,4 +1,5 @@
 import { type Static, Type } from "@sinclair/typebox";
+import { pageOf } from "@site/domain/core";
 
 // One model per shape: the API route, the MCP tool and the TypeScript type all read these.
 
@@ -32,6 +33,9 @@ export const SiteView = Type.Object({
 });
 /** A site as the API answers it. */
 export type SiteView = Static<typeof SiteView>;
+
+/** A page of the organization's sites (GET /api/v1/sites, list_sites). */
+export const SitePage = pageOf("sites", SiteView);
 
 const PagePath = Type.String({ maxLength: 200, description: "/ or /segment/…", examples: ["/about"] });
 const PageTitle = Type.String({ maxLength: 200 });

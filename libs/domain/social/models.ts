@@ -1,4 +1,5 @@
 import { type Static, type TLiteral, Type } from "@sinclair/typebox";
+import { pageOf } from "@site/domain/core";
 import { SOCIAL_PLATFORMS } from "./platform.ts";
 
 // One model per shape: the API route and the TypeScript type both read these.
@@ -169,6 +170,9 @@ export const SocialPostView = Type.Object({
 /** A post as the API answers it. */
 export type SocialPostView = Static<typeof SocialPostView>;
 
+/** A page of social posts (GET /api/v1/social/posts, list_social_posts). */
+export const SocialPostPage = pageOf("posts", SocialPostView);
+
 /** A post with each target's full snapshot series as `metrics`. */
 export const SocialPostWithMetrics = Type.Object({
   ...SocialPostView.properties,
@@ -249,6 +253,9 @@ export const SocialMediaView = Type.Object({
 });
 /** A file of the social media library as the API answers it. */
 export type SocialMediaView = Static<typeof SocialMediaView>;
+
+/** A page of the social media library (GET /api/v1/social/media, list_social_media). */
+export const SocialMediaPage = pageOf("media", SocialMediaView);
 
 /** The body of POST /api/v1/social/media/upload. */
 export const SocialUploadBody = Type.Object({

@@ -9,12 +9,13 @@ import {
   openMailer,
   SendCampaignBody,
   SubscriberListQuery,
+  SubscriberPage,
   TestCampaignBody,
   addSubscriber,
   sendCampaign,
   sendTestCampaign,
 } from "@site/domain/newsletters";
-import { CreatePostBody, createSocialPost, listSocialPosts } from "@site/domain/social";
+import { CreatePostBody, createSocialPost, listSocialPosts, SocialPostPage } from "@site/domain/social";
 import { deletePage, deleteSiteMedia, getOwnSite } from "@site/domain/sites";
 import { createPlatformAdapters } from "@site/social";
 import type { AppDeps } from "../deps.ts";
@@ -138,6 +139,7 @@ export const JOB_TOOLS: Tool[] = [
     description:
       "Lists the site's subscribers, newest first, optionally by status (active, pending, unsubscribed, bounced). Pass nextCursor back as cursor. Needs content:read.",
     operation: "getSitesSiteIdSubscribers",
+    output: SubscriberPage,
     input: Type.Object({ siteId: SiteId, ...SubscriberListQuery.properties, cursor: Type.Optional(Cursor) }),
     readOnly: true,
     run: async (deps, principal, args) => {
@@ -190,6 +192,7 @@ export const JOB_TOOLS: Tool[] = [
     description:
       "Lists the organization's social posts, newest first, with each target's status, URL and latest metrics. Needs social:write.",
     operation: "getSocialPosts",
+    output: SocialPostPage,
     input: Type.Object({ ...ListQuery.properties, cursor: Type.Optional(Cursor) }),
     readOnly: true,
     run: async (deps, principal, args) => ({ value: await listSocialPosts(deps, principal, args) }),

@@ -1,5 +1,5 @@
 import { Type } from "@sinclair/typebox";
-import { createCampaign, CreateCampaignBody, listCampaigns } from "@site/domain/newsletters";
+import { CampaignPage, createCampaign, CreateCampaignBody, listCampaigns } from "@site/domain/newsletters";
 import { getOwnSite } from "@site/domain/sites";
 import { Cursor, SiteId } from "./inputs.ts";
 import { type Tool, tool } from "./tool.ts";
@@ -12,6 +12,7 @@ export const NEWSLETTER_TOOLS: Tool[] = [
     description:
       "Returns the site's campaigns, newest first: id, subject, status (draft, scheduled, sending, sent, cancelled), sendAt and delivery counts (queued, sent, failed, bounced); no bodies. Pass nextCursor back as cursor for the next page. Needs content:read.",
     operation: "getSitesSiteIdCampaigns",
+    output: CampaignPage,
     input: Type.Object({
       siteId: SiteId,
       cursor: Type.Optional(Cursor),

@@ -16,6 +16,7 @@ import {
   setSitePublished,
   UpdatePageBody,
   updatePage,
+  SitePage,
 } from "@site/domain/sites";
 import { Cursor, EMBED_RULE, MEDIA_PATH_PATTERN, mediaEmbedSnippet, SiteId, UUID_PATTERN } from "./inputs.ts";
 import { type Tool, tool } from "./tool.ts";
@@ -78,6 +79,7 @@ export const SITE_TOOLS: Tool[] = [
     description:
       "Lists the sites of your organization, newest first: id, name, slug and whether public content is live. Start here to find the siteId every other tool takes. Needs content:read.",
     operation: "getSites",
+    output: SitePage,
     input: Type.Object({ ...ListQuery.properties, cursor: Type.Optional(Cursor) }),
     readOnly: true,
     run: async (deps, principal, args) => ({ value: await listSites(deps, principal, args) }),

@@ -1,5 +1,5 @@
 import { Elysia, t } from "elysia";
-import { ListQuery, pageOf, requireSiteManager } from "@site/domain/core";
+import { ListQuery, requireSiteManager } from "@site/domain/core";
 import {
   CreateSiteBody,
   createSite,
@@ -7,6 +7,7 @@ import {
   getOwnSite,
   listSites,
   renameSite,
+  SitePage,
   SiteView,
   setSitePublished,
 } from "@site/domain/sites";
@@ -60,7 +61,7 @@ export function siteRoutes(deps: AppDeps, auth: AuthMacros) {
         operation: "getSites",
         query: queryOf(ListQuery),
         response: {
-          200: pageOf("sites", SiteView),
+          200: SitePage,
           ...errors(400, 401, 403),
         },
         detail: {

@@ -1,5 +1,5 @@
 import { Elysia, t } from "elysia";
-import { ListQuery, pageOf, SignedUpload } from "@site/domain/core";
+import { ListQuery, SignedUpload } from "@site/domain/core";
 import {
   deleteSocialMedia,
   GenerateImageBody,
@@ -8,6 +8,7 @@ import {
   prepareSocialUpload,
   RegisterSocialMediaBody,
   registerSocialMedia,
+  SocialMediaPage,
   SocialMediaView,
   SocialUploadBody,
 } from "@site/domain/social";
@@ -24,7 +25,7 @@ export function socialMediaRoutes(deps: AppDeps, auth: AuthMacros) {
       operation: "getSocialMedia",
       query: queryOf(ListQuery),
       response: {
-        200: pageOf("media", SocialMediaView),
+        200: SocialMediaPage,
         ...errors(400, 401, 403),
       },
       detail: detail(

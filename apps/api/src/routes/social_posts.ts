@@ -1,5 +1,5 @@
 import { Elysia, t } from "elysia";
-import { ListQuery, pageOf } from "@site/domain/core";
+import { ListQuery } from "@site/domain/core";
 import {
   CreatePostBody,
   createSocialPost,
@@ -8,6 +8,7 @@ import {
   PerformancePost,
   PerformanceQuery,
   type PlatformAdapters,
+  SocialPostPage,
   SocialPostView,
   SocialPostWithMetrics,
   socialPerformance,
@@ -30,7 +31,7 @@ export function socialPostRoutes(deps: AppDeps, auth: AuthMacros, adapters: Plat
         operation: "getSocialPosts",
         query: queryOf(ListQuery),
         response: {
-          200: pageOf("posts", SocialPostView),
+          200: SocialPostPage,
           ...errors(400, 401, 403),
         },
         detail: detail("List posts (newest first)"),
