@@ -28,6 +28,9 @@ const MODELS = [
   "SocialMediaPage",
   "SubscriberPage",
   "CampaignPage",
+  "SiteAnswer",
+  "SocialPostAnswer",
+  "CampaignAnswer",
   "ErrorDetails",
   "FieldProblem",
 ];
@@ -43,6 +46,10 @@ const TOOL_OUTPUTS: Record<string, string> = {
   list_social_media: "SocialMediaPage",
   list_subscribers: "SubscriberPage",
   list_campaigns: "CampaignPage",
+  create_site: "SiteAnswer",
+  create_social_post: "SocialPostAnswer",
+  create_campaign: "CampaignAnswer",
+  send_campaign: "CampaignAnswer",
 };
 
 /** A schema with every `$ref` to a component replaced by the component (itself resolved). */
@@ -97,6 +104,10 @@ describe("the OpenAPI document names each model once", () => {
     );
     expect(responseSchema("/api/v1/sites", "get", "200")).toEqual(ref("SitePage"));
     expect(doc.components.schemas.SitePage.properties.sites.items).toEqual(ref("Site"));
+    expect(responseSchema("/api/v1/sites", "post", "201")).toEqual(ref("SiteAnswer"));
+    expect(responseSchema("/api/v1/sites/{siteId}", "get", "200")).toEqual(ref("SiteAnswer"));
+    expect(responseSchema("/api/v1/social/posts", "post", "201")).toEqual(ref("SocialPostAnswer"));
+    expect(responseSchema("/api/v1/sites/{siteId}/campaigns", "post", "201")).toEqual(ref("CampaignAnswer"));
     expect(responseSchema("/api/v1/social/posts", "get", "200")).toEqual(ref("SocialPostPage"));
     expect(responseSchema("/api/v1/social/media", "get", "200")).toEqual(ref("SocialMediaPage"));
     expect(responseSchema("/api/v1/sites/{siteId}/subscribers", "get", "200")).toEqual(ref("SubscriberPage"));

@@ -3,9 +3,9 @@ import type { TSchema } from "@sinclair/typebox";
 import type { AnyElysia } from "elysia";
 import { SignedUpload } from "@site/domain/core";
 import { AddedMediaFile, MediaImage, MediaLibraryPage, UploadPreparation } from "@site/domain/media";
-import { CampaignPage, SubscriberPage } from "@site/domain/newsletters";
-import { SocialMediaPage, SocialPostPage } from "@site/domain/social";
-import { ItemPage, SitePage, SiteView } from "@site/domain/sites";
+import { CampaignAnswer, CampaignPage, SubscriberPage } from "@site/domain/newsletters";
+import { SocialMediaPage, SocialPostAnswer, SocialPostPage } from "@site/domain/social";
+import { ItemPage, SiteAnswer, SitePage, SiteView } from "@site/domain/sites";
 
 /** The OpenAPI version the document declares (and keeps: `const`, `type: [x, "null"]`, `examples`). */
 export const OPENAPI_VERSION = "3.1.1";
@@ -66,6 +66,9 @@ export const NAMED_SCHEMAS: Record<string, TSchema> = {
   SocialMediaPage,
   SubscriberPage,
   CampaignPage,
+  SiteAnswer,
+  SocialPostAnswer,
+  CampaignAnswer,
 };
 
 const TAGS = [
@@ -105,7 +108,18 @@ const STATUS_TEXT: Record<string, string> = {
  */
 export function modelJson(model: TSchema): Json {
   // The model itself, not a copy: Elysia tells a TypeBox union of literals (an enum) by its Kind symbol.
-  return finishSchema(unwrapSchema(model as never, undefined, "output", OPENAPI_VERSION));
+  return openAnswer(finishSchema(unwrapSchema(model as never, undefined, "output", OPENAPI_VERSION)));
+}
+
+/**
+ * An answer's schema without the top-level `additionalProperties: false` Elysia writes into a response
+ * model when it compiles a route's validator (in place, on first use): the document, and a tool's
+ * output schema, then read the same before and after a route first ran. Answers may gain fields.
+ */
+function openAnswer(schema: Json): Json {
+  if (schema?.additionalProperties !== false) return schema;
+  const { additionalProperties: _added, ...rest } = schema;
+  return rest;
 }
 
 /**
@@ -271,7 +285,7 @@ function finishResponse(response: Json, status: string): Json {
   if (out.content) {
     const content: Json = {};
     for (const [type, media] of Object.entries(out.content as Json))
-      content[type] = { ...media, schema: finishSchema(media.schema) };
+      content[type] = { ...media, schema: openAnswer(finishSchema(media.schema)) };
     out.content = content;
     const schema = (content["application/json"] as Json | undefined)?.schema;
     const codes = errorCodesOf(schema);

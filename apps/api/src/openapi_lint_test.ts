@@ -90,9 +90,10 @@ describe("OpenAPI document under redocly lint (recommended)", () => {
       "updated_at",
     ]);
     const one = doc.paths["/api/v1/sites/{siteId}"].get.responses;
-    expect(one["200"].content["application/json"].schema.properties.site).toEqual({
-      $ref: "#/components/schemas/Site",
+    expect(one["200"].content["application/json"].schema).toEqual({
+      $ref: "#/components/schemas/SiteAnswer",
     });
+    expect(doc.components.schemas.SiteAnswer.properties.site).toEqual({ $ref: "#/components/schemas/Site" });
     expect(one["404"].content["application/json"].schema.properties.error.properties.details).toEqual({
       $ref: "#/components/schemas/ErrorDetails",
     });

@@ -34,6 +34,9 @@ export const SiteView = Type.Object({
 /** A site as the API answers it. */
 export type SiteView = Static<typeof SiteView>;
 
+/** One site: the answer of creating, reading, renaming, publishing or unpublishing it (and create_site). */
+export const SiteAnswer = Type.Object({ site: SiteView });
+
 /** A page of the organization's sites (GET /api/v1/sites, list_sites). */
 export const SitePage = pageOf("sites", SiteView);
 

@@ -170,6 +170,9 @@ export const SocialPostView = Type.Object({
 /** A post as the API answers it. */
 export type SocialPostView = Static<typeof SocialPostView>;
 
+/** One post: the answer of creating it (POST /api/v1/social/posts, create_social_post). */
+export const SocialPostAnswer = Type.Object({ post: SocialPostView });
+
 /** A page of social posts (GET /api/v1/social/posts, list_social_posts). */
 export const SocialPostPage = pageOf("posts", SocialPostView);
 

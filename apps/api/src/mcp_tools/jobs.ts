@@ -10,12 +10,19 @@ import {
   SendCampaignBody,
   SubscriberListQuery,
   SubscriberPage,
+  CampaignAnswer,
   TestCampaignBody,
   addSubscriber,
   sendCampaign,
   sendTestCampaign,
 } from "@site/domain/newsletters";
-import { CreatePostBody, createSocialPost, listSocialPosts, SocialPostPage } from "@site/domain/social";
+import {
+  CreatePostBody,
+  createSocialPost,
+  listSocialPosts,
+  SocialPostAnswer,
+  SocialPostPage,
+} from "@site/domain/social";
 import { deletePage, deleteSiteMedia, getOwnSite } from "@site/domain/sites";
 import { createPlatformAdapters } from "@site/social";
 import type { AppDeps } from "../deps.ts";
@@ -173,6 +180,7 @@ export const JOB_TOOLS: Tool[] = [
     description:
       "Sends a draft campaign now to every active subscriber (each mailed exactly once), or schedules it with a future sendAt (ISO 8601 with offset). Irreversible once sending: review it and send a test first. A site with no active subscriber is refused. Needs content:write.",
     operation: "postSitesSiteIdCampaignsCampaignIdSend",
+    output: CampaignAnswer,
     input: Type.Object({
       siteId: SiteId,
       campaignId: Id("a campaign, from list_campaigns"),
@@ -203,6 +211,7 @@ export const JOB_TOOLS: Tool[] = [
     description:
       "Publishes a post on each connected account in `accounts` (ids from GET /api/v1/social/accounts), with optional media ids from list_social_media. Each platform's rules (text length, media combination, TikTok's privacyLevel and consent in platformOptions.tiktok) are checked for every target first: a refusal publishes nothing. A target that fails later says why in its `error`. Needs social:write.",
     operation: "postSocialPosts",
+    output: SocialPostAnswer,
     input: CreatePostBody,
     readOnly: false,
     openWorld: true,

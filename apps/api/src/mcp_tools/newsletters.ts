@@ -1,5 +1,11 @@
 import { Type } from "@sinclair/typebox";
-import { CampaignPage, createCampaign, CreateCampaignBody, listCampaigns } from "@site/domain/newsletters";
+import {
+  CampaignAnswer,
+  CampaignPage,
+  createCampaign,
+  CreateCampaignBody,
+  listCampaigns,
+} from "@site/domain/newsletters";
 import { getOwnSite } from "@site/domain/sites";
 import { Cursor, SiteId } from "./inputs.ts";
 import { type Tool, tool } from "./tool.ts";
@@ -30,6 +36,7 @@ export const NEWSLETTER_TOOLS: Tool[] = [
     description:
       "Creates a draft: subject (1-200 characters), optional preheader and fromName, and the mail's HTML. Images must be files of the site's library named by their url (/api/media/<key>, from list_media); unknown files, displayUrls, outside images, scripts and event handlers are refused, each named with its line. Nothing is sent: review it, then send a test or send it from the API. Needs content:write.",
     operation: "postSitesSiteIdCampaigns",
+    output: CampaignAnswer,
     input: Type.Object({ siteId: SiteId, ...CreateCampaignBody.properties }),
     readOnly: false,
     run: async (deps, principal, args) => {

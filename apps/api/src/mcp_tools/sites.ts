@@ -16,6 +16,7 @@ import {
   setSitePublished,
   UpdatePageBody,
   updatePage,
+  SiteAnswer,
   SitePage,
 } from "@site/domain/sites";
 import { Cursor, EMBED_RULE, MEDIA_PATH_PATTERN, mediaEmbedSnippet, SiteId, UUID_PATTERN } from "./inputs.ts";
@@ -90,6 +91,7 @@ export const SITE_TOOLS: Tool[] = [
     description:
       "Creates a website in your organization, in coming-soon mode with draft content (public_content_live false). Without `template` it starts with a welcome page and the default layout; with one, the template's pages, layout and styles are copied (large templates may take minutes). Needs sites:write and a key created by an owner or admin. Errors: INVALID_SLUG, RESERVED_SLUG, SLUG_TAKEN, LIMIT_EXCEEDED, TEMPLATE_NOT_FOUND, TEMPLATE_UNAVAILABLE, TEMPLATE_SNAPSHOT_EMPTY.",
     operation: "postSites",
+    output: SiteAnswer,
     input: Type.Object({
       ...CreateSiteBody.properties,
       name: Type.String({

@@ -7,8 +7,8 @@ import {
   getOwnSite,
   listSites,
   renameSite,
+  SiteAnswer,
   SitePage,
-  SiteView,
   setSitePublished,
 } from "@site/domain/sites";
 import type { AppDeps } from "../deps.ts";
@@ -43,7 +43,7 @@ export function siteRoutes(deps: AppDeps, auth: AuthMacros) {
       {
         operation: "postSites",
         body: CreateSiteBody,
-        response: { 201: t.Object({ site: SiteView }), ...errors(400, 401, 403, ...CREATE_SITE_ERRORS) },
+        response: { 201: SiteAnswer, ...errors(400, 401, 403, ...CREATE_SITE_ERRORS) },
         detail: {
           summary: "Create a site",
           description:
@@ -80,7 +80,7 @@ export function siteRoutes(deps: AppDeps, auth: AuthMacros) {
       },
       {
         authenticated: true,
-        response: { 200: t.Object({ site: SiteView }), ...errors(401, 403, 404) },
+        response: { 200: SiteAnswer, ...errors(401, 403, 404) },
         detail: {
           summary: "Read one site",
           description: "Any key of the organization. A deleted site answers 404.",
@@ -99,7 +99,7 @@ export function siteRoutes(deps: AppDeps, auth: AuthMacros) {
           { name: t.Optional(t.String({ description: "human-readable site name, at most 100 characters" })) },
           { additionalProperties: false },
         ),
-        response: { 200: t.Object({ site: SiteView }), ...errors(400, 401, 403, 404) },
+        response: { 200: SiteAnswer, ...errors(400, 401, 403, 404) },
         detail: {
           summary: "Rename a site",
           description:
@@ -141,7 +141,7 @@ function publishRoute(deps: AppDeps, auth: AuthMacros, action: "publish" | "unpu
     },
     {
       operation: live ? "postSitesSiteIdPublish" : "postSitesSiteIdUnpublish",
-      response: { 200: t.Object({ site: SiteView }), ...errors(401, 403, 404) },
+      response: { 200: SiteAnswer, ...errors(401, 403, 404) },
       detail: {
         summary: live
           ? "Publish a site (visitor grants start to open its media)"

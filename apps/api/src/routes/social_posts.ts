@@ -8,8 +8,8 @@ import {
   PerformancePost,
   PerformanceQuery,
   type PlatformAdapters,
+  SocialPostAnswer,
   SocialPostPage,
-  SocialPostView,
   SocialPostWithMetrics,
   socialPerformance,
 } from "@site/domain/social";
@@ -47,7 +47,7 @@ export function socialPostRoutes(deps: AppDeps, auth: AuthMacros, adapters: Plat
       {
         operation: "postSocialPosts",
         body: CreatePostBody,
-        response: { 201: t.Object({ post: SocialPostView }), ...errors(400, 401, 403) },
+        response: { 201: SocialPostAnswer, ...errors(400, 401, 403) },
         detail: detail(
           "Create a post and publish it on each account",
           "Each target is published through its platform's API; a target that fails says why in `error` and does not block the others. TikTok: on an app TikTok has audited (SOCIAL_TIKTOK_AUDITED), a TikTok target needs `platformOptions.tiktok` = {privacyLevel chosen by the user among GET /api/v1/social/accounts/{id}/creator-info's selectablePrivacyLevels, consent: true} (400 otherwise); on an unaudited app (the default) it is optional and the post goes out SELF_ONLY, the only level TikTok allows such an app (recorded with consent: null and the reason). Recorded with the post. Checked first, for every target, so that a refusal publishes nothing (400 VALIDATION_ERROR naming the field): the media each platform takes, and the text's length where the platform states one (X 280 weighted characters, a URL counting 23, an emoji or CJK character 2; Threads 500 characters, an emoji counting its UTF-8 bytes), on `platformOverrides.<platform>` when given, else `content`.",
