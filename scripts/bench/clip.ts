@@ -124,9 +124,9 @@ try {
       scene: f.plates,
       draw: f.frames,
       encodeWait: f.encodeWait,
-      poster: f.poster,
+      poster: f.poster, // overlaps the first frame's write
       write: f.write,
-      rest: f.total - f.plates - f.frames - f.encodeWait - f.poster - f.write,
+      rest: f.total - f.plates - f.frames - f.encodeWait - f.write,
       store: f.store,
       db: f.db,
       poll: seen - m.at,

@@ -68,7 +68,7 @@ export function ffmpegArgs(o: {
 /**
  * Runs FFmpeg over `frames` frames drawn by `draw(i, pixels)` into one of `buffers` (RGBA views, reused:
  * a buffer is drawn again only once FFmpeg has taken its bytes). Writes wait for the pipe (back-pressure):
- * memory stays at the buffers, whatever the clip's length. `onFirst` sees frame 0 before it is sent.
+ * memory stays at the buffers, whatever the clip's length. `onFirst` reads frame 0 while it is sent.
  * Resolves when FFmpeg exits 0; rejects with its last error lines otherwise, or when `signal` aborts.
  */
 export async function encodeFrames(o: {
@@ -112,12 +112,18 @@ export async function encodeFrames(o: {
       const buf = o.buffers[slot];
       o.draw(i, buf);
       drawMs += performance.now() - t1;
-      if (i === 0 && o.onFirst) await o.onFirst(slot);
       const t2 = performance.now();
-      pending[slot] = new Promise<void>((resolve) => {
+      const written = new Promise<void>((resolve) => {
         child.stdin.write(buf, () => resolve());
       });
       writeMs += performance.now() - t2;
+      // frame 0 goes to FFmpeg at once; `onFirst` reads the same bytes meanwhile, and the buffer is
+      // drawn again only once both are done
+      if (i === 0 && o.onFirst) {
+        const both = Promise.all([written, o.onFirst(slot)]).then(() => {});
+        both.catch(() => {});
+        pending[slot] = both;
+      } else pending[slot] = written;
     }
     const t0 = performance.now();
     await Promise.all(pending);

@@ -13,7 +13,7 @@ import { frameAt, platePoses } from "./motion.ts";
 /** JPEG quality of a clip's poster. */
 const POSTER_QUALITY = 88;
 
-/** Frames in flight: one being drawn, two waiting in FFmpeg's pipe. */
+/** Frames in flight: one being drawn, two waiting in FFmpeg's pipe (decision 1222). */
 const BUFFERS = 3;
 
 /**

@@ -15,14 +15,14 @@ export type ScreenMap = {
   index: Uint32Array;
   /** Byte offset of its left sample column in a strip row (x clamped so the right column exists). */
   col: Int32Array;
-  /** Weight of the right column. */
-  fx: Float32Array;
+  /** Coverage × weight of the left column (coverage folded in: one multiply less per channel). */
+  left: Float32Array;
+  /** Coverage × weight of the right column. */
+  right: Float32Array;
   /** Strip row before the scroll, less half a pixel (the warp's v − 0.5 for header rows). */
   v: Float32Array;
   /** 1 where the row belongs to the fixed header (not scrolled). */
   header: Uint8Array;
-  /** Coverage, 0..1. */
-  k: Float32Array;
 };
 
 /**
@@ -45,10 +45,10 @@ export function screenMap(
   for (let y = y0; y < y1; y++) for (let m = y * W + x0, e = y * W + x1; m < e; m++) if (mask[m]) count++;
   const index = new Uint32Array(count);
   const col = new Int32Array(count);
-  const fxs = new Float32Array(count);
+  const left = new Float32Array(count);
+  const right = new Float32Array(count);
   const vs = new Float32Array(count);
   const hdr = new Uint8Array(count);
-  const ks = new Float32Array(count);
   const h = homography(plate.corners, [
     [0, 0],
     [window.width, 0],
@@ -80,14 +80,14 @@ export function screenMap(
       }
       index[j] = m;
       col[j] = ix * 4;
-      fxs[j] = fx;
+      left[j] = (a / 255) * (1 - fx);
+      right[j] = (a / 255) * fx;
       hdr[j] = v < window.header ? 1 : 0;
       vs[j] = v - 0.5;
-      ks[j] = a / 255;
       j++;
     }
   }
-  return { plate, strip, count, index, col, fx: fxs, v: vs, header: hdr, k: ks };
+  return { plate, strip, count, index, col, left, right, v: vs, header: hdr };
 }
 
 /**
@@ -102,7 +102,7 @@ export function drawMapped(map: ScreenMap, dy: number, out: Uint8Array, offset =
   const src = map.strip.data;
   const row = map.strip.width * 4;
   const maxY = map.strip.height - 1;
-  const { count, index, col, fx: fxs, v: vs, header, k: ks } = map;
+  const { count, index, col, left, right, v: vs, header } = map;
   for (let j = 0; j < count; j++) {
     let v = header[j] ? vs[j] : vs[j] + dy;
     if (v < 0) v = 0;
@@ -113,22 +113,21 @@ export function drawMapped(map: ScreenMap, dy: number, out: Uint8Array, offset =
       iy = maxY - 1;
       fy = 1;
     }
-    const fx = fxs[j];
+    const p = left[j];
+    const q = right[j];
+    const gy = 1 - fy;
+    const w00 = p * gy;
+    const w10 = q * gy;
+    const w01 = p * fy;
+    const w11 = q * fy;
     const i00 = iy * row + col[j];
     const i01 = i00 + row;
-    const gx = 1 - fx;
-    const w00 = gx * (1 - fy);
-    const w10 = fx * (1 - fy);
-    const w01 = gx * fy;
-    const w11 = fx * fy;
-    const k = ks[j];
     const b = index[j] * 4;
     const o = offset + b;
-    const r = base[b] + k * (src[i00] * w00 + src[i00 + 4] * w10 + src[i01] * w01 + src[i01 + 4] * w11);
-    const g =
-      base[b + 1] + k * (src[i00 + 1] * w00 + src[i00 + 5] * w10 + src[i01 + 1] * w01 + src[i01 + 5] * w11);
+    const r = base[b] + src[i00] * w00 + src[i00 + 4] * w10 + src[i01] * w01 + src[i01 + 4] * w11;
+    const g = base[b + 1] + src[i00 + 1] * w00 + src[i00 + 5] * w10 + src[i01 + 1] * w01 + src[i01 + 5] * w11;
     const bl =
-      base[b + 2] + k * (src[i00 + 2] * w00 + src[i00 + 6] * w10 + src[i01 + 2] * w01 + src[i01 + 6] * w11);
+      base[b + 2] + src[i00 + 2] * w00 + src[i00 + 6] * w10 + src[i01 + 2] * w01 + src[i01 + 6] * w11;
     out[o] = r > 255 ? 255 : (r + 0.5) | 0;
     out[o + 1] = g > 255 ? 255 : (g + 0.5) | 0;
     out[o + 2] = bl > 255 ? 255 : (bl + 0.5) | 0;
