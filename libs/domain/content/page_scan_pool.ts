@@ -1,9 +1,10 @@
 import { createHash } from "node:crypto";
 import { readFileSync } from "node:fs";
-import { availableParallelism, setPriority } from "node:os";
+import { availableParallelism } from "node:os";
 import { AppError } from "@site/domain/core";
 import type { MediaRefBases } from "@site/domain/media";
 import type { PageScan } from "./page_scan.ts";
+import { setThreadNice, threadNice } from "./thread_priority.ts";
 
 /**
  * Page MDX is parsed in worker threads, never on the API's event loop: a parse holds a worker, not the
@@ -23,12 +24,14 @@ import type { PageScan } from "./page_scan.ts";
 export const PAGE_SCAN_CPU_MS = 4_000;
 /** The wall-clock cap on one parse, whatever the CPU budget says. */
 export const PAGE_SCAN_WALL_MS = 60_000;
-const POLL_MS = 100;
+const POLL_MS = 50;
 /**
- * CPU time after which a parse is lowered to the lowest priority (nice 19): ordinary pages parse well
- * within it (about 300 ms per 100 KB), and a long parse then takes only CPU nobody else wants.
+ * CPU time after which a parse's thread is lowered to the lowest priority (nice 19, thread_priority.ts):
+ * everything else on the machine (other organizations' parses, the API's event loop, PostgreSQL) then
+ * preempts it, so a long parse takes only CPU nobody else wants. Pages up to about 50 KB parse within
+ * it (about 300 ms per 100 KB); a lowered thread is replaced by a fresh one after its parse.
  */
-export const PAGE_SCAN_DEMOTE_CPU_MS = 500;
+export const PAGE_SCAN_DEMOTE_CPU_MS = 150;
 const DEMOTED_NICE = 19;
 /** Parses waiting for a worker (all tenants) beyond which a new write is refused (429 RATE_LIMITED). */
 export const PAGE_SCAN_QUEUE_MAX = 64;
@@ -205,10 +208,9 @@ function start(slot: Slot, job: Job): void {
     if (cpu !== null) {
       cpuStart ??= cpu;
       if (!slot.demoted && cpu - cpuStart > PAGE_SCAN_DEMOTE_CPU_MS && slot.tid !== null) {
+        // Retired after its parse even where lowering failed: the thread's nice is then unknown.
         slot.demoted = true;
-        try {
-          setPriority(slot.tid, DEMOTED_NICE);
-        } catch {}
+        setThreadNice(slot.tid, DEMOTED_NICE);
       }
       if (cpu - cpuStart > PAGE_SCAN_CPU_MS)
         return stop(
@@ -219,6 +221,24 @@ function start(slot: Slot, job: Job): void {
       stop(`not parsed within ${PAGE_SCAN_WALL_MS / 1000} s (the server is busy or the content too complex)`);
   }, POLL_MS);
   slot.worker.postMessage({ id: slot.id, content: job.content, bases: job.bases });
+}
+
+/**
+ * The parser threads as they are now (diagnostics and tests): kernel thread id (null before the thread
+ * said it, or off Linux), nice value, whether it is parsing and whether it was lowered for a long parse.
+ */
+export function pageScanThreads(): {
+  tid: number | null;
+  nice: number | null;
+  busy: boolean;
+  demoted: boolean;
+}[] {
+  return slots.map((s) => ({
+    tid: s.tid,
+    nice: s.tid === null ? null : threadNice(s.tid),
+    busy: s.job !== null,
+    demoted: s.demoted,
+  }));
 }
 
 /** The refusal of a write for a tenant over its share, or null while it may queue one more parse. */

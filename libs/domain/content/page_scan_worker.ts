@@ -1,8 +1,7 @@
 /// <reference lib="webworker" />
-import { readlinkSync } from "node:fs";
-import { setPriority } from "node:os";
 import type { MediaRefBases } from "@site/domain/media";
 import { analyzePage } from "./page_scan.ts";
+import { currentThreadId, setThreadNice } from "./thread_priority.ts";
 
 /** The worker side of page_scan_pool.ts: parses one page's MDX per message, off the API's event loop. */
 declare const self: Worker;
@@ -11,15 +10,11 @@ declare const self: Worker;
 const PARSER_NICE = 5;
 
 // This thread's id, so the pool can read its CPU time (/proc/self/task/<tid>/stat); null off Linux.
-let tid: number | null = null;
-try {
-  tid = Number(readlinkSync("/proc/thread-self").split("/").pop()) || null;
-} catch {}
+// The pool also lowers this thread further when a parse runs long (thread_priority.ts).
+const tid = currentThreadId();
 self.postMessage({ tid });
 // Parsing is background work: below the event loop's thread (on Linux, nice is per thread).
-try {
-  setPriority(PARSER_NICE);
-} catch {}
+if (tid !== null) setThreadNice(tid, PARSER_NICE);
 
 self.onmessage = (event: MessageEvent<{ id: number; content: string; bases: MediaRefBases }>) => {
   const { id, content, bases } = event.data;
