@@ -19,6 +19,10 @@ import {
   upsertItems,
   defineCollection,
   ItemPage,
+  ChromeView,
+  CollectionAnswer,
+  PageList,
+  TranslatedLinks,
 } from "@site/domain/sites";
 import { Cursor, SiteId } from "./mcp_tools/inputs.ts";
 import { type Tool, tool } from "./mcp_tools/tool.ts";
@@ -76,6 +80,7 @@ export const SITE_TOOLS: Tool[] = [
     description:
       "Sets the words of the site's shell (navigation, footer, coming-soon and not-found pages, cookie notice, newsletter form) in one locale: keys like nav.home, footer.copyright, cookieNotice.accept, newsletter.submit (read them all with their English defaults via get_chrome_strings). Merged into what is there; null restores the default. Plain text only, at most 2,000 characters; HTML is refused. Needs content:write.",
     operation: "putSitesSiteIdChromeLocale",
+    output: ChromeView,
     input: Type.Object({
       siteId,
       locale: locale("BCP 47 tag: en, de, de-CH"),
@@ -93,6 +98,7 @@ export const SITE_TOOLS: Tool[] = [
     description:
       "Every chrome string key with its text in one locale (default: the site's default locale), falling back key by key to the language, the default locale and the built-in English. Needs content:read.",
     operation: "getSitesSiteIdChrome",
+    output: ChromeView,
     input: Type.Object({ siteId, locale: Type.Optional(locale("BCP 47 tag")) }),
     readOnly: true,
     run: async (deps, principal, args) => {
@@ -106,6 +112,7 @@ export const SITE_TOOLS: Tool[] = [
     description:
       "Defines a collection of structured content (team, products, posts): a name and typed fields (text, richtext, number, boolean, date, image, link; required optional). Changing a definition in a way existing items would break is refused with how many items. Needs content:write.",
     operation: "putSitesSiteIdCollectionsKey",
+    output: CollectionAnswer,
     input: Type.Object({ siteId, key: collection, ...CollectionDefinition.properties }),
     readOnly: false,
     run: async (deps, principal, args) => {
@@ -168,6 +175,7 @@ export const SITE_TOOLS: Tool[] = [
     description:
       "Puts the site's pages in the given order in one write. pageIds must be exactly the site's pages, each once (list them first); otherwise nothing changes and the error names the missing, unknown and repeated ids. Needs content:write.",
     operation: "putSitesSiteIdPagesOrder",
+    output: PageList,
     input: Type.Object({ siteId, ...PageOrderBody.properties }),
     readOnly: false,
     run: async (deps, principal, args) => {
@@ -188,6 +196,7 @@ export const SITE_TOOLS: Tool[] = [
     description:
       "For up to 1,000 hrefs, says what each names now: a page (id and current path), a media file of the site, an external URL, an anchor, or broken. Use it to check links before writing them. Needs content:read.",
     operation: "postSitesSiteIdLinksTranslate",
+    output: TranslatedLinks,
     input: Type.Object({ siteId, ...TranslateLinksBody.properties }),
     readOnly: true,
     run: async (deps, principal, args) => {

@@ -31,6 +31,11 @@ const MODELS = [
   "SiteAnswer",
   "SocialPostAnswer",
   "CampaignAnswer",
+  "PageList",
+  "Chrome",
+  "CollectionAnswer",
+  "TranslatedLinks",
+  "StyleList",
   "ErrorDetails",
   "FieldProblem",
 ];
@@ -50,6 +55,13 @@ const TOOL_OUTPUTS: Record<string, string> = {
   create_social_post: "SocialPostAnswer",
   create_campaign: "CampaignAnswer",
   send_campaign: "CampaignAnswer",
+  list_pages: "PageList",
+  reorder_pages: "PageList",
+  get_chrome_strings: "Chrome",
+  set_chrome_strings: "Chrome",
+  define_collection: "CollectionAnswer",
+  translate_links: "TranslatedLinks",
+  list_screenshot_styles: "StyleList",
 };
 
 /** A schema with every `$ref` to a component replaced by the component (itself resolved). */

@@ -5,7 +5,17 @@ import { SignedUpload } from "@site/domain/core";
 import { AddedMediaFile, MediaImage, MediaLibraryPage, UploadPreparation } from "@site/domain/media";
 import { CampaignAnswer, CampaignPage, SubscriberPage } from "@site/domain/newsletters";
 import { SocialMediaPage, SocialPostAnswer, SocialPostPage } from "@site/domain/social";
-import { ItemPage, SiteAnswer, SitePage, SiteView } from "@site/domain/sites";
+import { StyleList } from "@site/domain/screenshots";
+import {
+  ChromeView,
+  CollectionAnswer,
+  ItemPage,
+  PageList,
+  SiteAnswer,
+  SitePage,
+  SiteView,
+  TranslatedLinks,
+} from "@site/domain/sites";
 
 /** The OpenAPI version the document declares (and keeps: `const`, `type: [x, "null"]`, `examples`). */
 export const OPENAPI_VERSION = "3.1.1";
@@ -69,6 +79,11 @@ export const NAMED_SCHEMAS: Record<string, TSchema> = {
   SiteAnswer,
   SocialPostAnswer,
   CampaignAnswer,
+  PageList,
+  Chrome: ChromeView,
+  CollectionAnswer,
+  TranslatedLinks,
+  StyleList,
 };
 
 const TAGS = [

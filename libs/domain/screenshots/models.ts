@@ -174,3 +174,6 @@ export const StyleView = Type.Object({
 });
 /** A screenshot style as the API answers it. */
 export type ScreenshotStyleView = Static<typeof StyleView>;
+
+/** The screenshot styles (GET …/media/screenshot/styles, list_screenshot_styles). */
+export const StyleList = Type.Object({ styles: Type.Array(StyleView) });

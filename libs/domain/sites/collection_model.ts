@@ -60,6 +60,9 @@ export const CollectionSummary = Type.Object({
 /** A collection as listed. */
 export type CollectionSummary = Static<typeof CollectionSummary>;
 
+/** One collection: the answer of defining it (PUT …/collections/<key>, define_collection). */
+export const CollectionAnswer = Type.Object({ collection: CollectionSummary });
+
 const Values = Type.Record(Type.String(), Type.Unknown(), {
   description:
     "field key → value of the field's type (null clears an optional field); image values are read as signed URLs, link values as current paths",

@@ -45,6 +45,9 @@ export const TranslatedLink = Type.Object({
 /** What one href names now. */
 export type TranslatedLink = Static<typeof TranslatedLink>;
 
+/** What each href names now, in the order given (POST …/links/translate, translate_links). */
+export const TranslatedLinks = Type.Object({ links: Type.Array(TranslatedLink) });
+
 /** A link of the site that names no page now, and where it is. */
 export const BrokenLink = Type.Object({
   href: Type.String({ description: "as stored: page:<id> of a deleted page, or a path naming no page" }),

@@ -102,3 +102,6 @@ export const PageView = Type.Object({
 });
 /** A page as the API answers it. */
 export type PageView = Static<typeof PageView>;
+
+/** A site's pages in position order (GET …/pages, PUT …/pages/order, list_pages, reorder_pages). */
+export const PageList = Type.Object({ pages: Type.Array(PageView) });

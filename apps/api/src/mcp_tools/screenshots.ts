@@ -7,6 +7,7 @@ import {
   queueScreenshot,
   ScreenshotRequestBody,
   StyleListQuery,
+  StyleList,
 } from "@site/domain/screenshots";
 import { getOwnSite } from "@site/domain/sites";
 import { mediaEmbedSnippet, SiteId, UUID_PATTERN } from "./inputs.ts";
@@ -36,6 +37,7 @@ export const SCREENSHOT_TOOLS: Tool[] = [
     description:
       "Lists the 3D device-mockup looks for product screenshots (metadata only). Pass a style's `id` as styleId to queue_screenshot; without it the default look is used. featured=true narrows to the curated gallery. Needs content:write.",
     operation: "getSitesSiteIdMediaScreenshotStyles",
+    output: StyleList,
     input: Type.Object({ siteId: SiteId, ...StyleListQuery.properties }),
     readOnly: true,
     run: async (deps, principal, args) => {

@@ -18,6 +18,7 @@ import {
   updatePage,
   SiteAnswer,
   SitePage,
+  PageList,
 } from "@site/domain/sites";
 import { Cursor, EMBED_RULE, MEDIA_PATH_PATTERN, mediaEmbedSnippet, SiteId, UUID_PATTERN } from "./inputs.ts";
 import { type Tool, tool } from "./tool.ts";
@@ -142,6 +143,7 @@ export const SITE_TOOLS: Tool[] = [
     description:
       "Lists the pages of a site in order, each with id, path, title, MDX content and position. Read a page here before update_page. Needs content:read.",
     operation: "getSitesSiteIdPages",
+    output: PageList,
     input: Type.Object({ siteId: SiteId }),
     readOnly: true,
     run: async (deps, principal, args) => {

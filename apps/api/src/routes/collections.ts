@@ -3,6 +3,7 @@ import { ListQuery } from "@site/domain/core";
 import {
   CollectionDefinition,
   CollectionItem,
+  CollectionAnswer,
   CollectionSummary,
   createItem,
   defineCollection,
@@ -43,7 +44,7 @@ export function collectionRoutes(deps: AppDeps, auth: AuthMacros) {
       {
         operation: "putSitesSiteIdCollectionsKey",
         body: CollectionDefinition,
-        response: { 200: t.Object({ collection: CollectionSummary }), ...errors(400, 401, 403, 404) },
+        response: { 200: CollectionAnswer, ...errors(400, 401, 403, 404) },
         detail: {
           summary: "Create a collection or update its definition",
           description:

@@ -3,7 +3,7 @@ import {
   BrokenLink,
   getOwnSite,
   listBrokenLinks,
-  TranslatedLink,
+  TranslatedLinks,
   TranslateLinksBody,
   translateLinks,
 } from "@site/domain/sites";
@@ -22,7 +22,7 @@ export function linkRoutes(deps: AppDeps, auth: AuthMacros) {
       {
         operation: "postSitesSiteIdLinksTranslate",
         body: TranslateLinksBody,
-        response: { 200: t.Object({ links: t.Array(TranslatedLink) }), ...errors(400, 401, 403, 404) },
+        response: { 200: TranslatedLinks, ...errors(400, 401, 403, 404) },
         detail: {
           summary: "Say what hrefs name in a site now",
           description:

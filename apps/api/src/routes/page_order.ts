@@ -1,5 +1,5 @@
-import { Elysia, t } from "elysia";
-import { getOwnSite, listPages, PageOrderBody, PageView, reorderPages } from "@site/domain/sites";
+import { Elysia } from "elysia";
+import { getOwnSite, listPages, PageList, PageOrderBody, reorderPages } from "@site/domain/sites";
 import type { AuthMacros } from "../auth.ts";
 import type { AppDeps } from "../deps.ts";
 import { errors } from "../schemas.ts";
@@ -16,7 +16,7 @@ export function pageOrderRoutes(deps: AppDeps, auth: AuthMacros) {
     {
       operation: "putSitesSiteIdPagesOrder",
       body: PageOrderBody,
-      response: { 200: t.Object({ pages: t.Array(PageView) }), ...errors(400, 401, 403, 404) },
+      response: { 200: PageList, ...errors(400, 401, 403, 404) },
       detail: {
         summary: "Reorder a site's pages",
         description:

@@ -8,6 +8,7 @@ import {
   getOwnSite,
   getPage,
   listPages,
+  PageList,
   PageView,
   UpdatePageBody,
   updatePage,
@@ -51,7 +52,7 @@ export function pageRoutes(deps: AppDeps, auth: AuthMacros) {
       }),
       {
         operation: "getSitesSiteIdPages",
-        response: { 200: t.Object({ pages: t.Array(PageView) }), ...errors(401, 403, 404) },
+        response: { 200: PageList, ...errors(401, 403, 404) },
         detail: { summary: "List pages", tags: ["pages"] },
       },
     )

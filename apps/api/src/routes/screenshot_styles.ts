@@ -1,7 +1,7 @@
 import { join } from "node:path";
 import { Elysia, t } from "elysia";
 import { notFound } from "@site/domain/core";
-import { findStyle, listStyleViews, STYLE_LIMIT, StyleListQuery, StyleView } from "@site/domain/screenshots";
+import { findStyle, listStyleViews, STYLE_LIMIT, StyleList, StyleListQuery } from "@site/domain/screenshots";
 import { getOwnSite } from "@site/domain/sites";
 import type { AppDeps } from "../deps.ts";
 import type { AuthMacros } from "../auth.ts";
@@ -23,7 +23,7 @@ export function screenshotStyleRoutes(deps: AppDeps, auth: AuthMacros) {
       {
         operation: "getSitesSiteIdMediaScreenshotStyles",
         query: queryOf(StyleListQuery),
-        response: { 200: t.Object({ styles: t.Array(StyleView) }), ...errors(400, 401, 403, 404) },
+        response: { 200: StyleList, ...errors(400, 401, 403, 404) },
         detail: {
           summary: `List screenshot styles (featured=1: the curated gallery; limit default ${STYLE_LIMIT.default}, max ${STYLE_LIMIT.max})`,
 
