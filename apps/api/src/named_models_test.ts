@@ -36,6 +36,8 @@ const MODELS = [
   "CollectionAnswer",
   "TranslatedLinks",
   "StyleList",
+  "PageWrite",
+  "LoginLink",
   "ErrorDetails",
   "FieldProblem",
 ];
@@ -62,6 +64,9 @@ const TOOL_OUTPUTS: Record<string, string> = {
   define_collection: "CollectionAnswer",
   translate_links: "TranslatedLinks",
   list_screenshot_styles: "StyleList",
+  create_page: "PageWrite",
+  update_page: "PageWrite",
+  create_screenshot_login_link: "LoginLink",
 };
 
 /** A schema with every `$ref` to a component replaced by the component (itself resolved). */

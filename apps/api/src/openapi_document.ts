@@ -5,12 +5,13 @@ import { SignedUpload } from "@site/domain/core";
 import { AddedMediaFile, MediaImage, MediaLibraryPage, UploadPreparation } from "@site/domain/media";
 import { CampaignAnswer, CampaignPage, SubscriberPage } from "@site/domain/newsletters";
 import { SocialMediaPage, SocialPostAnswer, SocialPostPage } from "@site/domain/social";
-import { StyleList } from "@site/domain/screenshots";
+import { LoginLinkView, StyleList } from "@site/domain/screenshots";
 import {
   ChromeView,
   CollectionAnswer,
   ItemPage,
   PageList,
+  PageWrite,
   SiteAnswer,
   SitePage,
   SiteView,
@@ -84,6 +85,8 @@ export const NAMED_SCHEMAS: Record<string, TSchema> = {
   CollectionAnswer,
   TranslatedLinks,
   StyleList,
+  PageWrite,
+  LoginLink: LoginLinkView,
 };
 
 const TAGS = [

@@ -103,5 +103,8 @@ export const PageView = Type.Object({
 /** A page as the API answers it. */
 export type PageView = Static<typeof PageView>;
 
+/** A page written (created or updated) and the warnings of its content (create_page, update_page too). */
+export const PageWrite = Type.Object({ page: PageView, warnings: Type.Array(Type.String()) });
+
 /** A site's pages in position order (GET …/pages, PUT …/pages/order, list_pages, reorder_pages). */
 export const PageList = Type.Object({ pages: Type.Array(PageView) });

@@ -8,6 +8,7 @@ import {
   ScreenshotRequestBody,
   StyleListQuery,
   StyleList,
+  LoginLinkView,
 } from "@site/domain/screenshots";
 import { getOwnSite } from "@site/domain/sites";
 import { mediaEmbedSnippet, SiteId, UUID_PATTERN } from "./inputs.ts";
@@ -106,6 +107,7 @@ export const SCREENSHOT_TOOLS: Tool[] = [
     description:
       "For a page behind a login: answers a loginUrl the site owner opens to sign in on a hosted browser (valid about one hour, usable once). The session is stored encrypted for the site; then queue_screenshot with recapture: true films the signed-in page. Free. Needs content:write.",
     operation: "postSitesSiteIdMediaScreenshotLogin",
+    output: LoginLinkView,
     input: Type.Object({ siteId: SiteId, ...LoginLinkBody.properties, url: PageUrl }),
     readOnly: false,
     run: async (deps, principal, args) => {

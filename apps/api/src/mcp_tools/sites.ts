@@ -19,6 +19,7 @@ import {
   SiteAnswer,
   SitePage,
   PageList,
+  PageWrite,
 } from "@site/domain/sites";
 import { Cursor, EMBED_RULE, MEDIA_PATH_PATTERN, mediaEmbedSnippet, SiteId, UUID_PATTERN } from "./inputs.ts";
 import { type Tool, tool } from "./tool.ts";
@@ -156,6 +157,7 @@ export const SITE_TOOLS: Tool[] = [
     title: "Create a page",
     description: `Creates a page of a site from a path, a title and MDX content. ${EMBED_RULE} Pass images in \`media\` and the tool writes those blocks for you (appended after the content). Every media reference is checked against the library: an unknown file, a displayUrl or an outside URL is a VALIDATION_ERROR naming each one, and nothing is stored. Needs content:write.`,
     operation: "postSitesSiteIdPages",
+    output: PageWrite,
     input: Type.Object({
       siteId: SiteId,
       ...CreatePageBody.properties,
@@ -182,6 +184,7 @@ export const SITE_TOOLS: Tool[] = [
     title: "Update a page",
     description: `Changes the given fields of a page (path, title, content, position); \`media\` appends images as blocks to the new content, or to the current content when \`content\` is omitted. ${EMBED_RULE} References are checked as in create_page. Needs content:write.`,
     operation: "patchSitesSiteIdPagesPageId",
+    output: PageWrite,
     input: Type.Object({
       siteId: SiteId,
       pageId: Type.String({

@@ -10,14 +10,13 @@ import {
   listPages,
   PageList,
   PageView,
+  PageWrite,
   UpdatePageBody,
   updatePage,
 } from "@site/domain/sites";
 import type { AppDeps } from "../deps.ts";
 import type { AuthMacros } from "../auth.ts";
 import { errors } from "../schemas.ts";
-
-const PageWrite = t.Object({ page: PageView, warnings: t.Array(t.String()) });
 
 const PAGE_WRITE = /^\/api\/v1\/sites\/[^/]+\/pages(?:\/[^/]+)?\/?$/;
 
