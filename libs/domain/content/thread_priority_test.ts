@@ -1,6 +1,12 @@
 import { afterEach, describe, expect, test } from "bun:test";
 import { existsSync } from "node:fs";
-import { currentThreadId, setThreadNice, threadNice } from "./thread_priority.ts";
+import {
+  currentThreadId,
+  setThreadIdleClass,
+  setThreadNice,
+  threadIsIdleClass,
+  threadNice,
+} from "./thread_priority.ts";
 
 // Decision 0612: a long page parse lowers its own worker thread, and only that thread, to nice 19.
 
@@ -14,7 +20,9 @@ afterEach(() => {
 /** A worker thread that says its own id (as thread_priority.ts sees it from inside) and idles. */
 function threadOfWorker(): Promise<number> {
   const module = new URL("./thread_priority.ts", import.meta.url).href;
-  const code = `import(${JSON.stringify(module)}).then((m) => self.postMessage(m.currentThreadId()));`;
+  // The message handler keeps the worker (and its thread) alive until it is terminated.
+  const code = `self.onmessage = () => {};
+import(${JSON.stringify(module)}).then((m) => self.postMessage(m.currentThreadId()));`;
   worker = new Worker(URL.createObjectURL(new Blob([code], { type: "text/javascript" })));
   return new Promise((resolve) => {
     worker!.onmessage = (event: MessageEvent<number>) => resolve(event.data);
@@ -39,12 +47,22 @@ describe.if(linux)("thread priority", () => {
     expect(threadNice(process.pid)).toBe(mainNice!);
   });
 
+  test("setThreadIdleClass moves that one thread to SCHED_IDLE (stat field 41); the main thread stays SCHED_OTHER", async () => {
+    const tid = await threadOfWorker();
+    expect(threadIsIdleClass(tid)).toBe(false);
+    expect(setThreadIdleClass(tid)).toBe(true);
+    expect(threadIsIdleClass(tid)).toBe(true);
+    expect(threadIsIdleClass(process.pid)).toBe(false);
+  });
+
   test("a new thread starts at the main thread's nice, whatever an earlier worker was set to", async () => {
     const first = await threadOfWorker();
     setThreadNice(first, 19);
+    setThreadIdleClass(first);
     worker!.terminate();
     const second = await threadOfWorker();
     expect(second).not.toBe(first);
     expect(threadNice(second)).toBe(threadNice(process.pid)!);
+    expect(threadIsIdleClass(second)).toBe(false);
   });
 });
