@@ -1,5 +1,4 @@
-/** Content: MDX parsing and URL scanning, sanitizing, page scans in their worker pool, media references in text, plain-text checks and the one HTML escaper. */
-export * from "./html_escape.ts";
+/** Content: MDX parsing and URL scanning, sanitizing, page scans in their worker pool, media references in text and plain-text checks (the HTML escaper is in core). */
 export * from "./mdx_sanitize.ts";
 export * from "./mdx_urls.ts";
 export * from "./page_scan.ts";

@@ -14,3 +14,4 @@ export * from "./unavailable.ts";
 export * from "./key_cache.ts";
 export * from "./rate_limit.ts";
 export * from "./credits.ts";
+export * from "./html_escape.ts";

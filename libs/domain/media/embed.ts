@@ -1,4 +1,4 @@
-import { escapeHtml } from "@site/domain/content";
+import { escapeHtml } from "@site/domain/core";
 import { mediaPath } from "./grants.ts";
 import type { AddedMediaFile } from "./models.ts";
 

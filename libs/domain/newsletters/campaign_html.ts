@@ -1,4 +1,4 @@
-import { escapeHtml } from "@site/domain/content";
+import { escapeHtml } from "@site/domain/core";
 import { type DefaultTreeAdapterTypes, parse } from "parse5";
 
 type Node = DefaultTreeAdapterTypes.ChildNode | DefaultTreeAdapterTypes.Document;

@@ -1,6 +1,6 @@
 import { and, eq, getTableColumns, isNull, lt, or, sql } from "drizzle-orm";
 import { newsletterSubscribers, sites } from "@site/db";
-import { escapeHtml } from "@site/domain/content";
+import { escapeHtml } from "@site/domain/core";
 import {
   AppError,
   type Context,

@@ -8,7 +8,7 @@ import {
   readNewsletterToken,
   unsubscribe,
 } from "@site/domain/newsletters";
-import { escapeHtml } from "@site/domain/content";
+import { escapeHtml } from "@site/domain/core";
 import { AppError } from "@site/domain/core";
 import type { AppDeps } from "../deps.ts";
 import { errorResponses, errors } from "../schemas.ts";

@@ -1,5 +1,5 @@
 import { SCREEN } from "@site/browser";
-import { escapeHtml } from "@site/domain/content";
+import { escapeHtml } from "@site/domain/core";
 
 function layout(title: string, body: string, script = ""): string {
   return `<!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width,initial-scale=1">
