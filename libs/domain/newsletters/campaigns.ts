@@ -3,6 +3,7 @@ import { newsletterCampaigns, newsletterRecipients, newsletterSubscribers, sites
 import {
   AppError,
   type Context,
+  escapeHtml,
   isUuid,
   keysetPage,
   type ListQuery,
@@ -11,7 +12,7 @@ import {
   olderThan,
   PAGE_LIMIT,
 } from "@site/domain/core";
-import type { RenderQueue } from "@site/queue";
+import type { JobQueue } from "@site/queue";
 import { type BounceRef, envelopeSender } from "./bounces.ts";
 import { recordCampaignEvent } from "./campaign_events.ts";
 import { htmlToText } from "./campaign_html.ts";
@@ -32,7 +33,7 @@ import type { MailContext } from "./subscribers.ts";
 type Row = typeof newsletterCampaigns.$inferSelect;
 
 /** What starting a send needs: the context and the job queue. */
-export type QueueContext = Context & { queue: RenderQueue };
+export type QueueContext = Context & { queue: JobQueue };
 
 const iso = (d: Date | null) => (d ? d.toISOString() : null);
 const ZERO: CampaignCounts = { queued: 0, sent: 0, failed: 0, bounced: 0 };
@@ -207,10 +208,6 @@ export function previewHeaders(ctx: Context): Record<string, string> {
     "referrer-policy": "no-referrer",
     "cache-control": "private, no-store",
   };
-}
-
-function escapeHtml(s: string): string {
-  return s.replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;").replace(/"/g, "&quot;");
 }
 
 /** A full document around the body: the hidden preheader first, the footer (unsubscribe) last. */

@@ -72,9 +72,6 @@ export type JobQueue = {
   close(): Promise<void>;
 };
 
-/** @deprecated The old name of JobQueue, kept while work in flight still imports it; use JobQueue. */
-export type RenderQueue = JobQueue;
-
 /**
  * The one way to say "retrying cannot fix this" (bad input, a blocked address, a page past its
  * deadline, an unknown style, a missing project): the job fails at once, without further tries.
