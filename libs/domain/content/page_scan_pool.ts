@@ -4,7 +4,7 @@ import { availableParallelism } from "node:os";
 import { AppError } from "@site/domain/core";
 import type { MediaRefBases } from "@site/domain/media";
 import type { PageScan } from "./page_scan.ts";
-import { setThreadIdleClass, setThreadNice, threadIsIdleClass, threadNice } from "./thread_priority.ts";
+import { setThreadNice, threadNice } from "./thread_priority.ts";
 
 /**
  * Page MDX is parsed in worker threads, never on the API's event loop: a parse holds a worker, not the
@@ -210,8 +210,8 @@ function start(slot: Slot, job: Job): void {
       if (!slot.demoted && cpu - cpuStart > PAGE_SCAN_DEMOTE_CPU_MS && slot.tid !== null) {
         // Retired after its parse even where lowering failed: the thread's nice is then unknown.
         slot.demoted = true;
+        // Not SCHED_IDLE: measured worse (decision 0612), a lock held by such a thread waits for an idle CPU.
         setThreadNice(slot.tid, DEMOTED_NICE);
-        setThreadIdleClass(slot.tid);
       }
       if (cpu - cpuStart > PAGE_SCAN_CPU_MS)
         return stop(
@@ -226,20 +226,17 @@ function start(slot: Slot, job: Job): void {
 
 /**
  * The parser threads as they are now (diagnostics and tests): kernel thread id (null before the thread
- * said it, or off Linux), nice value, whether it runs under SCHED_IDLE, whether it is parsing and whether
- * it was lowered for a long parse.
+ * said it, or off Linux), nice value, whether it is parsing and whether it was lowered for a long parse.
  */
 export function pageScanThreads(): {
   tid: number | null;
   nice: number | null;
-  idleClass: boolean | null;
   busy: boolean;
   demoted: boolean;
 }[] {
   return slots.map((s) => ({
     tid: s.tid,
     nice: s.tid === null ? null : threadNice(s.tid),
-    idleClass: s.tid === null ? null : threadIsIdleClass(s.tid),
     busy: s.job !== null,
     demoted: s.demoted,
   }));

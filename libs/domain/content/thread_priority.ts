@@ -16,11 +16,9 @@ import { setPriority } from "node:os";
 type Libc = {
   gettid: () => number;
   setpriority: (tid: number, nice: number) => number;
-  schedIdle: (tid: number) => number;
 };
 const PRIO_PROCESS = 0;
-/** The scheduling policy that runs only when nothing else wants the CPU (linux/sched.h). */
-const SCHED_IDLE = 5;
+
 /** SYS_gettid by architecture (x86_64 and aarch64; others fall back to /proc/thread-self). */
 const SYS_GETTID: Partial<Record<string, number>> = { x64: 186, arm64: 178 };
 
@@ -31,18 +29,14 @@ function loadLibc(): Libc | null {
   const gettid = SYS_GETTID[process.arch];
   if (process.platform !== "linux" || gettid === undefined) return null;
   try {
-    const { dlopen, FFIType, ptr } = require("bun:ffi") as typeof import("bun:ffi");
+    const { dlopen, FFIType } = require("bun:ffi") as typeof import("bun:ffi");
     const { symbols } = dlopen("libc.so.6", {
       syscall: { args: [FFIType.i64], returns: FFIType.i64 },
       setpriority: { args: [FFIType.i32, FFIType.u32, FFIType.i32], returns: FFIType.i32 },
-      sched_setscheduler: { args: [FFIType.i32, FFIType.i32, FFIType.ptr], returns: FFIType.i32 },
     });
-    // struct sched_param { int sched_priority; }, 0 for SCHED_IDLE.
-    const param = new Int32Array(1);
     libc = {
       gettid: () => Number(symbols.syscall(gettid)),
       setpriority: (tid, nice) => symbols.setpriority(PRIO_PROCESS, tid, nice),
-      schedIdle: (tid) => symbols.sched_setscheduler(tid, SCHED_IDLE, ptr(param)),
     };
   } catch {}
   return libc;
@@ -81,26 +75,6 @@ function statField(tid: number, n: number): number | null {
 /** The nice value of a thread of this process (field 19 of /proc/self/task/<tid>/stat), or null. */
 export function threadNice(tid: number): number | null {
   return statField(tid, 19);
-}
-
-/** Whether a thread of this process runs under SCHED_IDLE (policy, field 41 of its stat), or null. */
-export function threadIsIdleClass(tid: number): boolean | null {
-  const policy = statField(tid, 41);
-  return policy === null ? null : policy === SCHED_IDLE;
-}
-
-/**
- * Moves one thread of this process to SCHED_IDLE (allowed without privileges since Linux 2.6.39): any
- * ordinary thread waking on its CPU preempts it at once, and the scheduler counts a CPU running only
- * such threads as idle when it places a waking thread. Stronger than nice 19, which still gets a
- * weighted share. Answers whether the thread is now SCHED_IDLE.
- */
-export function setThreadIdleClass(tid: number): boolean {
-  const done = loadLibc()?.schedIdle(tid) === 0;
-  const now = threadIsIdleClass(tid);
-  const ok = now === null ? done : now;
-  if (!ok) warnOnce(`could not move thread ${tid} to SCHED_IDLE`);
-  return ok;
 }
 
 /**

@@ -1,12 +1,6 @@
 import { afterEach, describe, expect, test } from "bun:test";
 import { existsSync } from "node:fs";
-import {
-  currentThreadId,
-  setThreadIdleClass,
-  setThreadNice,
-  threadIsIdleClass,
-  threadNice,
-} from "./thread_priority.ts";
+import { currentThreadId, setThreadNice, threadNice } from "./thread_priority.ts";
 
 // Decision 0612: a long page parse lowers its own worker thread, and only that thread, to nice 19.
 
@@ -47,22 +41,12 @@ describe.if(linux)("thread priority", () => {
     expect(threadNice(process.pid)).toBe(mainNice!);
   });
 
-  test("setThreadIdleClass moves that one thread to SCHED_IDLE (stat field 41); the main thread stays SCHED_OTHER", async () => {
-    const tid = await threadOfWorker();
-    expect(threadIsIdleClass(tid)).toBe(false);
-    expect(setThreadIdleClass(tid)).toBe(true);
-    expect(threadIsIdleClass(tid)).toBe(true);
-    expect(threadIsIdleClass(process.pid)).toBe(false);
-  });
-
   test("a new thread starts at the main thread's nice, whatever an earlier worker was set to", async () => {
     const first = await threadOfWorker();
     setThreadNice(first, 19);
-    setThreadIdleClass(first);
     worker!.terminate();
     const second = await threadOfWorker();
     expect(second).not.toBe(first);
     expect(threadNice(second)).toBe(threadNice(process.pid)!);
-    expect(threadIsIdleClass(second)).toBe(false);
   });
 });
