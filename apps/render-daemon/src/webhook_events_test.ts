@@ -11,6 +11,7 @@ import {
   verifyHook,
   type WebhookReceiver,
 } from "@site/api/testing";
+import { findFfmpeg } from "@site/domain/screenshots";
 import { type RenderDaemon, startRenderDaemon } from "./daemon.ts";
 
 // Events fired by the real actions, delivered by the daemon's dispatcher from jobs on BullMQ (Redis).
@@ -53,7 +54,7 @@ afterAll(async () => {
 async function orgWithHook(path: string, events: string[]) {
   const o = await h.seedOrg({
     credits: 100,
-    scopes: ["webhooks:write", "sites:write", "content:read", "content:write"],
+    scopes: ["webhooks:write", "sites:write", "content:read", "content:write", "social:write"],
   });
   const res = await h.call("POST", "/api/v1/webhooks", { key: o.key, body: { url: rx.url(path), events } });
   expect(res.status).toBe(201);
@@ -97,6 +98,46 @@ describe("events fired by the real actions (BullMQ queue, the daemon's dispatche
     expect(payload.data).toMatchObject({ status: "failed", imageUrl: null });
     expect(payload.data.error).toBeString();
   }, 120_000);
+
+  test.skipIf(!findFfmpeg(null))(
+    "clip.completed carries the clip as its GET answers it; clip.failed when its page cannot be reached",
+    async () => {
+      const o = await orgWithHook("/clip", ["clip.completed", "clip.failed"]);
+      await h.call("POST", "/api/v1/webhooks", {
+        key: o.key,
+        body: { url: rx.url("/clip-none"), events: ["screenshot.completed"] },
+      });
+      const clip = async (url: string) => {
+        const res = await h.call("POST", "/api/v1/social/media/clips", {
+          key: o.key,
+          body: { url, motion: "scroll", durationS: 2, fps: 24, width: 400, height: 500 },
+        });
+        expect(res.status).toBe(202);
+        return ((await res.json()) as { clipId: string }).clipId;
+      };
+      const done = await clip(`http://${pages.host}/`);
+      const [hook] = await rx.waitFor("/clip", 1, 110_000);
+      const payload = verifyHook(o.secret, hook!) as { type: string; data: Record<string, unknown> };
+      expect(payload.type).toBe("clip.completed");
+      const got = (await (
+        await h.call("GET", `/api/v1/social/media/clips/${done}`, { key: o.key })
+      ).json()) as Record<string, unknown>;
+      const strip = (v: Record<string, unknown>) =>
+        JSON.parse(JSON.stringify(v, (k, x) => (k === "thumbnailUrl" || k === "posterUrl" ? undefined : x)));
+      expect(strip(payload.data)).toEqual(strip(got));
+      expect(payload.data).toMatchObject({ clipId: done, status: "done" });
+
+      const failed = await clip(`http://127.0.0.1:${closedPort}/`);
+      const hooks = await rx.waitFor("/clip", 2, 110_000);
+      const second = verifyHook(o.secret, hooks[1]!) as { type: string; data: Record<string, unknown> };
+      expect(second.type).toBe("clip.failed");
+      expect(second.data).toMatchObject({ clipId: failed, status: "failed" });
+      expect(second.data.error).toBeString();
+      // the endpoint subscribed to other events hears nothing of clips
+      expect(rx.to("/clip-none")).toEqual([]);
+    },
+    240_000,
+  );
 
   test("media.created when an uploaded file lands, with the entry as the library lists it", async () => {
     const o = await orgWithHook("/media", ["media.created"]);
