@@ -4,11 +4,11 @@
  *   bun scripts/render_example_clip.ts
  */
 import { writeFileSync } from "node:fs";
-import { eq } from "drizzle-orm";
-import { screenshotRenders } from "@site/db";
 import { buildTestApp, runtimeOf } from "@site/api/testing";
 import { html, servePages, until } from "@site/browser/testing";
+import { screenshotRenders } from "@site/db";
 import { startRenderDaemon } from "@site/render-daemon";
+import { eq } from "drizzle-orm";
 
 const PAGE = `<!doctype html><html><head><meta charset="utf-8"><style>
 body{margin:0;font:18px/1.5 system-ui,sans-serif;color:#111;background:#f6f7fb}header{padding:20px 24px;font-weight:700}

@@ -9,7 +9,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createLogger, loadConfig } from "@site/config";
 import { listStyles, PREVIEW_SOURCE_HOST, type ScreenshotStyle } from "@site/domain/screenshots";
-import { reencode, type Capture, createRenderPipeline } from "@site/render-daemon";
+import { type Capture, createRenderPipeline, reencode } from "@site/render-daemon";
 
 const root = join(import.meta.dir, "..");
 const demo = join(root, "apps/render-daemon/demo/lumen.html");

@@ -1,4 +1,4 @@
 /** The API app: `createApp` builds it from dependencies, `startApi` serves it on a runtime. */
-export { createApp, type App } from "./src/app.ts";
-export { startApi } from "./src/server.ts";
+export { type App, createApp } from "./src/app.ts";
 export { TOOLS } from "./src/mcp_tools.ts";
+export { startApi } from "./src/server.ts";

@@ -1,14 +1,15 @@
 /** Typed configuration read once from the environment, with the embedded defaults. */
+
+export { type Clock, fixedClock, systemClock } from "./src/clock.ts";
 export { type Config, ConfigError, loadConfig } from "./src/config.ts";
-export { type Clock, systemClock, fixedClock } from "./src/clock.ts";
-export { type Logger, createLogger } from "./src/logger.ts";
+export { describeError } from "./src/error_fields.ts";
+export { createLogger, type Logger } from "./src/logger.ts";
 export {
   readServerRecord,
   recordServer,
   resolvePublicBase,
   type ServerRecord,
 } from "./src/server_record.ts";
-export { describeError } from "./src/error_fields.ts";
 export {
   DEFAULT_WEBHOOK_RETRY_SCHEDULE_S,
   type WebhookSettings,

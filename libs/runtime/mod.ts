@@ -1,5 +1,5 @@
 /** Builds the shared dependencies of every app from the configuration (database, and the drivers); health probes. */
-export { openRuntime, type Runtime } from "./src/runtime.ts";
+
 export {
   type Check,
   type CheckResult,
@@ -12,3 +12,4 @@ export {
   serveHealth,
 } from "./src/health.ts";
 export { createRedisRateLimiter, openRateLimiter } from "./src/rate_limit.ts";
+export { openRuntime, type Runtime } from "./src/runtime.ts";

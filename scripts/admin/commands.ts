@@ -1,20 +1,20 @@
+import { readServerRecord } from "@site/config";
 import {
   createApiKey,
   createMember,
   createOrganization,
   createUserSession,
   grantCredits,
-  revokeApiKey,
-  ROLES,
-  type Role,
   isUuid,
   listAllTemplates,
   listApiKeys,
   listMembers,
   listOrganizations,
   notFound,
+  ROLES,
+  type Role,
+  revokeApiKey,
 } from "@site/domain/core";
-import { readServerRecord } from "@site/config";
 import { shareMedia } from "@site/domain/media";
 import { countRenders } from "@site/domain/screenshots";
 import { setSitePublished, upsertTemplate } from "@site/domain/sites";

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { loadConfig, systemClock, createLogger } from "@site/config";
+import { createLogger, loadConfig, systemClock } from "@site/config";
 import { type DbHandle, sites } from "@site/db";
 import { createTestDatabase } from "@site/db/testing";
 import { createOrganization } from "@site/domain/core";

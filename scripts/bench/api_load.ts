@@ -8,7 +8,8 @@
  * every API process (a second API process checks it).
  *   bun scripts/bench/api_load.ts
  */
-import { sql } from "drizzle-orm";
+
+import { spawnApi } from "@site/api/testing";
 import { createLogger, loadConfig, systemClock } from "@site/config";
 import { createTestDatabase } from "@site/db/testing";
 import {
@@ -19,7 +20,7 @@ import {
   createOrganization,
   revokeApiKey,
 } from "@site/domain/core";
-import { spawnApi } from "@site/api/testing";
+import { sql } from "drizzle-orm";
 
 const CONCURRENCY = Number(process.env.CONCURRENCY ?? 50);
 const DURATION_S = Number(process.env.DURATION_S ?? 8);

@@ -14,8 +14,8 @@ import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { buildTestApp, runtimeOf } from "@site/api/testing";
-import { createLogger } from "@site/config";
 import { descendsFrom, html, processTable, servePages, until } from "@site/browser/testing";
+import { createLogger } from "@site/config";
 import { findFfmpeg } from "@site/domain/screenshots";
 import { encodeFrames, ffmpegArgs, startRenderDaemon } from "@site/render-daemon";
 

@@ -8,9 +8,6 @@
  */
 import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
-import type { Browser, BrowserContext, Page } from "puppeteer-core";
-import puppeteer from "puppeteer-core";
-import { createLogger } from "@site/config";
 import {
   addressCheckFor,
   chromiumFlags,
@@ -20,7 +17,10 @@ import {
   isHeadlessShell,
 } from "@site/browser";
 import { html, LANDING, servePages } from "@site/browser/testing";
+import { createLogger } from "@site/config";
 import { type ArmedPage, armPage, DEFAULT_TIMINGS, filmPage, warmPage } from "@site/render-daemon";
+import type { Browser, BrowserContext, Page } from "puppeteer-core";
+import puppeteer from "puppeteer-core";
 
 const rounds = Number(process.argv[2] ?? 15);
 const pct = (xs: number[], p: number) =>

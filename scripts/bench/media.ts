@@ -6,13 +6,13 @@
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { desc, eq, sql } from "drizzle-orm";
+import { buildTestApp } from "@site/api/testing";
 import { mediaFiles } from "@site/db";
 import { createUserSession, encodeCursor } from "@site/domain/core";
 import { grantMemberUrl, listLibrary } from "@site/domain/media";
 import { createTlsFixture } from "@site/net/testing";
 import { openFsStore } from "@site/storage";
-import { buildTestApp } from "@site/api/testing";
+import { desc, eq, sql } from "drizzle-orm";
 
 const FILES = 10_000;
 const TEN_MB = 10 * 1024 * 1024 - 4096;

@@ -4,11 +4,12 @@
  * the peak memory of the process while sending. Runs on TEST_DATABASE_URL (default: local PostgreSQL).
  *   bun scripts/bench/newsletter.ts [recipients=10000] [concurrency=16]
  */
-import { sql } from "drizzle-orm";
+
 import { buildTestApp } from "@site/api/testing";
 import { addLibraryFile } from "@site/domain/media";
 import { createSmtpMailer, startNewsletterSender } from "@site/domain/newsletters";
 import { sampleImage } from "@site/domain/testing";
+import { sql } from "drizzle-orm";
 
 const TOTAL = Number(process.argv[2] ?? 10_000);
 const CONCURRENCY = Number(process.argv[3] ?? 16);

@@ -7,14 +7,14 @@
  *   bun scripts/bench/render.ts            (BENCH_BARE_PAUSE_MS=1000: a pause before each bare shot)
  */
 import { readFileSync } from "node:fs";
-import { eq, inArray } from "drizzle-orm";
-import { screenshotRenders } from "@site/db";
-import { cpuByProcessKind, cpuUsedSince } from "./_process_cpu.ts";
-import { chromiumFlags, findFilmBrowser, isHeadlessShell } from "@site/browser";
-import puppeteer from "puppeteer-core";
 import { buildTestApp, runtimeOf } from "@site/api/testing";
-import { startRenderDaemon } from "@site/render-daemon";
+import { chromiumFlags, findFilmBrowser, isHeadlessShell } from "@site/browser";
 import { descendsFrom, html, LANDING, processTable, servePages, until } from "@site/browser/testing";
+import { screenshotRenders } from "@site/db";
+import { startRenderDaemon } from "@site/render-daemon";
+import { eq, inArray } from "drizzle-orm";
+import puppeteer from "puppeteer-core";
+import { cpuByProcessKind, cpuUsedSince } from "./_process_cpu.ts";
 
 const N = 20;
 const pct = (xs: number[], p: number) =>

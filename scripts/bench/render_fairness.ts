@@ -11,13 +11,14 @@
  * RENDER_ORG_CONCURRENCY / RENDER_PAGE_DEADLINE_MS override the defaults; BENCH_DRAIN=0 skips waiting
  * for the flood to drain.
  */
-import { and, eq, isNotNull } from "drizzle-orm";
+
 import { buildTestApp, runtimeOf } from "@site/api/testing";
 import { html, LANDING, servePages, until } from "@site/browser/testing";
 import { createLogger, loadConfig } from "@site/config";
 import { creditLedger, organizations, screenshotRenders } from "@site/db";
 import { createBullQueue } from "@site/queue";
 import { startRenderDaemon } from "@site/render-daemon";
+import { and, eq, isNotNull } from "drizzle-orm";
 
 const FLOOD = 30;
 const redisUrl = process.env.REDIS_URL || null;

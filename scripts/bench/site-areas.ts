@@ -7,12 +7,13 @@
  * - link translation of a page with 1,000 links: under 20 ms.
  *   bun scripts/bench/site-areas.ts
  */
-import { sql } from "drizzle-orm";
+
+import { buildTestApp } from "@site/api/testing";
 import { encodePositionCursor } from "@site/domain/core";
 import { addLibraryFile } from "@site/domain/media";
 import { linkSpansOf, loadPageIndex, readPageLinks, reorderPages } from "@site/domain/sites";
 import { sampleImage } from "@site/domain/testing";
-import { buildTestApp } from "@site/api/testing";
+import { sql } from "drizzle-orm";
 
 type Json = any;
 const h = await buildTestApp();

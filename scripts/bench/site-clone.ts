@@ -3,9 +3,10 @@
  * sites. Targets: clone < 2 s; list p50 < 5 ms. Runs on TEST_DATABASE_URL (default: local PostgreSQL).
  *   bun scripts/bench/site-clone.ts
  */
-import { sql } from "drizzle-orm";
-import { upsertTemplate } from "@site/domain/sites";
+
 import { buildTestApp } from "@site/api/testing";
+import { upsertTemplate } from "@site/domain/sites";
+import { sql } from "drizzle-orm";
 
 const h = await buildTestApp();
 try {

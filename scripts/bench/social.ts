@@ -10,12 +10,13 @@
  *    strict fakes answering at once (each platform's real media flow, files fetched through share-token
  *    URLs on the delivery route): p50/p95 of POST /api/v1/social/posts; the target is under 2 s.
  */
+
+import { buildTestApp } from "@site/api/testing";
 import { encryptSecret } from "@site/domain/core";
 import { captureDueSnapshots, socialPerformance } from "@site/domain/social";
-import { buildTestApp } from "@site/api/testing";
 import { sampleImage } from "@site/domain/testing";
-import { startFakePlatforms } from "@site/social/testing";
 import { createPlatformAdapters } from "@site/social";
+import { startFakePlatforms } from "@site/social/testing";
 
 const POSTS = Number(process.argv[2] ?? 100_000);
 const DUE_TARGETS = Number(process.argv[3] ?? 10_000);

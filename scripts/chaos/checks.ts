@@ -5,8 +5,8 @@
  */
 import { existsSync, readdirSync } from "node:fs";
 import { join } from "node:path";
-import type postgres from "postgres";
 import type { ObjectStore } from "@site/storage";
+import type postgres from "postgres";
 import { orphanChromium } from "./services.ts";
 
 /** One check: passed (true), failed (false) or not applicable (null), with what was seen. */

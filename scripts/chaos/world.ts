@@ -8,13 +8,13 @@
 import { execSync } from "node:child_process";
 import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import postgres from "postgres";
 import { createLogger, loadConfig, systemClock } from "@site/config";
 import { connectDatabase } from "@site/db";
 import { type Context, createApiKey, createMember, createOrganization } from "@site/domain/core";
 import { sampleImage } from "@site/domain/testing";
 import { createTlsFixture } from "@site/net/testing";
 import { type ObjectStore, openObjectStore } from "@site/storage";
+import postgres from "postgres";
 import type { Scope } from "./checks.ts";
 import type { Target } from "./load.ts";
 import { createApp, createPostgres, createRedis, createS3, freePort, until } from "./services.ts";

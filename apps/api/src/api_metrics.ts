@@ -1,8 +1,8 @@
+import type { Database } from "@site/db";
+import { registerWebhookMetrics } from "@site/domain/webhooks";
 import { sql } from "drizzle-orm";
 import { Elysia } from "elysia";
 import client from "prom-client";
-import type { Database } from "@site/db";
-import { registerWebhookMetrics } from "@site/domain/webhooks";
 
 /** Latency buckets of an API answer, in seconds (a keyed read is ~2 ms; a template clone several s). */
 const LATENCY_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30];

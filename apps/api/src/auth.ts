@@ -1,4 +1,3 @@
-import { Elysia } from "elysia";
 import {
   authenticate,
   type Context,
@@ -7,6 +6,7 @@ import {
   requireScope,
   type Scope,
 } from "@site/domain/core";
+import { Elysia } from "elysia";
 import { bearer } from "./schemas.ts";
 import { OPERATION_SCOPES, type OperationName } from "./scopes.ts";
 

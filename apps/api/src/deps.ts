@@ -1,8 +1,8 @@
 import type { Context } from "@site/domain/core";
-import type { ApiMetrics } from "./api_metrics.ts";
 import type { Mailer, SubscribeLimits } from "@site/domain/newsletters";
 import type { JobQueue } from "@site/queue";
 import type { ObjectStore } from "@site/storage";
+import type { ApiMetrics } from "./api_metrics.ts";
 
 /** Everything the API app is built from; tests build it with real dependencies. */
 export type AppDeps = Context & {

@@ -2,15 +2,14 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { createLogger } from "@site/config";
+import { createLogger, loadConfig } from "@site/config";
 import { createTestDatabase, testServerUrl } from "@site/db/testing";
 import { startTcpProxy } from "@site/net/testing";
 import { createBullQueue } from "@site/queue";
+import { startRenderDaemon } from "@site/render-daemon";
 import { openRuntime } from "@site/runtime";
-import { loadConfig } from "@site/config";
 import { openFsStore } from "@site/storage";
 import { failingStore } from "@site/storage/testing";
-import { startRenderDaemon } from "@site/render-daemon";
 import { buildTestApp, type TestApp } from "../testing/mod.ts";
 
 type Json = any;

@@ -1,16 +1,16 @@
-import { Elysia } from "elysia";
 import {
   type Context,
   checkIdempotencyKey,
   claimIdempotencyKey,
-  type IdempotencyClaim,
   IDEMPOTENCY_LEASE_MS,
+  type IdempotencyClaim,
   releaseIdempotencyClaim,
   renewIdempotencyClaim,
   requestHash,
   storeIdempotentAnswer,
   sweepIdempotencyKeys,
 } from "@site/domain/core";
+import { Elysia } from "elysia";
 import type { PrincipalCache } from "./auth.ts";
 
 /** The header a client names a retryable request with, and the one a replayed answer carries. */

@@ -2,13 +2,13 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { eq, sql } from "drizzle-orm";
 import { idempotencyKeys, mediaFiles, organizations, pages, sites } from "@site/db";
 import { createApiKey, sweepIdempotencyKeys } from "@site/domain/core";
 import { sampleImage } from "@site/domain/testing";
 import { createTlsFixture, type TlsFixture } from "@site/net/testing";
 import { openFsStore } from "@site/storage";
 import { failingStore } from "@site/storage/testing";
+import { eq, sql } from "drizzle-orm";
 import { buildTestApp, type TestApp } from "../testing/mod.ts";
 
 type Json = any;

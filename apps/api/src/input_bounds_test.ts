@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { sql } from "drizzle-orm";
 import { createLogger } from "@site/config";
+import { sql } from "drizzle-orm";
 import { buildTestApp, type TestApp } from "../testing/mod.ts";
 import { renderError } from "./errors.ts";
 

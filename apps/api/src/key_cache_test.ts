@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { eq, sql } from "drizzle-orm";
 import { apiKeys, memberships } from "@site/db";
 import { createMember, revokeApiKey } from "@site/domain/core";
+import { eq, sql } from "drizzle-orm";
 import { type ApiProcess, buildTestApp, spawnApi, type TestApp } from "../testing/mod.ts";
 
 // Two API instances on one database: this process (A, in-process) and `bun run apps/api` (B).

@@ -1,6 +1,6 @@
+import { runInWriteScope, WriteScope } from "@site/db";
 import type { Server, ServerWebSocket, WebSocketHandler } from "bun";
 import { websocket as elysiaSockets } from "elysia/ws";
-import { runInWriteScope, WriteScope } from "@site/db";
 import { compressed } from "./compression.ts";
 
 /** What the listener needs of the Elysia app. */

@@ -1,7 +1,7 @@
 import { Server } from "@modelcontextprotocol/sdk/server/index.js";
+import { readRequestBody } from "@modelcontextprotocol/sdk/server/requestBody.js";
 import { WebStandardStreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js";
 import { CallToolRequestSchema, ListToolsRequestSchema } from "@modelcontextprotocol/sdk/types.js";
-import { Elysia } from "elysia";
 import {
   AppError,
   errorBody,
@@ -11,14 +11,14 @@ import {
   SCOPES,
   validationError,
 } from "@site/domain/core";
-import { readRequestBody } from "@modelcontextprotocol/sdk/server/requestBody.js";
+import { Elysia } from "elysia";
 import { type AuthMacros, principalCache } from "./auth.ts";
-import { bearerChallenge } from "./errors.ts";
-import { bearer } from "./schemas.ts";
 import type { AppDeps } from "./deps.ts";
+import { bearerChallenge } from "./errors.ts";
 import { assertBoundedInput } from "./input_bounds.ts";
 import { checkToolArgs, TOOLS, toolsFor } from "./mcp_tools.ts";
 import { modelJson } from "./openapi_document.ts";
+import { bearer } from "./schemas.ts";
 
 type ToolResult = {
   content: { type: "text"; text: string }[];

@@ -1,9 +1,9 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { SCOPES, type Scope } from "@site/domain/core";
-import { TOOLS } from "./mcp_tools.ts";
 import { type AppServer, callTool, listenApp, mcpClient } from "../testing/mcp.ts";
 import { buildTestApp, type TestApp } from "../testing/mod.ts";
+import { TOOLS } from "./mcp_tools.ts";
 
 // Each MCP tool needs exactly the scope of the REST operation it mirrors (issue 25, LOW "MCP tools:
 // each with its REST route's scope, checked by one table that both use"; decision 0750). The REST side

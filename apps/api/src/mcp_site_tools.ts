@@ -2,27 +2,27 @@ import { Type } from "@sinclair/typebox";
 import { ListQuery } from "@site/domain/core";
 import {
   ChromeStringsUpdate,
+  ChromeView,
+  CollectionAnswer,
   CollectionDefinition,
+  defineCollection,
   getChrome,
   getLayout,
   getOwnSite,
+  ItemPage,
   ItemValues,
   LayoutUpdate,
   listItems,
   listPages,
+  PageList,
   PageOrderBody,
   reorderPages,
   setChromeStrings,
+  TranslatedLinks,
   TranslateLinksBody,
   translateLinks,
   updateLayout,
   upsertItems,
-  defineCollection,
-  ItemPage,
-  ChromeView,
-  CollectionAnswer,
-  PageList,
-  TranslatedLinks,
 } from "@site/domain/sites";
 import { Cursor, SiteId } from "./mcp_tools/inputs.ts";
 import { type Tool, tool } from "./mcp_tools/tool.ts";

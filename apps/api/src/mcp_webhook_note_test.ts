@@ -1,6 +1,5 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { type AppServer, callTool, mcpClient } from "../testing/mcp.ts";
-import { listenApp } from "../testing/mcp.ts";
+import { type AppServer, callTool, listenApp, mcpClient } from "../testing/mcp.ts";
 import { buildTestApp, type TestApp } from "../testing/mod.ts";
 
 // queue_screenshot and create_clip say when a webhook will report how the job ends (decision 0844).

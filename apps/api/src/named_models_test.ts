@@ -1,8 +1,8 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { sampleImage } from "@site/domain/testing";
-import { modelJson, NAMED_SCHEMAS } from "./openapi_document.ts";
 import { type AppServer, callTool, listenApp, mcpClient } from "../testing/mcp.ts";
 import { buildTestApp, type TestApp } from "../testing/mod.ts";
+import { modelJson, NAMED_SCHEMAS } from "./openapi_document.ts";
 
 // Each shape declared once, with a name (issue 28 item 2; decision 0050): the domain's models are
 // OpenAPI components, REST operations point at them, and MCP tools declare them as output schemas.

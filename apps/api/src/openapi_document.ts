@@ -1,10 +1,8 @@
 import { toOpenAPISchema, unwrapSchema } from "@elysiajs/openapi/openapi";
 import type { TSchema } from "@sinclair/typebox";
-import type { AnyElysia } from "elysia";
 import { SignedUpload } from "@site/domain/core";
 import { AddedMediaFile, MediaImage, MediaLibraryPage, UploadPreparation } from "@site/domain/media";
 import { CampaignAnswer, CampaignPage, SubscriberPage } from "@site/domain/newsletters";
-import { SocialMediaPage, SocialPostAnswer, SocialPostPage } from "@site/domain/social";
 import { LoginLinkView, StyleList } from "@site/domain/screenshots";
 import {
   ChromeView,
@@ -17,6 +15,8 @@ import {
   SiteView,
   TranslatedLinks,
 } from "@site/domain/sites";
+import { SocialMediaPage, SocialPostAnswer, SocialPostPage } from "@site/domain/social";
+import type { AnyElysia } from "elysia";
 
 /** The OpenAPI version the document declares (and keeps: `const`, `type: [x, "null"]`, `examples`). */
 export const OPENAPI_VERSION = "3.1.1";

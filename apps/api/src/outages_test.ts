@@ -2,7 +2,6 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { mkdtempSync, readdirSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { eq, sql } from "drizzle-orm";
 import { isDatabaseUnavailable, mediaFiles, organizations, usageEvents } from "@site/db";
 import { testServerUrl } from "@site/db/testing";
 import { asUnavailable } from "@site/domain/core";
@@ -10,6 +9,7 @@ import { sampleImage } from "@site/domain/testing";
 import { createTlsFixture, startTcpProxy, type TlsFixture } from "@site/net/testing";
 import { type ObjectStore, openFsStore, StoreError, s3StoreErrorOf, storeErrorOf } from "@site/storage";
 import { errnoError, failingStore, s3StatusError } from "@site/storage/testing";
+import { eq, sql } from "drizzle-orm";
 import { buildTestApp, type TestApp } from "../testing/mod.ts";
 
 type Json = any;

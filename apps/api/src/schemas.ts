@@ -7,8 +7,8 @@ import {
   TypeGuard,
 } from "@sinclair/typebox";
 import { Value } from "@sinclair/typebox/value";
-import { t } from "elysia";
 import { ERROR_STATUS, type ErrorCode, validationError } from "@site/domain/core";
+import { t } from "elysia";
 
 /** The code a bare status stands for in `errors(…)`: the generic code of that status. */
 const GENERIC_CODE: Partial<Record<number, ErrorCode>> = {

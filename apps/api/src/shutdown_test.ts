@@ -2,13 +2,13 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { mkdtempSync, readdirSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { eq, sql } from "drizzle-orm";
+import { createLogger, loadConfig, systemClock } from "@site/config";
 import { mediaFiles, organizations } from "@site/db";
 import { createTestDatabase } from "@site/db/testing";
-import { createApiKey, createMember, createOrganization, type Context } from "@site/domain/core";
+import { type Context, createApiKey, createMember, createOrganization } from "@site/domain/core";
 import { sampleImage } from "@site/domain/testing";
 import { createTlsFixture, type TlsFixture } from "@site/net/testing";
-import { createLogger, loadConfig, systemClock } from "@site/config";
+import { eq, sql } from "drizzle-orm";
 import { spawnApi } from "../testing/mod.ts";
 
 type Json = any;

@@ -3,11 +3,11 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { connect } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { eq } from "drizzle-orm";
+import { createLogger, loadConfig, systemClock } from "@site/config";
 import { pages } from "@site/db";
 import { createTestDatabase } from "@site/db/testing";
-import { createLogger, loadConfig, systemClock } from "@site/config";
-import { createApiKey, createMember, createOrganization, type Context } from "@site/domain/core";
+import { type Context, createApiKey, createMember, createOrganization } from "@site/domain/core";
+import { eq } from "drizzle-orm";
 import { spawnApi } from "../testing/mod.ts";
 
 type Json = any;

@@ -16,7 +16,7 @@ import {
 } from "@site/browser/testing";
 import { createLogger, loadConfig, systemClock } from "@site/config";
 import { createTestDatabase } from "@site/db/testing";
-import { createApiKey, createMember, createOrganization, type Context } from "@site/domain/core";
+import { type Context, createApiKey, createMember, createOrganization } from "@site/domain/core";
 import { spawnApi } from "../testing/mod.ts";
 
 type Json = any;

@@ -1,9 +1,9 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { statfsSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { eq } from "drizzle-orm";
 import { mediaFiles } from "@site/db";
 import { sampleImage } from "@site/domain/testing";
+import { eq } from "drizzle-orm";
 import { buildTestApp, type TestApp } from "../testing/mod.ts";
 
 type Json = any;

@@ -1,23 +1,23 @@
-import type { Runtime } from "@site/runtime";
-import { loadConfig, fixedClock, createLogger, type Config, type Logger } from "@site/config";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { type Config, createLogger, fixedClock, type Logger, loadConfig } from "@site/config";
 import { connectDatabase } from "@site/db";
 import { createTestDatabase } from "@site/db/testing";
 import {
+  type Context,
   createApiKey,
   createKeyCache,
   createMember,
   createOrganization,
-  type Context,
   type Role,
   type Scope,
 } from "@site/domain/core";
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
-import { type ObjectStore, openFsStore } from "@site/storage";
-import { openRateLimiter } from "@site/runtime";
-import { createMemoryQueue, type JobQueue } from "@site/queue";
 import type { Mailer } from "@site/domain/newsletters";
+import { createMemoryQueue, type JobQueue } from "@site/queue";
+import type { Runtime } from "@site/runtime";
+import { openRateLimiter } from "@site/runtime";
+import { type ObjectStore, openFsStore } from "@site/storage";
 import { createApp } from "../src/app.ts";
 
 /** A test harness: the real app on a database of its own, with helpers to seed organizations and keys. */
@@ -268,8 +268,8 @@ export async function spawnApi(
   };
 }
 export {
+  type ReceivedHook,
   startWebhookReceiver,
   verifyHook,
-  type ReceivedHook,
   type WebhookReceiver,
 } from "./webhook_receiver.ts";

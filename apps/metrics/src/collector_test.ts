@@ -4,15 +4,15 @@ import type { DbHandle } from "@site/db";
 import { createOrganization, type Principal } from "@site/domain/core";
 import type { MediaContext } from "@site/domain/media";
 import {
-  captureDueSnapshots,
   type ConnectAccountBody,
+  captureDueSnapshots,
   connectSocialAccount,
   createSocialPost,
   type SocialPlatform,
 } from "@site/domain/social";
+import { createPlatformAdapters } from "@site/social";
 import { type FakePlatforms, startFakePlatforms } from "@site/social/testing";
 import { type MetricsTestbed, startMetricsTestbed } from "../testing/mod.ts";
-import { createPlatformAdapters } from "@site/social";
 
 const HOUR = 3_600_000;
 let handle: DbHandle;

@@ -1,11 +1,11 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { Queue } from "bullmq";
-import IORedis from "ioredis";
 import type { DbHandle } from "@site/db";
 import { type Context, createOrganization } from "@site/domain/core";
 import { connectSocialAccount } from "@site/domain/social";
-import { type MetricsTestbed, startMetricsTestbed } from "../testing/mod.ts";
 import { createBullQueue, createMemoryQueue, JOBS } from "@site/queue";
+import { Queue } from "bullmq";
+import IORedis from "ioredis";
+import { type MetricsTestbed, startMetricsTestbed } from "../testing/mod.ts";
 import { startMetrics } from "./service.ts";
 
 let handle: DbHandle;

@@ -2,7 +2,6 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import type { DbHandle } from "@site/db";
 import { createOrganization, decryptSecret, type Principal } from "@site/domain/core";
 import type { MediaContext } from "@site/domain/media";
-import { sampleImage } from "@site/domain/testing";
 import {
   addSocialFile,
   captureDueSnapshots,
@@ -11,6 +10,7 @@ import {
   listSocialAccounts,
   type SocialPlatform,
 } from "@site/domain/social";
+import { sampleImage } from "@site/domain/testing";
 import { createPlatformAdapters } from "@site/social";
 import type { FakePlatforms } from "@site/social/testing";
 import { type MetricsTestbed, startMetricsTestbed } from "../testing/mod.ts";

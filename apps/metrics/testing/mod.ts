@@ -1,12 +1,12 @@
-import { createLogger, loadConfig, systemClock } from "@site/config";
-import type { DbHandle } from "@site/db";
-import { createTestDatabase } from "@site/db/testing";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { createLogger, loadConfig, systemClock } from "@site/config";
+import type { DbHandle } from "@site/db";
+import { createTestDatabase } from "@site/db/testing";
 import type { MediaContext } from "@site/domain/media";
-import { openFsStore } from "@site/storage";
 import { type FakePlatforms, startFakePlatforms } from "@site/social/testing";
+import { openFsStore } from "@site/storage";
 
 /** A test database of its own and the fake platforms on loopback, with a context pointed at both. */
 export type MetricsTestbed = {

@@ -1,19 +1,19 @@
-import type { Config, Logger } from "@site/config";
 import {
+  addressCheckFor,
   createBrowserPool,
   createUrlGuard,
   findBrowser,
   findFilmBrowser,
-  addressCheckFor,
   PageDeadlineError,
 } from "@site/browser";
+import type { Config, Logger } from "@site/config";
 import { findFfmpeg, listStyles } from "@site/domain/screenshots";
-import type { ObjectStore } from "@site/storage";
-import { createCompositor, type WarmLook } from "./compose/compositor.ts";
 import { PermanentJobError } from "@site/queue";
-import { armPage, DEFAULT_TIMINGS, filmPage, warmPage } from "./film/capture.ts";
+import type { ObjectStore } from "@site/storage";
 import { type EncoderKind, hasEncoder } from "./clip/encoder.ts";
 import { renderClip } from "./clip/render_clip.ts";
+import { createCompositor, type WarmLook } from "./compose/compositor.ts";
+import { armPage, DEFAULT_TIMINGS, filmPage, warmPage } from "./film/capture.ts";
 import type { RenderPipeline } from "./render_types.ts";
 
 /** Builds the pipeline: a Chromium pool for filming and a warm compositor page. */

@@ -1,12 +1,12 @@
 import { findBrowser, sweepOrphanBrowsers } from "@site/browser";
 import type { MediaContext } from "@site/domain/media";
 import { startNewsletterSender } from "@site/domain/newsletters";
-import { startWebhookDispatcher } from "@site/domain/webhooks";
 import type { RenderContext } from "@site/domain/screenshots";
+import { startWebhookDispatcher } from "@site/domain/webhooks";
 import type { Consumer } from "@site/queue";
-import { dependencyChecks, readinessProbe, type Runtime } from "@site/runtime";
-import { createRenderMetrics, serveMetrics } from "./render_metrics.ts";
+import { dependencyChecks, type Runtime, readinessProbe } from "@site/runtime";
 import { createRenderPipeline } from "./pipeline.ts";
+import { createRenderMetrics, serveMetrics } from "./render_metrics.ts";
 import type { RenderPipeline } from "./render_types.ts";
 import { startSweeper } from "./sweeper.ts";
 import { createRenderHandler } from "./worker.ts";

@@ -3,14 +3,14 @@ import { type ChildProcess, spawn } from "node:child_process";
 import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { and, eq } from "drizzle-orm";
+import { buildTestApp, runtimeOf, type TestApp } from "@site/api/testing";
+import { html, LANDING, servePages, until } from "@site/browser/testing";
 import { createLogger } from "@site/config";
 import { creditLedger, mediaFiles, organizations, screenshotRenders } from "@site/db";
 import { createBullQueue } from "@site/queue";
 import { openFsStore } from "@site/storage";
-import { buildTestApp, type TestApp, runtimeOf } from "@site/api/testing";
+import { and, eq } from "drizzle-orm";
 import { type RenderDaemon, startRenderDaemon } from "./daemon.ts";
-import { html, LANDING, servePages, until } from "@site/browser/testing";
 
 const redisUrl = process.env.TEST_REDIS_URL;
 const SECRET = "test-secret-key-0123456789";

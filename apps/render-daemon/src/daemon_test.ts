@@ -1,11 +1,11 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { and, eq } from "drizzle-orm";
+import { loadImage } from "@napi-rs/canvas";
+import { buildTestApp, runtimeOf, type TestApp } from "@site/api/testing";
+import { html, LANDING, servePages, until } from "@site/browser/testing";
 import { creditLedger, mediaFiles, organizations, screenshotProjects } from "@site/db";
 import { finishLogin, type ProjectVariants } from "@site/domain/screenshots";
-import { buildTestApp, type TestApp, runtimeOf } from "@site/api/testing";
+import { and, eq } from "drizzle-orm";
 import { type RenderDaemon, startRenderDaemon } from "./daemon.ts";
-import { html, LANDING, servePages, until } from "@site/browser/testing";
-import { loadImage } from "@napi-rs/canvas";
 
 // One daemon (real Chromium, in-process queue) serves every test of this file.
 const pages = servePages({

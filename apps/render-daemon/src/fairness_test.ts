@@ -1,10 +1,10 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { and, eq } from "drizzle-orm";
+import { buildTestApp, runtimeOf, type TestApp } from "@site/api/testing";
+import { html, LANDING, rendererProcesses, servePages, until } from "@site/browser/testing";
 import { createLogger } from "@site/config";
 import { creditLedger, organizations, screenshotRenders } from "@site/db";
 import { createBullQueue, createMemoryQueue, type JobQueue } from "@site/queue";
-import { buildTestApp, runtimeOf, type TestApp } from "@site/api/testing";
-import { html, LANDING, rendererProcesses, servePages, until } from "@site/browser/testing";
+import { and, eq } from "drizzle-orm";
 import { type RenderDaemon, startRenderDaemon } from "./daemon.ts";
 
 // Real Chromium, real PostgreSQL, and real Redis for the BullMQ driver (TEST_REDIS_URL).

@@ -3,13 +3,13 @@ import { type ChildProcess, spawn } from "node:child_process";
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { and, eq, inArray } from "drizzle-orm";
-import IORedis from "ioredis";
+import { buildTestApp, runtimeOf, type TestApp } from "@site/api/testing";
+import { html, LANDING, servePages, until } from "@site/browser/testing";
 import { createLogger } from "@site/config";
 import { creditLedger, mediaFiles, organizations, screenshotRenders } from "@site/db";
 import { createBullQueue, createMemoryQueue, type JobQueue } from "@site/queue";
-import { buildTestApp, runtimeOf, type TestApp } from "@site/api/testing";
-import { html, LANDING, servePages, until } from "@site/browser/testing";
+import { and, eq, inArray } from "drizzle-orm";
+import IORedis from "ioredis";
 import { startRenderDaemon } from "./daemon.ts";
 
 // Issue 18.4 (a crash or a Redis that lost its data leaves nothing pending for minutes) and 18.5 (a

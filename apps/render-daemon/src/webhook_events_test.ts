@@ -1,8 +1,4 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { createLogger } from "@site/config";
-import { sampleImage } from "@site/domain/testing";
-import { createBullQueue, type JobQueue } from "@site/queue";
-import { html, LANDING, servePages } from "@site/browser/testing";
 import {
   buildTestApp,
   runtimeOf,
@@ -11,7 +7,11 @@ import {
   verifyHook,
   type WebhookReceiver,
 } from "@site/api/testing";
+import { html, LANDING, servePages } from "@site/browser/testing";
+import { createLogger } from "@site/config";
 import { findFfmpeg } from "@site/domain/screenshots";
+import { sampleImage } from "@site/domain/testing";
+import { createBullQueue, type JobQueue } from "@site/queue";
 import { type RenderDaemon, startRenderDaemon } from "./daemon.ts";
 
 // Events fired by the real actions, delivered by the daemon's dispatcher from jobs on BullMQ (Redis).

@@ -1,9 +1,9 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { servePages, html } from "../testing/mod.ts";
+import type { Page } from "puppeteer-core";
+import { html, servePages } from "../testing/mod.ts";
 import { armGuard, createUrlGuard, type GuardLog, isBlockedAddress } from "./address_guard.ts";
 import { type LaunchedBrowser, launchChromium } from "./chromium.ts";
 import { findBrowser } from "./find_browser.ts";
-import type { Page } from "puppeteer-core";
 
 // A spare page of the pool is armed before its film is known: until the film gives the guard its rules,
 // the page may reach nothing.

@@ -1,3 +1,4 @@
+import { rmSync } from "node:fs";
 import { join } from "node:path";
 import type { Logger } from "@site/config";
 import { type EgressProxy, type EgressRefusal, type Resolver, startEgressProxy } from "@site/net";
@@ -5,7 +6,6 @@ import puppeteer, { type Browser } from "puppeteer-core";
 import { copyNssTrust, ExtraCaError, nssTrustTemplate } from "./extra_ca.ts";
 import { isHeadlessShell } from "./find_browser.ts";
 import { createProfileDir, sweepOrphanBrowsers } from "./profiles.ts";
-import { rmSync } from "node:fs";
 
 const COMMON_FLAGS = [
   "--no-sandbox",

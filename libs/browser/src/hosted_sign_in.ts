@@ -1,8 +1,8 @@
 import type { Config, Logger } from "@site/config";
-import { findBrowser } from "./find_browser.ts";
 import type { CDPSession, Page } from "puppeteer-core";
 import { addressCheckFor, createUrlGuard, guardPage } from "./address_guard.ts";
 import { type LaunchedBrowser, launchChromium } from "./chromium.ts";
+import { findBrowser } from "./find_browser.ts";
 
 /** A signed-in browser's state, stored encrypted against a site. */
 export type BrowserSession = {

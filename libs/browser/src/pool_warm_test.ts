@@ -1,6 +1,6 @@
 import { describe, expect, test } from "bun:test";
-import type { Browser } from "puppeteer-core";
 import { createLogger } from "@site/config";
+import type { Browser } from "puppeteer-core";
 import { findBrowser } from "./find_browser.ts";
 import { createBrowserPool } from "./pool.ts";
 

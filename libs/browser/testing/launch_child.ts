@@ -4,8 +4,8 @@
  * launched before (WebSocket transport, detached), in a profile of ours, to leave an orphan behind.
  */
 import puppeteer from "puppeteer-core";
-import { findBrowser } from "../src/find_browser.ts";
 import { launchChromium } from "../src/chromium.ts";
+import { findBrowser } from "../src/find_browser.ts";
 import { createProfileDir } from "../src/profiles.ts";
 
 const executable = findBrowser(null);

@@ -1,9 +1,9 @@
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { randomBytes } from "node:crypto";
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
-import { type WebhookSettings, webhookSettings } from "./webhook_settings.ts";
 import { ConfigError } from "./config_error.ts";
 import { bounceAddressSetting, type DkimSettings, dkimSetting, heloNameSetting } from "./mail_settings.ts";
+import { type WebhookSettings, webhookSettings } from "./webhook_settings.ts";
 
 /** Every setting of the service, parsed and checked at boot. */
 export type Config = {

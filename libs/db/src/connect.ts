@@ -1,8 +1,8 @@
-import { drizzle, type PostgresJsDatabase } from "drizzle-orm/postgres-js";
 import { hostname } from "node:os";
+import { drizzle, type PostgresJsDatabase } from "drizzle-orm/postgres-js";
 import postgres from "postgres";
-import * as schema from "./schema/mod.ts";
 import { type EmbeddedServer, startEmbeddedPostgres } from "./embedded.ts";
+import * as schema from "./schema/mod.ts";
 import { checkStatement } from "./write_scope.ts";
 
 /** The Drizzle database with the whole schema. */

@@ -1,10 +1,10 @@
-import { and, eq, isNull } from "drizzle-orm";
 import { apiKeys, memberships } from "@site/db";
+import { and, eq, isNull } from "drizzle-orm";
 import type { Context } from "./context.ts";
 import { AppError } from "./errors.ts";
+import { type Principal, SCOPES, type Scope } from "./principal.ts";
 import { rateLimitError } from "./rate_limit.ts";
 import { hashSecret } from "./secrets.ts";
-import { type Principal, SCOPES, type Scope } from "./principal.ts";
 
 /**
  * The scopes a key may use, by its creator's current role (decision 0313): a key never does more than

@@ -1,6 +1,7 @@
 // AI credits: the one place that debits, records and refunds them, for screenshots, clips and images.
-import { and, eq, sql } from "drizzle-orm";
+
 import { creditLedger, organizations, type Tx } from "@site/db";
+import { and, eq, sql } from "drizzle-orm";
 import { AppError } from "./errors.ts";
 
 /** Why a ledger row was written: a debit or refund names what it paid for. */

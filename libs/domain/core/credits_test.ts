@@ -1,9 +1,9 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { randomUUID } from "node:crypto";
-import { eq } from "drizzle-orm";
 import { createLogger, loadConfig } from "@site/config";
 import { creditLedger, type DbHandle, organizations } from "@site/db";
 import { createTestDatabase } from "@site/db/testing";
+import { eq } from "drizzle-orm";
 import type { Context } from "./context.ts";
 import { debitCredits, recordDebit, refundOnce } from "./credits.ts";
 import { AppError } from "./errors.ts";

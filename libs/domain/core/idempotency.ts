@@ -1,6 +1,6 @@
 import { createHash, randomBytes } from "node:crypto";
-import { and, eq, lt, sql } from "drizzle-orm";
 import { idempotencyKeys, provisionalWrites } from "@site/db";
+import { and, eq, lt, sql } from "drizzle-orm";
 import type { Context } from "./context.ts";
 import { AppError } from "./errors.ts";
 

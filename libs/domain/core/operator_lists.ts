@@ -1,5 +1,5 @@
-import { asc, eq } from "drizzle-orm";
 import { apiKeys, memberships, organizations, templates, users } from "@site/db";
+import { asc, eq } from "drizzle-orm";
 import type { Context } from "./context.ts";
 import { notFound } from "./errors.ts";
 import { isUuid } from "./ids.ts";

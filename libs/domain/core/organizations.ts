@@ -1,9 +1,9 @@
-import { and, eq, gt, sql } from "drizzle-orm";
 import { apiKeys, creditLedger, memberships, organizations, userSessions, users } from "@site/db";
-import { SCOPES, type Scope } from "./principal.ts";
+import { and, eq, gt, sql } from "drizzle-orm";
 import type { Context } from "./context.ts";
 import { AppError, notFound } from "./errors.ts";
 import { isUuid } from "./ids.ts";
+import { SCOPES, type Scope } from "./principal.ts";
 import { hashSecret, prefixedId, randomToken } from "./secrets.ts";
 
 /** The roles of a membership; owner and admin may manage sites. */

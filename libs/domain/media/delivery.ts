@@ -1,10 +1,10 @@
-import { and, eq, isNull, sql } from "drizzle-orm";
 import { mediaFiles, mediaUploads, memberships, newsletterCampaigns, sites, socialMedia } from "@site/db";
-import { sessionUser, type Context, AppError, notFound } from "@site/domain/core";
+import { AppError, type Context, notFound, sessionUser } from "@site/domain/core";
+import { and, eq, isNull, sql } from "drizzle-orm";
 import { readCampaignMediaToken, readGrant, readShareToken } from "./grants.ts";
 import type { MediaContext } from "./library.ts";
-import { finalizeUpload } from "./upload.ts";
 import { isPublicIdentityKey, orgOfSocialKey, parseMediaRef, siteOfKey } from "./refs.ts";
+import { finalizeUpload } from "./upload.ts";
 
 /** The credentials a delivery request may carry. */
 export type DeliveryCredentials = { k?: string | null; t?: string | null; session?: string | null };

@@ -1,9 +1,9 @@
+import { AppError } from "@site/domain/core";
 import { checkFetchTarget, GuardedFetchError, guardedFetchStream, TargetError } from "@site/net";
 import { isStoreDown, StoreError } from "@site/storage";
-import { AppError } from "@site/domain/core";
 import { addedMediaFile } from "./embed.ts";
-import type { AddedMediaFile, ImportUrlBody } from "./models.ts";
 import { addLibraryStream, type LibraryEntry, type MediaContext } from "./library.ts";
+import type { AddedMediaFile, ImportUrlBody } from "./models.ts";
 import { reserveImport, settleImportReservation } from "./quota.ts";
 
 /** Test hook: extra CA certificates the guarded fetch trusts in-process (production leaves it unset). */

@@ -1,7 +1,7 @@
-import { and, eq } from "drizzle-orm";
 import type { mediaUploads, socialMedia, Tx } from "@site/db";
 import { AppError } from "@site/domain/core";
 import type { ObjectInfo } from "@site/storage";
+import { and, eq } from "drizzle-orm";
 import { SNIFF_BYTES } from "./image_types.ts";
 import type { MediaContext } from "./library.ts";
 

@@ -1,23 +1,23 @@
 import { randomBytes } from "node:crypto";
-import { eq, sql } from "drizzle-orm";
 import { isUniqueViolation, mediaFiles } from "@site/db";
-import { MAX_MEDIA_BYTES, type ObjectStore } from "@site/storage";
 import {
+  AppError,
   andOlderThan,
   type Context,
-  AppError,
   isUuid,
   keysetPage,
   type ListQuery,
   notFound,
   PAGE_LIMIT,
 } from "@site/domain/core";
+import { MAX_MEDIA_BYTES, type ObjectStore } from "@site/storage";
+import { eq, sql } from "drizzle-orm";
 import { grantMemberUrl, mediaPath, memberGrantExpiry } from "./grants.ts";
+import { IMAGE_TYPES, type ImageType, type SniffedImage, sniffImage } from "./image_types.ts";
 import { pageCache } from "./list_cache.ts";
 import { recordMediaCreated } from "./media_events.ts";
 import type { MediaLibraryPage } from "./models.ts";
 import { countLanding, type ImportReservation } from "./quota.ts";
-import { IMAGE_TYPES, type ImageType, type SniffedImage, sniffImage } from "./image_types.ts";
 
 /** What media functions use: the context plus the object store. */
 export type MediaContext = Context & { store: ObjectStore };

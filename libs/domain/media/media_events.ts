@@ -1,7 +1,7 @@
-import { eq } from "drizzle-orm";
 import { sites, type Tx } from "@site/db";
 import type { Context } from "@site/domain/core";
 import { recordEvent } from "@site/domain/webhooks";
+import { eq } from "drizzle-orm";
 import { grantMemberUrl, mediaPath } from "./grants.ts";
 
 /**

@@ -1,6 +1,6 @@
-import { and, eq, gt, inArray, isNull, or, sql } from "drizzle-orm";
 import { mediaUploads, organizations, provisionalWrites, sites, type Tx, usageEvents } from "@site/db";
-import { type Context, AppError, notFound } from "@site/domain/core";
+import { AppError, type Context, notFound } from "@site/domain/core";
+import { and, eq, gt, inArray, isNull, or, sql } from "drizzle-orm";
 
 const DAY_MS = 24 * 3600 * 1000;
 

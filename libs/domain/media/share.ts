@@ -1,6 +1,6 @@
-import { and, eq, isNull } from "drizzle-orm";
 import { sites } from "@site/db";
-import { type Context, AppError, notFound, isUuid } from "@site/domain/core";
+import { AppError, type Context, isUuid, notFound } from "@site/domain/core";
+import { and, eq, isNull } from "drizzle-orm";
 import { mediaPath, mintShareToken, SHARE_TOKEN_SECONDS } from "./grants.ts";
 import { filesOfSite } from "./site_files.ts";
 

@@ -1,6 +1,6 @@
-import { and, eq, inArray } from "drizzle-orm";
 import { cloneSourceFiles, mediaFiles } from "@site/db";
 import type { Context } from "@site/domain/core";
+import { and, eq, inArray } from "drizzle-orm";
 
 /**
  * Of `keys`, the library files that are this site's (decision 0610): files of its own library, and — for

@@ -1,6 +1,6 @@
-import { inArray, lte } from "drizzle-orm";
 import { sites } from "@site/db";
 import type { Context } from "@site/domain/core";
+import { inArray, lte } from "drizzle-orm";
 
 /**
  * Purges sites deleted longer than SITE_DELETE_GRACE_S ago (decision 0730), at most `limit` a call:

@@ -1,5 +1,5 @@
-import { and, desc, eq, inArray, lte } from "drizzle-orm";
 import { mediaFiles, mediaUploads } from "@site/db";
+import { and, desc, eq, inArray, lte } from "drizzle-orm";
 import type { MediaContext } from "./library.ts";
 import { purgeDeletedSites } from "./site_purge.ts";
 import { finalizeUpload } from "./upload.ts";

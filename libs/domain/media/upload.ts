@@ -1,11 +1,14 @@
-import { and, eq, inArray } from "drizzle-orm";
 import { mediaFiles, mediaUploads } from "@site/db";
-import { isStoreDown, MAX_MEDIA_BYTES, StoreError } from "@site/storage";
 import { AppError, notFound, type SignedUpload } from "@site/domain/core";
-import { mediaPath } from "./grants.ts";
+import { isStoreDown, MAX_MEDIA_BYTES, StoreError } from "@site/storage";
+import { and, eq, inArray } from "drizzle-orm";
 import { addedMediaFile } from "./embed.ts";
+import { mediaPath } from "./grants.ts";
+import { isImageType, sniffImage } from "./image_types.ts";
+import { landPreparedUpload } from "./landing.ts";
+import { generateMediaName, libraryKey, type MediaContext, notAnImage } from "./library.ts";
+import { recordMediaCreated } from "./media_events.ts";
 import type { AddedMediaFile, UploadBody, UploadPreparation } from "./models.ts";
-import { libraryKey, type MediaContext, generateMediaName, notAnImage } from "./library.ts";
 import {
   countLanding,
   countRecentEvents,
@@ -15,9 +18,6 @@ import {
   storageQuotaError,
   uploadCapError,
 } from "./quota.ts";
-import { isImageType, sniffImage } from "./image_types.ts";
-import { landPreparedUpload } from "./landing.ts";
-import { recordMediaCreated } from "./media_events.ts";
 
 /** How long a signed upload URL stays valid (the spec's 7200 s). */
 export const UPLOAD_URL_SECONDS = 7200;

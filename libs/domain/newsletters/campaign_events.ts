@@ -1,7 +1,7 @@
-import { sql } from "drizzle-orm";
 import type { Database, Tx } from "@site/db";
 import type { Context } from "@site/domain/core";
 import { recordEvent } from "@site/domain/webhooks";
+import { sql } from "drizzle-orm";
 
 /** How a campaign reads as its GET answers it (getCampaign), given a context on a transaction. */
 type CampaignReader = (ctx: Context, siteId: string, campaignId: string) => Promise<unknown>;

@@ -1,4 +1,4 @@
-import { type Context, AppError } from "@site/domain/core";
+import { AppError, type Context } from "@site/domain/core";
 import {
   filesOfSite,
   grantMemberUrl,

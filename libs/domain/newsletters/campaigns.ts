@@ -1,4 +1,3 @@
-import { and, eq, inArray, sql } from "drizzle-orm";
 import { newsletterCampaigns, newsletterRecipients, newsletterSubscribers, sites } from "@site/db";
 import {
   AppError,
@@ -13,6 +12,7 @@ import {
   PAGE_LIMIT,
 } from "@site/domain/core";
 import type { JobQueue } from "@site/queue";
+import { and, eq, inArray, sql } from "drizzle-orm";
 import { type BounceRef, envelopeSender } from "./bounces.ts";
 import { recordCampaignEvent } from "./campaign_events.ts";
 import { htmlToText } from "./campaign_html.ts";

@@ -1,5 +1,5 @@
+import { AppError, type Context } from "@site/domain/core";
 import { sql } from "drizzle-orm";
-import { type Context, AppError } from "@site/domain/core";
 import { simpleParser } from "mailparser";
 import { type BounceRef, findBounceRefs } from "./bounces.ts";
 

@@ -1,21 +1,21 @@
-import { eq, sql } from "drizzle-orm";
 import { newsletterCampaigns } from "@site/db";
 import type { Context } from "@site/domain/core";
-import type postgres from "postgres";
 import type { Job } from "@site/queue";
 import { PermanentJobError } from "@site/queue";
+import { eq, sql } from "drizzle-orm";
+import type postgres from "postgres";
+import { recordCampaignEvent } from "./campaign_events.ts";
 import {
-  type RenderedBody,
-  renderCampaignBody,
   enqueueCampaignJob,
   finishCampaign,
   getCampaign,
   type QueueContext,
+  type RenderedBody,
+  renderCampaignBody,
   renderCampaignMail,
   startCampaign,
 } from "./campaigns.ts";
-import { MailSendError, type Mailer, type OutgoingMail } from "./mailer.ts";
-import { recordCampaignEvent } from "./campaign_events.ts";
+import { type Mailer, MailSendError, type OutgoingMail } from "./mailer.ts";
 import { newsletterLink } from "./tokens.ts";
 
 /** What the sender runs on: the context, the queue, the mailer, its pace and its rendered campaigns. */

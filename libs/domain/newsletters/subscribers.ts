@@ -1,10 +1,9 @@
-import { and, eq, getTableColumns, isNull, lt, or, sql } from "drizzle-orm";
 import { newsletterSubscribers, sites } from "@site/db";
-import { escapeHtml } from "@site/domain/core";
 import {
   AppError,
   type Context,
   createMemoryRateLimiter,
+  escapeHtml,
   isUuid,
   keysetPage,
   newestFirst,
@@ -13,6 +12,7 @@ import {
   PAGE_LIMIT,
   type RateLimiter,
 } from "@site/domain/core";
+import { and, eq, getTableColumns, isNull, lt, or, sql } from "drizzle-orm";
 import { envelopeSender } from "./bounces.ts";
 import { CsvError, parseCsv } from "./csv.ts";
 import { normalizeEmail } from "./emails.ts";

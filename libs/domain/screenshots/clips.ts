@@ -1,13 +1,13 @@
-import { and, eq, sql } from "drizzle-orm";
-import { screenshotRenders, socialMedia } from "@site/db";
 import { findBrowser } from "@site/browser";
+import { screenshotRenders, socialMedia } from "@site/db";
 import { AppError, debitCredits, isUuid, notFound, type Principal, recordDebit } from "@site/domain/core";
-import { chargeOrgStorage, grantOrgMemberUrl, lockOrg, type MediaContext } from "@site/domain/media";
-import { socialKey, socialMediaView } from "@site/domain/social";
+import { chargeOrgStorage, lockOrg, type MediaContext } from "@site/domain/media";
+import { socialKey } from "@site/domain/social";
+import { and, eq, sql } from "drizzle-orm";
 import type { ClipMotion, ClipQueueAnswer, ClipRequestBody, ClipView } from "./clip_models.ts";
+import { clipView, recordRenderEnded } from "./event_views.ts";
 import { findFfmpeg } from "./ffmpeg.ts";
 import { type CaptureOptions, DEFAULT_CAPTURE_EXTRAS } from "./options.ts";
-import { clipView, recordRenderEnded } from "./event_views.ts";
 import { admitRenders, dispatchQueued, enqueueAdmitted, type RenderContext } from "./renders.ts";
 import { parsePublicPageUrl } from "./source_url.ts";
 import { resolveStyle } from "./styles.ts";

@@ -1,11 +1,11 @@
-import { eq } from "drizzle-orm";
 import { type Database, type screenshotRenders, socialMedia, type Tx } from "@site/db";
 import type { Context } from "@site/domain/core";
 import { grantMemberUrl, grantOrgMemberUrl, mediaPath } from "@site/domain/media";
 import { socialMediaView } from "@site/domain/social";
+import { recordEvent } from "@site/domain/webhooks";
+import { eq } from "drizzle-orm";
 import type { ClipView } from "./clip_models.ts";
 import type { RenderView } from "./models.ts";
-import { recordEvent } from "@site/domain/webhooks";
 
 type RenderRow = typeof screenshotRenders.$inferSelect;
 

@@ -1,18 +1,18 @@
-import { and, eq, getTableColumns, gt, isNull, sql } from "drizzle-orm";
+import { type BrowserSession, findBrowser } from "@site/browser";
 import { screenshotLoginLinks, siteBrowserSessions, sites } from "@site/db";
 import {
-  type Principal,
-  type Context,
   AppError,
+  type Context,
   decryptSecret,
   encryptSecret,
   hashSecret,
+  type Principal,
   randomToken,
 } from "@site/domain/core";
-import { type BrowserSession, findBrowser } from "@site/browser";
+import { getOwnSite } from "@site/domain/sites";
+import { and, eq, getTableColumns, gt, isNull, sql } from "drizzle-orm";
 import type { LoginLinkBody, LoginLinkView } from "./models.ts";
 import { parsePublicPageUrl } from "./source_url.ts";
-import { getOwnSite } from "@site/domain/sites";
 
 /** How long a login link stays valid (the spec's "about one hour"). */
 export const LOGIN_LINK_TTL_MS = 60 * 60 * 1000;

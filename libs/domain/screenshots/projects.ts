@@ -1,7 +1,7 @@
 import { createHash } from "node:crypto";
-import { eq, sql } from "drizzle-orm";
 import { screenshotProjects, type Tx } from "@site/db";
 import type { Context } from "@site/domain/core";
+import { eq, sql } from "drizzle-orm";
 import { type CaptureExtras, type CaptureOptions, captureExtras, DEFAULT_CAPTURE } from "./options.ts";
 
 /** A theme a page is filmed in. */

@@ -1,6 +1,6 @@
-import { sql } from "drizzle-orm";
 import { screenshotRenders } from "@site/db";
 import type { Context } from "@site/domain/core";
+import { sql } from "drizzle-orm";
 
 /** Renders by where they stand, from the database: what the queue holds when it is in another process. */
 export type RenderCounts = {

@@ -1,26 +1,26 @@
-import { and, asc, eq, inArray, isNotNull, isNull, lt, sql } from "drizzle-orm";
+import { findBrowser } from "@site/browser";
 import { screenshotRenders, type Tx } from "@site/db";
-import { JOBS, type JobQueue } from "@site/queue";
 import {
-  type Principal,
-  type Context,
   AppError,
+  type Context,
   debitCredits,
+  isUuid,
   notFound,
+  outageOf,
+  type Principal,
   recordDebit,
   refundOnce,
-  isUuid,
-  outageOf,
   unavailableError,
 } from "@site/domain/core";
-import { grantMemberUrl, mediaPath } from "@site/domain/media";
-import { findBrowser } from "@site/browser";
+import { grantMemberUrl } from "@site/domain/media";
+import { getOwnSite } from "@site/domain/sites";
+import { JOBS, type JobQueue } from "@site/queue";
+import { and, asc, eq, inArray, isNotNull, isNull, lt, sql } from "drizzle-orm";
+import { recordRenderEnded, renderView } from "./event_views.ts";
 import type { QueueAnswer, RenderView, ScreenshotRequestBody } from "./models.ts";
 import { type CaptureOptions, type LookOptions, SCREENSHOT_CREDITS, toScreenshotRequest } from "./options.ts";
 import { upsertScreenshotProject } from "./projects.ts";
-import { recordRenderEnded, renderView } from "./event_views.ts";
 import { findStyle } from "./styles.ts";
-import { getOwnSite } from "@site/domain/sites";
 
 /** What queueing and sweeping renders use: the context plus the render queue. */
 export type RenderContext = Context & { queue: JobQueue };
@@ -207,7 +207,7 @@ export async function getRender(
 ): Promise<RenderView> {
   const site = await getOwnSite(ctx, principal, siteId);
   const row = await findRender(ctx, renderId);
-  if (!row || row.kind !== "still" || row.siteId !== site.id) throw notFound("screenshot render");
+  if (row?.kind !== "still" || row.siteId !== site.id) throw notFound("screenshot render");
   const view = renderView(row);
   if (view.status !== "done" || !row.imageKey) return view;
   return { ...view, displayUrl: grantMemberUrl(ctx, site.id, row.imageKey) };

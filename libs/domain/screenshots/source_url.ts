@@ -1,6 +1,6 @@
 import { isIP } from "node:net";
-import { classifyIp, isExemptHost, isLocalNetworkAddress, LOCAL_NETWORK_HINT } from "@site/net";
 import { validationError } from "@site/domain/core";
+import { classifyIp, isExemptHost, isLocalNetworkAddress, LOCAL_NETWORK_HINT } from "@site/net";
 
 /** True for an IP literal that is not a public address (the same classification as URL import). */
 export function isNonPublicIp(ip: string): boolean {

@@ -1,11 +1,11 @@
-import { and, eq, inArray, sql } from "drizzle-orm";
 import { siteChromeStrings, sites } from "@site/db";
-import { type Context, notFound, checkInput } from "@site/domain/core";
+import { plainTextProblem } from "@site/domain/content";
+import { type Context, checkInput, notFound } from "@site/domain/core";
+import { and, eq, inArray, sql } from "drizzle-orm";
 import { type Problem, refuse } from "./_input.ts";
 import { CHROME_DEFAULTS } from "./chrome_defaults.ts";
 import { ChromeSettingsUpdate, ChromeStringsUpdate, type ChromeView } from "./chrome_model.ts";
 import { canonicalLocale, fallbackChain } from "./locales.ts";
-import { plainTextProblem } from "@site/domain/content";
 
 /** The longest chrome string key, and value. */
 export const MAX_CHROME_KEY = 100;

@@ -1,6 +1,6 @@
-import { and, eq, inArray } from "drizzle-orm";
 import { cloneSourceFiles, mediaFiles, type Tx } from "@site/db";
 import { type MediaRefBases, siteOfKey } from "@site/domain/media";
+import { and, eq, inArray } from "drizzle-orm";
 import { contentMediaRefs } from "./content_media.ts";
 
 /**

@@ -1,9 +1,8 @@
-import { and, asc, eq, gte, sql } from "drizzle-orm";
 import { collectionItems, type Tx } from "@site/db";
 import {
   afterPosition,
-  checkInput,
   type Context,
+  checkInput,
   encodePositionCursor,
   isUuid,
   keysetPage,
@@ -11,6 +10,7 @@ import {
   notFound,
   PAGE_LIMIT,
 } from "@site/domain/core";
+import { and, asc, eq, gte, sql } from "drizzle-orm";
 import { orderProblems, type Problem, refuse } from "./_input.ts";
 import type { CollectionItem } from "./collection_model.ts";
 import { ItemOrderBody, ItemValues } from "./collection_model.ts";

@@ -1,9 +1,9 @@
+import { mediaRefsInText, plainTextProblem } from "@site/domain/content";
 import type { Context } from "@site/domain/core";
 import { mediaRefBases } from "@site/domain/media";
 import type { Problem } from "./_input.ts";
 import type { CollectionField } from "./collection_model.ts";
 import { type PageIndex, parseHref, readHref, storeHref } from "./links.ts";
-import { plainTextProblem, mediaRefsInText } from "@site/domain/content";
 import { type MediaRefInput, storableMediaRefs } from "./site_media.ts";
 
 /** The longest text and richtext values. */

@@ -1,9 +1,9 @@
-import { and, asc, count, eq, sql } from "drizzle-orm";
 import { collectionItems, collections, type Tx } from "@site/db";
-import { type Context, notFound, checkInput } from "@site/domain/core";
+import { plainTextProblem } from "@site/domain/content";
+import { type Context, checkInput, notFound } from "@site/domain/core";
+import { and, asc, count, eq, sql } from "drizzle-orm";
 import { type Problem, refuse } from "./_input.ts";
 import { CollectionDefinition, type CollectionField, type CollectionSummary } from "./collection_model.ts";
-import { plainTextProblem } from "@site/domain/content";
 
 /** The most collections a site may have. */
 export const MAX_COLLECTIONS = 100;

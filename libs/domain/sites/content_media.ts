@@ -1,7 +1,7 @@
-import { eq, sql } from "drizzle-orm";
 import { collectionItems, collections, type Database, pages, siteLayouts, type Tx } from "@site/db";
+import { isScanFailure, mediaRefsInText, scanPage } from "@site/domain/content";
 import { type MediaRefBases, readMediaRef } from "@site/domain/media";
-import { isScanFailure, scanPage, mediaRefsInText } from "@site/domain/content";
+import { eq, sql } from "drizzle-orm";
 
 /** Where a site's content names a library file: a page, the layout, or a collection item. */
 export type ContentMediaRef =

@@ -1,18 +1,18 @@
-import { and, eq, inArray, sql } from "drizzle-orm";
 import { siteLayouts, sites } from "@site/db";
-import { AppError, checkInput, type Context } from "@site/domain/core";
+import { plainTextProblem } from "@site/domain/content";
+import { AppError, type Context, checkInput } from "@site/domain/core";
+import { and, eq, inArray, sql } from "drizzle-orm";
 import { type Problem, refuse } from "./_input.ts";
 import { DEFAULT_LAYOUT, DEFAULT_STYLES } from "./defaults.ts";
 import {
   type Layout,
-  LayoutUpdate,
   type LayoutState,
+  LayoutUpdate,
   MAX_NAVIGATION_ITEMS,
   type NavigationItem,
   type Styles,
 } from "./layout_model.ts";
-import { type PageIndex, loadPageIndex, parseHref, readHref, storeHref } from "./links.ts";
-import { plainTextProblem } from "@site/domain/content";
+import { loadPageIndex, type PageIndex, parseHref, readHref, storeHref } from "./links.ts";
 import { mediaSigner, type Reader, storableMediaRefs } from "./site_media.ts";
 import { readStoredLayout, readStoredStyles } from "./stored_layout.ts";
 

@@ -1,12 +1,12 @@
 import { type Static, Type } from "@sinclair/typebox";
-import { eq, inArray } from "drizzle-orm";
 import { collectionItems, collections, pages, siteLayouts } from "@site/db";
-import { checkInput, type Context } from "@site/domain/core";
+import { type Context, checkInput } from "@site/domain/core";
+import { eq, inArray } from "drizzle-orm";
 import { type Problem, refuse } from "./_input.ts";
 import type { CollectionField } from "./collection_model.ts";
 import { isBrokenHref, loadPageIndex, MAX_HREF, pageIndexOf, parseHref } from "./links.ts";
 import { brokenPageLinks, linkSpansOf } from "./page_links.ts";
-import { storableMediaRefs, mediaSigner } from "./site_media.ts";
+import { mediaSigner, storableMediaRefs } from "./site_media.ts";
 import { readStoredLayout } from "./stored_layout.ts";
 
 /** The most hrefs one translate call may carry. */

@@ -1,5 +1,5 @@
-import { eq } from "drizzle-orm";
 import { type Database, pages, type Tx } from "@site/db";
+import { eq } from "drizzle-orm";
 
 /** The longest href accepted anywhere (navigation, footer, link fields, the translate route). */
 export const MAX_HREF = 2000;

@@ -1,7 +1,7 @@
-import { and, count, eq, ne, sql } from "drizzle-orm";
 import { cloneSourceFiles, mediaFiles, mediaUploads, newsletterCampaigns, socialMedia } from "@site/db";
 import { AppError, isUuid, notFound, type Principal } from "@site/domain/core";
 import { lockSiteOrg, type MediaContext, mediaRefBases, releaseOrgStorage } from "@site/domain/media";
+import { and, count, eq, ne, sql } from "drizzle-orm";
 import { contentMediaRefs } from "./content_media.ts";
 import { getOwnSite } from "./sites.ts";
 

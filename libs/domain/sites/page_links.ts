@@ -1,5 +1,5 @@
-import { type PageIndex, parseHref } from "./links.ts";
 import type { PageLinkUrl } from "@site/domain/content";
+import { type PageIndex, parseHref } from "./links.ts";
 
 /**
  * Where an internal link sits in stored page MDX: `[start, end, kind]`, kind 0 for a page reference

@@ -1,16 +1,16 @@
-import { eq } from "drizzle-orm";
 import { sites } from "@site/db";
-import { type Context, AppError } from "@site/domain/core";
-import { filesOfSite, type MediaContext, mediaRefBases, settleUploads } from "@site/domain/media";
 import {
+  isScanFailure,
   MAX_PAGE_MEDIA_REFS,
   MAX_PROBLEMS,
   type PageMediaRef,
   type PageScan,
-  isScanFailure,
   scanFailureError,
   scanPage,
 } from "@site/domain/content";
+import { AppError, type Context } from "@site/domain/core";
+import { filesOfSite, type MediaContext, mediaRefBases, settleUploads } from "@site/domain/media";
+import { eq } from "drizzle-orm";
 
 /** What a page write learned about its media references. */
 export type PageMediaCheck = { warnings: string[] };

@@ -1,7 +1,7 @@
 import { type Static, Type } from "@sinclair/typebox";
-import { and, eq, gte, lt, ne, sql } from "drizzle-orm";
 import { pages, sites, type Tx } from "@site/db";
-import { type Context, notFound, checkInput } from "@site/domain/core";
+import { type Context, checkInput, notFound } from "@site/domain/core";
+import { and, eq, gte, lt, ne, sql } from "drizzle-orm";
 import { orderProblems, refuse } from "./_input.ts";
 
 // Positions are unique per site (a unique index, not luck). Every write that moves pages takes the site

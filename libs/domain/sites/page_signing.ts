@@ -1,3 +1,4 @@
+import { isScanFailure, MAX_PAGE_MEDIA_REFS, scanPage } from "@site/domain/content";
 import type { Context } from "@site/domain/core";
 import {
   filesOfSite,
@@ -6,7 +7,6 @@ import {
   isPublicIdentityKey,
   mediaRefBases,
 } from "@site/domain/media";
-import { MAX_PAGE_MEDIA_REFS, isScanFailure, scanPage } from "@site/domain/content";
 
 /** A media reference a read left unsigned, and why. */
 export type UnsignedMedia = { ref: string; line: number; reason: string };

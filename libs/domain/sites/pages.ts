@@ -1,7 +1,7 @@
 import { randomUUID } from "node:crypto";
-import { and, asc, eq, sql } from "drizzle-orm";
 import { isUniqueViolation, pages, sites, type Tx } from "@site/db";
-import { type Context, AppError, notFound, isUuid } from "@site/domain/core";
+import { AppError, type Context, isUuid, notFound } from "@site/domain/core";
+import { and, asc, eq, sql } from "drizzle-orm";
 import { loadPageIndex, type PageIndex, pageIndexOf } from "./links.ts";
 import type { CreatePageBody, PageView, UpdatePageBody } from "./models.ts";
 import { MAX_PAGE_BYTES } from "./models.ts";

@@ -1,6 +1,6 @@
-import { and, asc, eq } from "drizzle-orm";
 import { pages } from "@site/db";
-import { type Context, notFound, isUuid } from "@site/domain/core";
+import { type Context, isUuid, notFound } from "@site/domain/core";
+import { and, asc, eq } from "drizzle-orm";
 import { loadPageIndex, type PageIndex, pageIndexOf } from "./links.ts";
 import { linkSpansOf, readPageLinks } from "./page_links.ts";
 import { signPageMedia } from "./page_signing.ts";

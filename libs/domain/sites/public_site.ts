@@ -1,7 +1,7 @@
 import { type Static, Type } from "@sinclair/typebox";
-import { sql } from "drizzle-orm";
 import { sites } from "@site/db";
 import type { Context, ListQuery } from "@site/domain/core";
+import { sql } from "drizzle-orm";
 import { PublicChrome } from "./chrome_model.ts";
 import { requireLocale, resolveChromeStrings } from "./chrome_strings.ts";
 import { listItems } from "./collection_items.ts";

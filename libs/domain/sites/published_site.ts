@@ -1,7 +1,7 @@
-import { eq } from "drizzle-orm";
-import type { SelectedFields } from "drizzle-orm/pg-core";
 import { sites } from "@site/db";
 import { type Context, notFound } from "@site/domain/core";
+import { eq } from "drizzle-orm";
+import type { SelectedFields } from "drizzle-orm/pg-core";
 
 /**
  * A published site by slug (id, name, slug), with the `extra` columns asked for; 404 NOT_FOUND for an

@@ -1,4 +1,3 @@
-import { and, eq, inArray, isNull, sql } from "drizzle-orm";
 import { mediaFiles, newsletterCampaigns, sites, templates } from "@site/db";
 import {
   AppError,
@@ -9,6 +8,7 @@ import {
   requireSiteManager,
 } from "@site/domain/core";
 import { lockOrg, releaseOrgStorage } from "@site/domain/media";
+import { and, eq, inArray, isNull, sql } from "drizzle-orm";
 
 /**
  * Deletes a site of the caller's organization (DELETE /sites/:id; `sites:write` and the manage-sites

@@ -1,5 +1,3 @@
-import { recordEvent } from "@site/domain/webhooks";
-import { and, count, eq, isNull, lte, sql } from "drizzle-orm";
 import {
   isDatabaseUnavailable,
   isUniqueViolation,
@@ -10,22 +8,24 @@ import {
   type Tx,
 } from "@site/db";
 import {
-  type Principal,
-  requireSiteManager,
-  type Context,
   AppError,
   andOlderThan,
-  notFound,
+  type Context,
   isUuid,
   keysetPage,
   type ListQuery,
+  notFound,
   PAGE_LIMIT,
+  type Principal,
+  requireSiteManager,
 } from "@site/domain/core";
 import { mediaRefBases } from "@site/domain/media";
-import type { CreateSiteBody, SiteView } from "./models.ts";
+import { recordEvent } from "@site/domain/webhooks";
+import { and, count, eq, isNull, lte, sql } from "drizzle-orm";
 import { DEFAULT_STYLES, welcomePage } from "./defaults.ts";
 import { defaultStoredLayout } from "./layout.ts";
 import { pageIndexOf } from "./links.ts";
+import type { CreateSiteBody, SiteView } from "./models.ts";
 import { checkSlug } from "./slugs.ts";
 import { copyTemplate } from "./template_copy.ts";
 import { resolveTemplate } from "./templates.ts";

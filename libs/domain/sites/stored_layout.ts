@@ -1,5 +1,5 @@
-import type { Layout, NavigationItem, Styles } from "./layout_model.ts";
 import { DEFAULT_STYLES } from "./defaults.ts";
+import type { Layout, NavigationItem, Styles } from "./layout_model.ts";
 
 // Layout rows written before the layout route (and template hosts edited by hand) may hold other shapes:
 // read what fits the model, drop the rest, so every reader answers the documented shape.

@@ -1,6 +1,6 @@
-import { and, eq, sql } from "drizzle-orm";
 import { collectionItems, pages, siteLayouts, type Tx } from "@site/db";
 import type { MediaRefBases } from "@site/domain/media";
+import { and, eq, sql } from "drizzle-orm";
 import { recordCloneFiles } from "./clone_files.ts";
 import { DEFAULT_STYLES } from "./defaults.ts";
 import { defaultStoredLayout } from "./layout.ts";

@@ -1,6 +1,6 @@
-import { asc, count, eq } from "drizzle-orm";
 import { pages, sites, templates } from "@site/db";
-import { type Context, AppError, notFound, isUuid } from "@site/domain/core";
+import { AppError, type Context, isUuid, notFound } from "@site/domain/core";
+import { asc, count, eq } from "drizzle-orm";
 
 /** Resolves a gallery slug to its live host site (404, 410 or 422 before any write). */
 export async function resolveTemplate(ctx: Context, slug: string): Promise<{ slug: string; siteId: string }> {

@@ -1,5 +1,5 @@
-import { sql } from "drizzle-orm";
 import { socialAccounts } from "@site/db";
+import { sql } from "drizzle-orm";
 import type { SocialPlatform } from "./platform.ts";
 
 /** The columns of an account as the API answers it (SocialAccountView): the listing's and the events' select. */

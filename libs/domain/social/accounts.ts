@@ -1,25 +1,25 @@
-import { and, desc, eq, inArray, ne, sql } from "drizzle-orm";
 import { socialAccounts } from "@site/db";
 import {
   AppError,
-  type Principal,
   type Context,
-  validationError,
   encryptSecret,
   isUuid,
   notFound,
+  type Principal,
+  validationError,
 } from "@site/domain/core";
+import { and, desc, eq, inArray, ne, sql } from "drizzle-orm";
+import { accountView } from "./account_view.ts";
 import type { ConnectAccountBody, SocialAccountView } from "./models.ts";
 import {
   type AdapterAccount,
   type CreatorInfo,
-  PlatformError,
   type PlatformAdapters,
+  PlatformError,
   SOCIAL_PLATFORMS,
   type SocialPlatform,
 } from "./platform.ts";
 import { readyAccount } from "./tokens.ts";
-import { accountView } from "./account_view.ts";
 
 // The shape is ConnectAccountBody's; a blank value is the one rule a schema does not say.
 function requireText(value: string, field: string): string {

@@ -1,17 +1,17 @@
-import { sql } from "drizzle-orm";
 import { type Context, decryptSecret } from "@site/domain/core";
+import { sql } from "drizzle-orm";
 import { PlatformLane } from "./lanes.ts";
-import { needsRenewal, readyAccount } from "./tokens.ts";
 import {
   type AdapterAccount,
   type MetricsReading,
-  PlatformError,
   type PlatformAdapters,
+  PlatformError,
+  type SocialPlatform,
   STAGE_DELAYS_MS,
   STAGE_FINISHED,
-  type SocialPlatform,
   unavailableReading,
 } from "./platform.ts";
+import { needsRenewal, readyAccount } from "./tokens.ts";
 
 /** How one collector pass behaves. */
 export type CollectOptions = {

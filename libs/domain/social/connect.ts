@@ -1,5 +1,4 @@
 import { createHash, randomBytes, timingSafeEqual } from "node:crypto";
-import { and, eq, gt, isNotNull, isNull, lt } from "drizzle-orm";
 import { socialOauthStates } from "@site/db";
 import {
   AppError,
@@ -9,6 +8,7 @@ import {
   type Principal,
   validationError,
 } from "@site/domain/core";
+import { and, eq, gt, isNotNull, isNull, lt } from "drizzle-orm";
 import { storeAccount } from "./accounts.ts";
 import { connectCookieMatches, OAUTH_STATE_SECONDS } from "./connect_cookie.ts";
 import type { ConnectConfirmBody, ConnectStartBody, SocialAccountView } from "./models.ts";

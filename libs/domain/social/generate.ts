@@ -1,4 +1,3 @@
-import { and, eq } from "drizzle-orm";
 import { imageGenerations } from "@site/db";
 import {
   AppError,
@@ -9,6 +8,7 @@ import {
   validationError,
 } from "@site/domain/core";
 import { type MediaContext, sniffMedia } from "@site/domain/media";
+import { and, eq } from "drizzle-orm";
 import { addSocialFile } from "./media.ts";
 import type { GenerateImageBody, SocialMediaView } from "./models.ts";
 

@@ -1,6 +1,5 @@
 import { randomBytes } from "node:crypto";
 import { createCanvas, loadImage } from "@napi-rs/canvas";
-import { and, eq, gt, inArray, isNull, ne, sql } from "drizzle-orm";
 import { mediaFiles, sites, socialMedia, socialPosts, type Tx } from "@site/db";
 import {
   AppError,
@@ -37,6 +36,7 @@ import {
   UPLOAD_URL_SECONDS,
 } from "@site/domain/media";
 import { isStoreDown, MAX_MEDIA_BYTES } from "@site/storage";
+import { and, eq, gt, inArray, isNull, ne, sql } from "drizzle-orm";
 import type { RegisterSocialMediaBody, SocialMediaView, SocialUploadBody } from "./models.ts";
 import type { PublishMedia } from "./platform.ts";
 import { videoPoster } from "./video_poster.ts";

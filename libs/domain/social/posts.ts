@@ -1,24 +1,24 @@
-import { and, asc, eq, inArray, sql } from "drizzle-orm";
 import { type Database, socialPosts, socialSnapshots, socialTargets } from "@site/db";
-import type { MediaContext } from "@site/domain/media";
 import {
   AppError,
-  type Principal,
   type Context,
-  notFound,
-  validationError,
   isUuid,
   keysetPage,
   type ListQuery,
-  PAGE_LIMIT,
   newestFirst,
+  notFound,
   olderThan,
+  PAGE_LIMIT,
+  type Principal,
+  validationError,
 } from "@site/domain/core";
+import type { MediaContext } from "@site/domain/media";
+import { and, asc, eq, inArray, sql } from "drizzle-orm";
 import { isSocialPlatform, loadAdapterAccounts } from "./accounts.ts";
-import type { CreatePostBody, SocialPostView, SocialPostWithMetrics, SocialTargetView } from "./models.ts";
 import { jpegVariant, loadPublishMedia } from "./media.ts";
 import { platformMediaViolation, publishedTypeOn } from "./media_rules.ts";
-import { PlatformError, type PlatformAdapters, type SocialPlatform } from "./platform.ts";
+import type { CreatePostBody, SocialPostView, SocialPostWithMetrics, SocialTargetView } from "./models.ts";
+import { type PlatformAdapters, PlatformError, type SocialPlatform } from "./platform.ts";
 import { postTextViolations } from "./text_rules.ts";
 import { recordPostEvents } from "./webhook_events.ts";
 

@@ -1,5 +1,5 @@
-import { sql } from "drizzle-orm";
 import type { Context, Principal } from "@site/domain/core";
+import { sql } from "drizzle-orm";
 import { PERFORMANCE_LIMITS, type PerformancePost, type PerformanceQuery } from "./models.ts";
 
 /** Posts published more recently than this have no `first`/`latest` yet (the 1-hour stage). */

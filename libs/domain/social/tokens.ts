@@ -1,10 +1,10 @@
-import { and, eq, gt, inArray, isNull, lte } from "drizzle-orm";
 import { socialAccounts } from "@site/db";
 import { type Context, decryptSecret, encryptSecret } from "@site/domain/core";
+import { and, eq, gt, inArray, isNull, lte } from "drizzle-orm";
 import {
   type AdapterAccount,
-  PlatformError,
   type PlatformAdapters,
+  PlatformError,
   type SocialPlatform,
 } from "./platform.ts";
 import { recordReconnectRequired } from "./webhook_events.ts";

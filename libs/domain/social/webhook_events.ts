@@ -1,6 +1,6 @@
-import { and, eq } from "drizzle-orm";
 import { socialAccounts, type Tx } from "@site/db";
 import { recordEvent } from "@site/domain/webhooks";
+import { and, eq } from "drizzle-orm";
 import { accountView } from "./account_view.ts";
 
 /**

@@ -1,5 +1,6 @@
 /** Test support for libs/domain: small valid image files of every accepted type, adversarial page bodies. */
-export * from "./samples.ts";
-export * from "./foreign_webp.ts";
+
 export * from "./adversarial_pages.ts";
+export * from "./foreign_webp.ts";
+export * from "./samples.ts";
 export * from "./smtp_sink.ts";

@@ -1,7 +1,7 @@
-import { sql } from "drizzle-orm";
 import type { Context } from "@site/domain/core";
 import { GuardedFetchError, guardedFetchStream } from "@site/net";
 import type { WebhookDeliveryPayload } from "@site/queue";
+import { sql } from "drizzle-orm";
 import { failPendingOf, signingSecrets } from "./endpoints.ts";
 import { observeTry, type TryOutcome } from "./metrics.ts";
 import { signWebhook } from "./signing.ts";

@@ -1,4 +1,3 @@
-import { and, eq, sql } from "drizzle-orm";
 import { webhookDeliveries, webhookEvents } from "@site/db";
 import {
   AppError,
@@ -10,6 +9,7 @@ import {
   olderThan,
   type Principal,
 } from "@site/domain/core";
+import { and, eq, sql } from "drizzle-orm";
 import { ownWebhook } from "./endpoints.ts";
 import { WEBHOOK_NOTIFY_CHANNEL } from "./events.ts";
 import type { WebhookDeliveryView, WebhookEventType } from "./models.ts";

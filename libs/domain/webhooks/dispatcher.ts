@@ -1,7 +1,7 @@
-import { sql } from "drizzle-orm";
-import { watchChannel, type ChannelWatch } from "@site/db";
+import { type ChannelWatch, watchChannel } from "@site/db";
 import type { Context } from "@site/domain/core";
 import type { Consumer, JobQueue } from "@site/queue";
+import { sql } from "drizzle-orm";
 import { deliverWebhook } from "./deliver.ts";
 import { WEBHOOK_NOTIFY_CHANNEL } from "./events.ts";
 import { purgeOldWebhookRows } from "./retention.ts";

@@ -1,4 +1,3 @@
-import { and, asc, eq, sql } from "drizzle-orm";
 import { webhookEndpoints } from "@site/db";
 import {
   AppError,
@@ -11,6 +10,7 @@ import {
   validationError,
 } from "@site/domain/core";
 import { checkFetchTarget, GuardedFetchError, resolvePinned, TargetError } from "@site/net";
+import { and, asc, eq, sql } from "drizzle-orm";
 import type { WebhookCreateBody, WebhookEventType, WebhookPatchBody, WebhookView } from "./models.ts";
 import { newWebhookSecret } from "./signing.ts";
 

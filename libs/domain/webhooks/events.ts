@@ -1,5 +1,5 @@
-import { sql } from "drizzle-orm";
 import type { Tx } from "@site/db";
+import { sql } from "drizzle-orm";
 import type { WebhookEventType } from "./models.ts";
 
 /** The channel a committed event is announced on: dispatchers LISTEN and claim at once. */

@@ -1,11 +1,12 @@
 /** Webhooks: endpoints, events written with the change they report (the outbox), signed delivery. */
-export * from "./models.ts";
-export * from "./signing.ts";
-export * from "./events.ts";
-export * from "./endpoints.ts";
-export * from "./deliveries.ts";
+
 export * from "./deliver.ts";
+export * from "./deliveries.ts";
 export * from "./dispatcher.ts";
+export * from "./endpoints.ts";
+export * from "./events.ts";
 export * from "./metrics.ts";
-export * from "./subscribed.ts";
+export * from "./models.ts";
 export * from "./retention.ts";
+export * from "./signing.ts";
+export * from "./subscribed.ts";

@@ -1,5 +1,5 @@
-import { sql } from "drizzle-orm";
 import type { Context } from "@site/domain/core";
+import { sql } from "drizzle-orm";
 
 /** Rows deleted per statement: short transactions, so a sweep never holds many locks at once. */
 const BATCH = 1000;

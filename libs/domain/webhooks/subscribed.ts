@@ -1,5 +1,5 @@
-import { sql } from "drizzle-orm";
 import type { Context } from "@site/domain/core";
+import { sql } from "drizzle-orm";
 import type { WebhookEventType } from "./models.ts";
 
 /** An enabled endpoint that will be sent some of the events asked about. */

@@ -1,5 +1,5 @@
 import { lookup } from "node:dns/promises";
-import { type IncomingMessage, request as httpRequest } from "node:http";
+import { request as httpRequest, type IncomingMessage } from "node:http";
 import { type RequestOptions, request } from "node:https";
 import { checkFetchTarget, classifyIp, type FetchTarget, TargetError } from "./address.ts";
 import {

@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { createServer, type Server as TcpServer } from "node:net";
+import { createTlsFixture, type TlsFixture } from "../testing/tls.ts";
 import {
   GuardedFetchError,
   type GuardedFetchOptions,
@@ -7,7 +8,6 @@ import {
   type Resolver,
   resolvePinned,
 } from "./guarded_fetch.ts";
-import { createTlsFixture, type TlsFixture } from "../testing/tls.ts";
 import { LOCAL_NETWORK_HINT } from "./local_network.ts";
 
 const PNG = Uint8Array.from(

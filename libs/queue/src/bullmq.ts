@@ -7,10 +7,10 @@ import {
   type Consumer,
   HandBackError,
   type Job,
+  type JobQueue,
   type JobState,
   PermanentJobError,
   QueueUnavailableError,
-  type JobQueue,
   withTimeout,
 } from "./queue.ts";
 

@@ -5,9 +5,9 @@ import {
   type Consumer,
   HandBackError,
   type Job,
+  type JobQueue,
   type JobState,
   PermanentJobError,
-  type JobQueue,
   withTimeout,
 } from "./queue.ts";
 

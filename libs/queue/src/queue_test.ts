@@ -2,7 +2,7 @@ import { afterEach, describe, expect, test } from "bun:test";
 import { createLogger } from "@site/config";
 import { createBullQueue } from "./bullmq.ts";
 import { createMemoryQueue } from "./memory.ts";
-import { HandBackError, PermanentJobError, type JobQueue } from "./queue.ts";
+import { HandBackError, type JobQueue, PermanentJobError } from "./queue.ts";
 
 const log = createLogger("silent" as never);
 const redisUrl = process.env.TEST_REDIS_URL;

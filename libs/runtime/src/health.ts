@@ -1,8 +1,8 @@
-import { sql } from "drizzle-orm";
 import type { Database } from "@site/db";
 import { outageOf } from "@site/domain/core";
 import type { JobQueue } from "@site/queue";
 import type { ObjectStore } from "@site/storage";
+import { sql } from "drizzle-orm";
 
 /** One readiness check: resolves when the dependency is usable, throws (or hangs) when it is not. */
 export type Check = () => Promise<void>;

@@ -1,3 +1,4 @@
+import { once } from "node:events";
 import type { Config, Logger } from "@site/config";
 import {
   createMemoryRateLimiter,
@@ -6,7 +7,6 @@ import {
   resetAfter,
   slidingEstimate,
 } from "@site/domain/core";
-import { once } from "node:events";
 import IORedis from "ioredis";
 
 // Reads the previous and current window, and counts this request only when the estimate allows it:

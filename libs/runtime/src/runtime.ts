@@ -1,7 +1,7 @@
 import { type Config, createLogger, type Logger, loadConfig, systemClock } from "@site/config";
 import { migrateDatabase, openDatabase } from "@site/db";
 import type { Context } from "@site/domain/core";
-import { openJobQueue, type JobQueue } from "@site/queue";
+import { type JobQueue, openJobQueue } from "@site/queue";
 import { type ObjectStore, openObjectStore } from "@site/storage";
 
 /** The dependencies of a process, opened once, closed in reverse order. */

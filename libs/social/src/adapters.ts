@@ -5,10 +5,10 @@ import {
   SOCIAL_PLATFORMS,
   type SocialPlatform,
 } from "@site/domain/social";
-import { type OAuthClient, renewToken } from "./oauth.ts";
 import { DEFAULT_POLL } from "./_graph.ts";
 import { instagramAdapter } from "./instagram.ts";
 import { LINKEDIN_API_BASE, LINKEDIN_DEFAULT_VERSION, linkedinAdapter } from "./linkedin.ts";
+import { type OAuthClient, renewToken } from "./oauth.ts";
 import type { AdapterOptions } from "./options.ts";
 import { REDDIT_API_BASE, redditAdapter, redditUserAgent } from "./reddit.ts";
 import { threadsAdapter } from "./threads.ts";
@@ -16,14 +16,13 @@ import { TIKTOK_API_BASE, tiktokAdapter } from "./tiktok.ts";
 import { graphBase } from "./versions.ts";
 import { X_API_BASE, xAdapter } from "./x.ts";
 
-export type { AdapterOptions } from "./options.ts";
 export { DEFAULT_POLL, type PollOptions } from "./_graph.ts";
-export { LINKEDIN_DEFAULT_VERSION } from "./linkedin.ts";
-export { authorizeUrl, exchangeCode, OAUTH, type OAuthClient, pkcePair, renewToken } from "./oauth.ts";
 export { createOAuthPort } from "./connect.ts";
-export { apiVersionWarnings, GRAPH_DEFAULT_VERSION, GRAPH_VERSION_SUNSETS, graphBase } from "./versions.ts";
-export { linkedinLittleText } from "./linkedin.ts";
+export { LINKEDIN_DEFAULT_VERSION, linkedinLittleText } from "./linkedin.ts";
+export { authorizeUrl, exchangeCode, OAUTH, type OAuthClient, pkcePair, renewToken } from "./oauth.ts";
+export type { AdapterOptions } from "./options.ts";
 export { redditUserAgent } from "./reddit.ts";
+export { apiVersionWarnings, GRAPH_DEFAULT_VERSION, GRAPH_VERSION_SUNSETS, graphBase } from "./versions.ts";
 
 type SocialSettings = Config["social"];
 

@@ -1,10 +1,10 @@
 import type { Config } from "@site/config";
 import { type OAuthPort, PlatformError, type SocialPlatform } from "@site/domain/social";
 import { callPlatform, endpoint, exactId, ok } from "./_http.ts";
-import { graphBase } from "./versions.ts";
 import { LINKEDIN_API_BASE } from "./linkedin.ts";
 import { authorizeUrl, exchangeCode, OAUTH, type OAuthClient, pkcePair, scopesOf } from "./oauth.ts";
 import { REDDIT_API_BASE, redditUserAgent } from "./reddit.ts";
+import { graphBase } from "./versions.ts";
 import { X_API_BASE } from "./x.ts";
 
 export { pkcePair };

@@ -1,16 +1,16 @@
 import {
   type AdapterAccount,
-  platformMediaViolation,
-  PlatformError,
-  type PublishMedia,
   type AdapterTarget,
   buildReading,
   type MetricsReading,
   type PlatformAdapter,
+  PlatformError,
+  type PublishMedia,
+  platformMediaViolation,
   type UnavailableReason,
 } from "@site/domain/social";
-import { callPlatform, endpoint, graphError, num, ok } from "./_http.ts";
 import { createContainer, insightValues, publishContainer, waitForContainer } from "./_graph.ts";
+import { callPlatform, endpoint, graphError, num, ok } from "./_http.ts";
 import type { AdapterOptions } from "./options.ts";
 import { GRAPH_DEFAULT_VERSION, INSTAGRAM_API_HOST } from "./versions.ts";
 

@@ -3,12 +3,12 @@ import {
   buildReading,
   type PlatformAdapter,
   PlatformError,
-  platformMediaViolation,
   type PublishMedia,
+  platformMediaViolation,
 } from "@site/domain/social";
-import type { AdapterOptions } from "./options.ts";
-import { type ApiAnswer, callPlatform, endpoint, num, ok, statusError } from "./_http.ts";
 import { pollUntil } from "./_graph.ts";
+import { type ApiAnswer, callPlatform, endpoint, num, ok, statusError } from "./_http.ts";
+import type { AdapterOptions } from "./options.ts";
 
 /** LinkedIn's REST API's real address. */
 export const LINKEDIN_API_BASE = "https://api.linkedin.com";

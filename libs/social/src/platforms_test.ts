@@ -1,4 +1,5 @@
 import { afterAll, describe, expect, test } from "bun:test";
+import { fixedClock } from "@site/config";
 import {
   type AdapterAccount,
   PlatformError,
@@ -8,7 +9,6 @@ import {
 import { sampleImage } from "@site/domain/testing";
 import { startFakePlatforms } from "../testing/fake_platforms.ts";
 import { createPlatformAdapters } from "./adapters.ts";
-import { fixedClock } from "@site/config";
 
 const fake = startFakePlatforms();
 // A clock far from the real time: a publication dated by it was dated by the injected clock.

@@ -1,13 +1,13 @@
 import {
   type AdapterAccount,
   buildReading,
-  platformMediaViolation,
   type PlatformAdapter,
   PlatformError,
   parseRetryAfter,
+  platformMediaViolation,
 } from "@site/domain/social";
-import { type ApiAnswer, callPlatform, endpoint, num, ok, statusError } from "./_http.ts";
 import { pollUntil } from "./_graph.ts";
+import { type ApiAnswer, callPlatform, endpoint, num, ok, statusError } from "./_http.ts";
 import type { AdapterOptions } from "./options.ts";
 
 /** Reddit's OAuth API's real address. */

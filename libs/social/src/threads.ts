@@ -3,11 +3,11 @@ import {
   buildReading,
   type PlatformAdapter,
   PlatformError,
-  platformMediaViolation,
   type PublishMedia,
+  platformMediaViolation,
 } from "@site/domain/social";
-import { callPlatform, endpoint, graphError, ok } from "./_http.ts";
 import { createContainer, insightValues, publishContainer, waitForContainer } from "./_graph.ts";
+import { callPlatform, endpoint, graphError, ok } from "./_http.ts";
 import type { AdapterOptions } from "./options.ts";
 import { THREADS_API_HOST, THREADS_DEFAULT_VERSION } from "./versions.ts";
 

@@ -1,13 +1,13 @@
 import {
   type AdapterAccount,
-  type PlatformAdapter,
   buildReading,
-  platformMediaViolation,
+  type PlatformAdapter,
   PlatformError,
+  platformMediaViolation,
   unavailableReading,
 } from "@site/domain/social";
-import { type ApiAnswer, callPlatform, endpoint, exactId, num, ok, statusError } from "./_http.ts";
 import { pollUntil } from "./_graph.ts";
+import { type ApiAnswer, callPlatform, endpoint, exactId, num, ok, statusError } from "./_http.ts";
 import type { AdapterOptions } from "./options.ts";
 
 /** TikTok's Content Posting API's real address. */

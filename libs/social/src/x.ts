@@ -1,14 +1,14 @@
 import {
   type AdapterAccount,
   buildReading,
-  platformMediaViolation,
-  type PublishMedia,
   type PlatformAdapter,
   PlatformError,
+  type PublishMedia,
+  platformMediaViolation,
   unavailableReading,
 } from "@site/domain/social";
-import { type ApiAnswer, callPlatform, endpoint, num, ok, statusError } from "./_http.ts";
 import { pollUntil } from "./_graph.ts";
+import { type ApiAnswer, callPlatform, endpoint, num, ok, statusError } from "./_http.ts";
 import type { AdapterOptions } from "./options.ts";
 
 /**

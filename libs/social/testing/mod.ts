@@ -1,3 +1,4 @@
 /** Test support for libs/social: fake platform servers on loopback. */
-export * from "./fake_platforms.ts";
+
 export * from "./fake_images.ts";
+export * from "./fake_platforms.ts";

@@ -2,10 +2,10 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { startTestS3 } from "../testing/s3_server.ts";
 import { openFsStore } from "./fs_store.ts";
 import { isSafeKey, type ObjectStore, StoreError } from "./object_store.ts";
 import { openS3Store } from "./s3_store.ts";
-import { startTestS3 } from "../testing/s3_server.ts";
 
 type Driver = { name: string; open(): Promise<{ store: ObjectStore; stop(): Promise<void> }> };
 

@@ -1,3 +1,5 @@
+import { Readable } from "node:stream";
+import type { ReadableStream as NodeWebStream } from "node:stream/web";
 import {
   DeleteObjectCommand,
   GetObjectCommand,
@@ -6,8 +8,6 @@ import {
   PutObjectCommand,
   S3Client,
 } from "@aws-sdk/client-s3";
-import { Readable } from "node:stream";
-import type { ReadableStream as NodeWebStream } from "node:stream/web";
 import { getSignedUrl } from "@aws-sdk/s3-request-presigner";
 import { assertSafeKey, type ObjectInfo, type ObjectStore, StoreError } from "./object_store.ts";
 

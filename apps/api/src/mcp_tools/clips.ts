@@ -1,7 +1,7 @@
 import { Type } from "@sinclair/typebox";
+import type { Principal } from "@site/domain/core";
 import { ClipRequestBody, type ClipView, getClip, queueClip } from "@site/domain/screenshots";
 import type { AppDeps } from "../deps.ts";
-import type { Principal } from "@site/domain/core";
 import { UUID_PATTERN } from "./inputs.ts";
 import { type Tool, tool } from "./tool.ts";
 import { webhookFollows } from "./webhook_note.ts";

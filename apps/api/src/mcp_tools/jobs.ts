@@ -3,6 +3,8 @@ import { AppError, ListQuery } from "@site/domain/core";
 import { AddedMediaFile, addedMediaFile, addLibraryFile } from "@site/domain/media";
 import {
   AddSubscriberBody,
+  addSubscriber,
+  CampaignAnswer,
   listSubscribers,
   type MailContext,
   type Mailer,
@@ -10,12 +12,11 @@ import {
   SendCampaignBody,
   SubscriberListQuery,
   SubscriberPage,
-  CampaignAnswer,
-  TestCampaignBody,
-  addSubscriber,
   sendCampaign,
   sendTestCampaign,
+  TestCampaignBody,
 } from "@site/domain/newsletters";
+import { deletePage, deleteSiteMedia, getOwnSite } from "@site/domain/sites";
 import {
   CreatePostBody,
   createSocialPost,
@@ -23,7 +24,6 @@ import {
   SocialPostAnswer,
   SocialPostPage,
 } from "@site/domain/social";
-import { deletePage, deleteSiteMedia, getOwnSite } from "@site/domain/sites";
 import { createPlatformAdapters } from "@site/social";
 import type { AppDeps } from "../deps.ts";
 import { Cursor, EMBED_RULE, SiteId, UUID_PATTERN } from "./inputs.ts";

@@ -2,8 +2,8 @@ import { Type } from "@sinclair/typebox";
 import {
   CampaignAnswer,
   CampaignPage,
-  createCampaign,
   CreateCampaignBody,
+  createCampaign,
   listCampaigns,
 } from "@site/domain/newsletters";
 import { getOwnSite } from "@site/domain/sites";

@@ -3,12 +3,12 @@ import {
   createLoginLink,
   getRender,
   LoginLinkBody,
+  LoginLinkView,
   listStyleViews,
   queueScreenshot,
   ScreenshotRequestBody,
-  StyleListQuery,
   StyleList,
-  LoginLinkView,
+  StyleListQuery,
 } from "@site/domain/screenshots";
 import { getOwnSite } from "@site/domain/sites";
 import { mediaEmbedSnippet, SiteId, UUID_PATTERN } from "./inputs.ts";

@@ -11,15 +11,15 @@ import {
   listSites,
   listTemplates,
   PAGE_LIMITS,
+  PageList,
+  PageWrite,
   SITE_NAME_MAX_LENGTH,
+  SiteAnswer,
+  SitePage,
   SLUG_PATTERN,
   setSitePublished,
   UpdatePageBody,
   updatePage,
-  SiteAnswer,
-  SitePage,
-  PageList,
-  PageWrite,
 } from "@site/domain/sites";
 import { Cursor, EMBED_RULE, MEDIA_PATH_PATTERN, mediaEmbedSnippet, SiteId, UUID_PATTERN } from "./inputs.ts";
 import { type Tool, tool } from "./tool.ts";

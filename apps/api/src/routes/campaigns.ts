@@ -1,11 +1,9 @@
-import { Elysia, t } from "elysia";
 import { ListQuery } from "@site/domain/core";
-import { getOwnSite } from "@site/domain/sites";
 import {
   CampaignAnswer,
   CampaignPage,
-  cancelCampaign,
   CreateCampaignBody,
+  cancelCampaign,
   createCampaign,
   deleteCampaign,
   getCampaign,
@@ -22,6 +20,8 @@ import {
   UpdateCampaignBody,
   updateCampaign,
 } from "@site/domain/newsletters";
+import { getOwnSite } from "@site/domain/sites";
+import { Elysia, t } from "elysia";
 import type { AuthMacros } from "../auth.ts";
 import type { AppDeps } from "../deps.ts";
 import { errorResponses, errors, queryOf } from "../schemas.ts";

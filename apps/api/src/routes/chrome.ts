@@ -1,4 +1,3 @@
-import { Elysia, t } from "elysia";
 import {
   ChromeSettingsUpdate,
   ChromeStringsUpdate,
@@ -8,6 +7,7 @@ import {
   setChromeSettings,
   setChromeStrings,
 } from "@site/domain/sites";
+import { Elysia, t } from "elysia";
 import type { AuthMacros } from "../auth.ts";
 import type { AppDeps } from "../deps.ts";
 import { errors } from "../schemas.ts";

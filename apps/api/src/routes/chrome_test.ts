@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { eq } from "drizzle-orm";
 import { siteChromeStrings } from "@site/db";
 import { CHROME_DEFAULTS } from "@site/domain/sites";
+import { eq } from "drizzle-orm";
 import { buildTestApp, expectAuthRules, type TestApp } from "../../testing/mod.ts";
 
 type Json = any;

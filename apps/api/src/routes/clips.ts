@@ -1,5 +1,5 @@
-import { Elysia } from "elysia";
 import { ClipQueueAnswer, ClipRequestBody, ClipView, getClip, queueClip } from "@site/domain/screenshots";
+import { Elysia } from "elysia";
 import type { AuthMacros } from "../auth.ts";
 import type { AppDeps } from "../deps.ts";
 import { errors } from "../schemas.ts";

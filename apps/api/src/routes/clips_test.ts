@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { and, asc, eq, isNotNull } from "drizzle-orm";
 import { creditLedger, organizations, screenshotRenders } from "@site/db";
 import { failRender } from "@site/domain/screenshots";
+import { and, asc, eq, isNotNull } from "drizzle-orm";
 import { buildTestApp, expectAuthRules, type TestApp } from "../../testing/mod.ts";
 
 let h: TestApp;

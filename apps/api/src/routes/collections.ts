@@ -1,9 +1,8 @@
-import { Elysia, t } from "elysia";
 import { ListQuery } from "@site/domain/core";
 import {
+  CollectionAnswer,
   CollectionDefinition,
   CollectionItem,
-  CollectionAnswer,
   CollectionSummary,
   createItem,
   defineCollection,
@@ -18,6 +17,7 @@ import {
   reorderItems,
   updateItem,
 } from "@site/domain/sites";
+import { Elysia, t } from "elysia";
 import type { AuthMacros } from "../auth.ts";
 import type { AppDeps } from "../deps.ts";
 import { errors, queryOf } from "../schemas.ts";

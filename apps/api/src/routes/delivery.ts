@@ -1,8 +1,8 @@
-import { Elysia } from "elysia";
 import { AppError, SESSION_COOKIE } from "@site/domain/core";
 import { authorizeMediaRead, orgOfSocialKey, receiveSignedUpload } from "@site/domain/media";
 import { receiveSocialUpload } from "@site/domain/social";
 import type { ByteRange } from "@site/storage";
+import { Elysia } from "elysia";
 import type { AppDeps } from "../deps.ts";
 import { errorResponses } from "../schemas.ts";
 

@@ -1,6 +1,6 @@
 import { dirname, join } from "node:path";
-import { Elysia } from "elysia";
 import { escapeHtml } from "@site/domain/core";
+import { Elysia } from "elysia";
 import { buildOpenApiDocument } from "../openapi_document.ts";
 
 // The package exports no path to its browser bundle; find it beside its entry point.

@@ -1,5 +1,5 @@
-import { Elysia, t } from "elysia";
 import { dependencyChecks, readinessProbe, readinessResponse } from "@site/runtime";
+import { Elysia, t } from "elysia";
 import type { AppDeps } from "../deps.ts";
 import { errors } from "../schemas.ts";
 

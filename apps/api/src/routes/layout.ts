@@ -1,5 +1,5 @@
-import { Elysia, t } from "elysia";
 import { getLayout, getOwnSite, LayoutState, LayoutUpdate, updateLayout } from "@site/domain/sites";
+import { Elysia, t } from "elysia";
 import type { AuthMacros } from "../auth.ts";
 import type { AppDeps } from "../deps.ts";
 import { errors } from "../schemas.ts";

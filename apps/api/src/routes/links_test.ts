@@ -1,8 +1,8 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { eq } from "drizzle-orm";
 import { pages } from "@site/db";
 import { addLibraryFile } from "@site/domain/media";
 import { sampleImage } from "@site/domain/testing";
+import { eq } from "drizzle-orm";
 import { buildTestApp, expectAuthRules, type TestApp } from "../../testing/mod.ts";
 
 type Json = any;

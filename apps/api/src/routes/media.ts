@@ -1,4 +1,3 @@
-import { Elysia, t } from "elysia";
 import { ListQuery } from "@site/domain/core";
 import {
   AddedMediaFile,
@@ -12,8 +11,9 @@ import {
   UploadPreparation,
 } from "@site/domain/media";
 import { deleteSiteMedia, getOwnSite } from "@site/domain/sites";
-import type { AppDeps } from "../deps.ts";
+import { Elysia, t } from "elysia";
 import type { AuthMacros } from "../auth.ts";
+import type { AppDeps } from "../deps.ts";
 import { errors, queryOf } from "../schemas.ts";
 
 /** The media library of a site: list, signed upload, import from URL, delete. */

@@ -1,8 +1,8 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { eq } from "drizzle-orm";
 import { organizations } from "@site/db";
 import { addLibraryFile } from "@site/domain/media";
 import { sampleImage } from "@site/domain/testing";
+import { eq } from "drizzle-orm";
 import { buildTestApp, expectAuthRules, type TestApp } from "../../testing/mod.ts";
 
 // DELETE /api/v1/sites/<id>/media/<mediaId> (issue 29; contract "One site, deleting files…"; decision 0731).

@@ -1,8 +1,8 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { eq } from "drizzle-orm";
 import { mediaFiles, organizations, usageEvents } from "@site/db";
 import { sampleImage } from "@site/domain/testing";
 import { createTlsFixture, type TlsFixture } from "@site/net/testing";
+import { eq } from "drizzle-orm";
 import { buildTestApp, type TestApp } from "../../testing/mod.ts";
 
 type Json = any;

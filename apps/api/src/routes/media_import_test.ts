@@ -1,10 +1,10 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { eq } from "drizzle-orm";
 import { mediaFiles, usageEvents } from "@site/db";
 import { sampleImage } from "@site/domain/testing";
 import { createTlsFixture, type TlsFixture } from "@site/net/testing";
 import { type ObjectStore, openS3Store } from "@site/storage";
 import { startTestS3 } from "@site/storage/testing";
+import { eq } from "drizzle-orm";
 import { buildTestApp, expectAuthRules, type TestApp } from "../../testing/mod.ts";
 
 type Json = any;

@@ -1,12 +1,12 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { eq } from "drizzle-orm";
 import { createLogger } from "@site/config";
 import { usageEvents } from "@site/db";
 import { AppError } from "@site/domain/core";
 import { sampleImage } from "@site/domain/testing";
 import { createTlsFixture, type TlsFixture } from "@site/net/testing";
-import { renderError } from "../errors.ts";
+import { eq } from "drizzle-orm";
 import { buildTestApp, type TestApp } from "../../testing/mod.ts";
+import { renderError } from "../errors.ts";
 
 type Json = any;
 const DAY_S = 24 * 3600;

@@ -1,8 +1,8 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { sql } from "drizzle-orm";
 import type { Context } from "@site/domain/core";
 import { listLibrary, MEMBER_GRANT_SECONDS, readGrant } from "@site/domain/media";
-import { buildTestApp, spawnApi, type ApiProcess, type TestApp } from "../../testing/mod.ts";
+import { sql } from "drizzle-orm";
+import { type ApiProcess, buildTestApp, spawnApi, type TestApp } from "../../testing/mod.ts";
 
 type Json = any;
 

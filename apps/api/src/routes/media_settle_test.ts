@@ -2,12 +2,12 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { mkdirSync, mkdtempSync, readdirSync, rmSync, utimesSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { eq } from "drizzle-orm";
 import { mediaFiles, mediaUploads, organizations } from "@site/db";
 import { mintGrant, sweepMedia } from "@site/domain/media";
 import { sampleImage } from "@site/domain/testing";
 import { openFsStore, openS3Store } from "@site/storage";
 import { startTestS3 } from "@site/storage/testing";
+import { eq } from "drizzle-orm";
 import { buildTestApp, type TestApp } from "../../testing/mod.ts";
 
 type Json = any;

@@ -2,13 +2,13 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { eq } from "drizzle-orm";
 import { mediaFiles, organizations } from "@site/db";
 import { createUserSession } from "@site/domain/core";
 import { mintGrant, shareMedia } from "@site/domain/media";
 import { sampleImage } from "@site/domain/testing";
 import { type ObjectStore, openFsStore, openS3Store } from "@site/storage";
 import { startTestS3 } from "@site/storage/testing";
+import { eq } from "drizzle-orm";
 import { buildTestApp, expectAuthRules, type TestApp } from "../../testing/mod.ts";
 
 type Json = any;

@@ -3,7 +3,6 @@ import { generateKeyPairSync } from "node:crypto";
 import { mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { dkimVerify } from "mailauth/lib/dkim/verify";
 import { createLogger, loadConfig } from "@site/config";
 import { addLibraryFile } from "@site/domain/media";
 import {
@@ -12,7 +11,8 @@ import {
   openMailer,
   startNewsletterSender,
 } from "@site/domain/newsletters";
-import { type ReceivedMail, sampleImage, type SmtpSink, startSmtpSink } from "@site/domain/testing";
+import { type ReceivedMail, type SmtpSink, sampleImage, startSmtpSink } from "@site/domain/testing";
+import { dkimVerify } from "mailauth/lib/dkim/verify";
 import { buildTestApp, type TestApp } from "../../testing/mod.ts";
 
 // Delivery as real mail servers expect it (CONTRACT "Newsletters", issue 24; decisions 1110-1112):

@@ -1,6 +1,6 @@
-import { Elysia, t } from "elysia";
 import { AppError, safeEqual } from "@site/domain/core";
 import { MAX_INBOUND_BYTES, processInboundReport } from "@site/domain/newsletters";
+import { Elysia, t } from "elysia";
 import type { AppDeps } from "../deps.ts";
 import { errors } from "../schemas.ts";
 

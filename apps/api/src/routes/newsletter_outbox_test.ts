@@ -2,8 +2,8 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { simpleParser } from "mailparser";
 import { setSitePublished } from "@site/domain/sites";
+import { simpleParser } from "mailparser";
 import { type ApiProcess, buildTestApp, spawnApi, type TestApp } from "../../testing/mod.ts";
 
 type Json = any;

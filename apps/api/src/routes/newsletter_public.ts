@@ -1,4 +1,4 @@
-import { Elysia, t } from "elysia";
+import { AppError, escapeHtml } from "@site/domain/core";
 import {
   confirmSubscription,
   createSubscribeLimits,
@@ -8,8 +8,7 @@ import {
   readNewsletterToken,
   unsubscribe,
 } from "@site/domain/newsletters";
-import { escapeHtml } from "@site/domain/core";
-import { AppError } from "@site/domain/core";
+import { Elysia, t } from "elysia";
 import type { AppDeps } from "../deps.ts";
 import { errorResponses, errors } from "../schemas.ts";
 

@@ -1,11 +1,11 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { eq } from "drizzle-orm";
 import { newsletterRecipients } from "@site/db";
 import { createUserSession } from "@site/domain/core";
 import { addLibraryFile, grantMemberUrl } from "@site/domain/media";
 import { createSmtpMailer, type NewsletterSender, startNewsletterSender } from "@site/domain/newsletters";
 import { setSitePublished } from "@site/domain/sites";
 import { type ReceivedMail, type SmtpSink, sampleImage, startSmtpSink } from "@site/domain/testing";
+import { eq } from "drizzle-orm";
 import { buildTestApp, expectAuthRules, type TestApp } from "../../testing/mod.ts";
 
 type Json = any;

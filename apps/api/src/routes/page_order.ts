@@ -1,5 +1,5 @@
-import { Elysia } from "elysia";
 import { getOwnSite, listPages, PageList, PageOrderBody, reorderPages } from "@site/domain/sites";
+import { Elysia } from "elysia";
 import type { AuthMacros } from "../auth.ts";
 import type { AppDeps } from "../deps.ts";
 import { errors } from "../schemas.ts";

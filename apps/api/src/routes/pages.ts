@@ -1,6 +1,5 @@
-import { Elysia, t } from "elysia";
-import { hashSecret } from "@site/domain/core";
 import { admitPageWrite } from "@site/domain/content";
+import { hashSecret } from "@site/domain/core";
 import {
   CreatePageBody,
   createPage,
@@ -14,8 +13,9 @@ import {
   UpdatePageBody,
   updatePage,
 } from "@site/domain/sites";
-import type { AppDeps } from "../deps.ts";
+import { Elysia, t } from "elysia";
 import type { AuthMacros } from "../auth.ts";
+import type { AppDeps } from "../deps.ts";
 import { errors } from "../schemas.ts";
 
 const PAGE_WRITE = /^\/api\/v1\/sites\/[^/]+\/pages(?:\/[^/]+)?\/?$/;

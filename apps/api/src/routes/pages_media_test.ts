@@ -1,9 +1,9 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { eq } from "drizzle-orm";
 import { pages } from "@site/db";
 import { addLibraryFile, grantMemberUrl } from "@site/domain/media";
 import { upsertTemplate } from "@site/domain/sites";
 import { sampleImage } from "@site/domain/testing";
+import { eq } from "drizzle-orm";
 import { buildTestApp, type TestApp } from "../../testing/mod.ts";
 
 type Json = any;

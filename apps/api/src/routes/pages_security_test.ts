@@ -1,10 +1,10 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { eq } from "drizzle-orm";
 import { memberships, pages } from "@site/db";
 import { createApiKey, createMember } from "@site/domain/core";
 import { addLibraryFile } from "@site/domain/media";
 import { MAX_PAGE_BYTES } from "@site/domain/sites";
 import { sampleImage } from "@site/domain/testing";
+import { eq } from "drizzle-orm";
 import { buildTestApp, type TestApp } from "../../testing/mod.ts";
 
 // Issue 17, items 1 and 11: page media found by parsing, signed at read only for the site being read.

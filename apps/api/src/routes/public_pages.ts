@@ -1,5 +1,5 @@
-import { Elysia, t } from "elysia";
 import { readPublicPage, readPublicPages } from "@site/domain/sites";
+import { Elysia, t } from "elysia";
 import type { AppDeps } from "../deps.ts";
 import { errors } from "../schemas.ts";
 

@@ -1,6 +1,6 @@
-import { Elysia, t } from "elysia";
 import { ListQuery } from "@site/domain/core";
 import { ItemPage, PublicSite, readPublicItems, readPublicSite } from "@site/domain/sites";
+import { Elysia, t } from "elysia";
 import type { AppDeps } from "../deps.ts";
 import { errors, queryOf } from "../schemas.ts";
 

@@ -2,9 +2,9 @@ import { createHmac, timingSafeEqual } from "node:crypto";
 import { createBullBoard } from "@bull-board/api";
 import { BullMQAdapter } from "@bull-board/api/bullMQAdapter";
 import { ElysiaAdapter } from "@bull-board/elysia";
-import { Elysia } from "elysia";
 import type { Config, Logger } from "@site/config";
 import { openQueuesForDashboard } from "@site/queue";
+import { Elysia } from "elysia";
 
 /** Where the queue dashboard lives. */
 export const QUEUE_DASHBOARD_PATH = "/admin/queues";

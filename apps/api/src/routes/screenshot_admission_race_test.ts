@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { and, asc, eq, inArray, isNotNull, isNull } from "drizzle-orm";
 import { screenshotRenders } from "@site/db";
 import { completeRender, sweepPendingRenders } from "@site/domain/screenshots";
+import { and, asc, eq, inArray, isNotNull, isNull } from "drizzle-orm";
 import { buildTestApp, type TestApp } from "../../testing/mod.ts";
 
 // Admission per organization (decision 0470): at most RENDER_ORG_CONCURRENCY renders of one organization

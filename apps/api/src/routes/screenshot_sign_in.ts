@@ -1,7 +1,7 @@
-import { Elysia } from "elysia";
 import { findBrowser, type HostedBrowser, openHostedBrowser, parseInputEvent } from "@site/browser";
 import { AppError, type Context } from "@site/domain/core";
 import { finishLogin, openLoginLink } from "@site/domain/screenshots";
+import { Elysia } from "elysia";
 import { interactivePage, manualPage, refusedPage } from "./screenshot_sign_in_pages.ts";
 
 /** A hosted browser closes after this long even if the page stays open. */

@@ -1,9 +1,9 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { eq } from "drizzle-orm";
+import { html, servePages, until } from "@site/browser/testing";
 import { screenshotLoginLinks, siteBrowserSessions } from "@site/db";
 import { loadBrowserSession } from "@site/domain/screenshots";
+import { eq } from "drizzle-orm";
 import { buildTestApp, type TestApp } from "../../testing/mod.ts";
-import { html, servePages, until } from "@site/browser/testing";
 
 // A sign-in form at a known spot: Enter in the field stores a cookie and a local-storage token.
 const pages = servePages({

@@ -1,10 +1,10 @@
 import { join } from "node:path";
-import { Elysia, t } from "elysia";
 import { notFound } from "@site/domain/core";
 import { findStyle, listStyleViews, STYLE_LIMIT, StyleList, StyleListQuery } from "@site/domain/screenshots";
 import { getOwnSite } from "@site/domain/sites";
-import type { AppDeps } from "../deps.ts";
+import { Elysia, t } from "elysia";
 import type { AuthMacros } from "../auth.ts";
+import type { AppDeps } from "../deps.ts";
 import { errors, queryOf } from "../schemas.ts";
 
 /** Where the committed preview images live (rendered by scripts/render_style_previews.ts). */

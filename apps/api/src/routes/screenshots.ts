@@ -1,4 +1,3 @@
-import { Elysia } from "elysia";
 import {
   createLoginLink,
   getRender,
@@ -9,8 +8,9 @@ import {
   RenderView,
   ScreenshotRequestBody,
 } from "@site/domain/screenshots";
-import type { AppDeps } from "../deps.ts";
+import { Elysia } from "elysia";
 import type { AuthMacros } from "../auth.ts";
+import type { AppDeps } from "../deps.ts";
 import { errors } from "../schemas.ts";
 
 /** Screenshot renders and login links (spec: POST/GET media/screenshot, POST media/screenshot-login). */

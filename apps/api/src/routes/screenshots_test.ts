@@ -1,5 +1,4 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { and, asc, eq, isNotNull } from "drizzle-orm";
 import { createLogger } from "@site/config";
 import { creditLedger, organizations, screenshotProjects, screenshotRenders } from "@site/db";
 import {
@@ -11,6 +10,7 @@ import {
   sweepPendingRenders,
 } from "@site/domain/screenshots";
 import { createBullQueue } from "@site/queue";
+import { and, asc, eq, isNotNull } from "drizzle-orm";
 import { buildTestApp, expectAuthRules, type TestApp } from "../../testing/mod.ts";
 
 let h: TestApp;

@@ -1,10 +1,10 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { eq, sql } from "drizzle-orm";
 import { organizations, sites } from "@site/db";
 import { createApiKey, createMember, type Role, type Scope } from "@site/domain/core";
 import { addLibraryFile, mintShareToken, sweepMedia } from "@site/domain/media";
 import { upsertTemplate } from "@site/domain/sites";
 import { sampleImage } from "@site/domain/testing";
+import { eq, sql } from "drizzle-orm";
 import { buildTestApp, type TestApp } from "../../testing/mod.ts";
 
 // GET|PATCH|DELETE /api/v1/sites/<id> (issue 29; contract "One site, deleting files…"; decision 0730).

@@ -1,4 +1,3 @@
-import { Elysia, t } from "elysia";
 import { ListQuery, requireSiteManager } from "@site/domain/core";
 import {
   CreateSiteBody,
@@ -11,8 +10,9 @@ import {
   SitePage,
   setSitePublished,
 } from "@site/domain/sites";
-import type { AppDeps } from "../deps.ts";
+import { Elysia, t } from "elysia";
 import type { AuthMacros } from "../auth.ts";
+import type { AppDeps } from "../deps.ts";
 import { errors, queryOf } from "../schemas.ts";
 
 /** What creating a site can answer beyond the generic 400/401/403 (spec's error table). */

@@ -1,6 +1,6 @@
-import { Elysia } from "elysia";
 // The adapters live with the collector (apps/metrics, see DESIGN.md); publishing from the API uses the same ones.
 import { createPlatformAdapters } from "@site/social";
+import { Elysia } from "elysia";
 import type { AuthMacros } from "../auth.ts";
 import type { AppDeps } from "../deps.ts";
 import { socialAccountRoutes } from "./social_accounts.ts";

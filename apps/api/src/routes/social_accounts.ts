@@ -1,4 +1,3 @@
-import { Elysia, t } from "elysia";
 import {
   ConnectAccountBody,
   ConnectConfirmBody,
@@ -15,6 +14,7 @@ import {
   tiktokCreatorInfo,
 } from "@site/domain/social";
 import { createOAuthPort } from "@site/social";
+import { Elysia, t } from "elysia";
 import type { AuthMacros } from "../auth.ts";
 import type { AppDeps } from "../deps.ts";
 import { errors } from "../schemas.ts";

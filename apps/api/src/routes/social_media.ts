@@ -1,4 +1,3 @@
-import { Elysia, t } from "elysia";
 import { ListQuery, SignedUpload } from "@site/domain/core";
 import {
   deleteSocialMedia,
@@ -12,6 +11,7 @@ import {
   SocialMediaView,
   SocialUploadBody,
 } from "@site/domain/social";
+import { Elysia, t } from "elysia";
 import type { AuthMacros } from "../auth.ts";
 import type { AppDeps } from "../deps.ts";
 import { errors, queryOf } from "../schemas.ts";

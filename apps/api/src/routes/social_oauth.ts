@@ -1,4 +1,3 @@
-import { Elysia, t } from "elysia";
 import { AppError } from "@site/domain/core";
 import {
   connectClearCookie,
@@ -9,6 +8,7 @@ import {
   SocialAccountView,
 } from "@site/domain/social";
 import { createOAuthPort } from "@site/social";
+import { Elysia, t } from "elysia";
 import type { AppDeps } from "../deps.ts";
 import { errors } from "../schemas.ts";
 

@@ -1,4 +1,3 @@
-import { Elysia, t } from "elysia";
 import { ListQuery } from "@site/domain/core";
 import {
   CreatePostBody,
@@ -13,6 +12,7 @@ import {
   SocialPostWithMetrics,
   socialPerformance,
 } from "@site/domain/social";
+import { Elysia, t } from "elysia";
 import type { AuthMacros } from "../auth.ts";
 import type { AppDeps } from "../deps.ts";
 import { errors, queryOf } from "../schemas.ts";

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { createApiKey, createMember } from "@site/domain/core";
-import { sampleImage } from "@site/domain/testing";
 import { captureDueSnapshots, readyAccount } from "@site/domain/social";
+import { sampleImage } from "@site/domain/testing";
 import { createPlatformAdapters } from "@site/social";
 import { type FakePlatforms, startFakePlatforms } from "@site/social/testing";
 import { buildTestApp, type TestApp } from "../../testing/mod.ts";

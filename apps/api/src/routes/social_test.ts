@@ -1,8 +1,8 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { decryptSecret } from "@site/domain/core";
 import { captureDueSnapshots } from "@site/domain/social";
-import { type FakePlatforms, startFakePlatforms } from "@site/social/testing";
 import { createPlatformAdapters } from "@site/social";
+import { type FakePlatforms, startFakePlatforms } from "@site/social/testing";
 import { buildTestApp, expectAuthRules, type TestApp } from "../../testing/mod.ts";
 import { connectSocialAccount } from "../../testing/social.ts";
 

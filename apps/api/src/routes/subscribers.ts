@@ -1,6 +1,4 @@
-import { Elysia, t } from "elysia";
 import { AppError } from "@site/domain/core";
-import { getOwnSite } from "@site/domain/sites";
 import {
   addSubscriber,
   deleteSubscriber,
@@ -13,6 +11,8 @@ import {
   SubscriberPage,
   SubscribersPostBody,
 } from "@site/domain/newsletters";
+import { getOwnSite } from "@site/domain/sites";
+import { Elysia, t } from "elysia";
 import type { AuthMacros } from "../auth.ts";
 import type { AppDeps } from "../deps.ts";
 import { errors, queryOf } from "../schemas.ts";

@@ -1,10 +1,10 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { and, eq, sql } from "drizzle-orm";
 import { cloneSourceFiles, collectionItems, collections, pages, siteLayouts } from "@site/db";
 import { addLibraryFile, type LibraryEntry, shareMedia } from "@site/domain/media";
 import { signCampaignForMail, storableCampaignHtml } from "@site/domain/newsletters";
 import { upsertTemplate } from "@site/domain/sites";
 import { sampleImage } from "@site/domain/testing";
+import { and, eq, sql } from "drizzle-orm";
 import { buildTestApp, type TestApp } from "../../testing/mod.ts";
 
 // Issue 25 item 2: a clone keeps only the host files its copied content carried (decision 0610).

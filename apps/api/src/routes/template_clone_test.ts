@@ -1,9 +1,9 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { eq, sql } from "drizzle-orm";
 import { collections, pages, sites } from "@site/db";
 import { addLibraryFile } from "@site/domain/media";
 import { upsertTemplate } from "@site/domain/sites";
 import { sampleImage } from "@site/domain/testing";
+import { eq, sql } from "drizzle-orm";
 import { buildTestApp, type TestApp } from "../../testing/mod.ts";
 
 type Json = any;

@@ -1,7 +1,7 @@
-import { Elysia, t } from "elysia";
 import { listTemplates } from "@site/domain/sites";
-import type { AppDeps } from "../deps.ts";
+import { Elysia, t } from "elysia";
 import type { AuthMacros } from "../auth.ts";
+import type { AppDeps } from "../deps.ts";
 import { errors } from "../schemas.ts";
 
 /** The template gallery (approved templates only). */

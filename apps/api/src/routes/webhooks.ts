@@ -1,4 +1,3 @@
-import { Elysia, t } from "elysia";
 import { ListQuery } from "@site/domain/core";
 import {
   createWebhook,
@@ -16,6 +15,7 @@ import {
   WebhookSecretAnswer,
   WebhookView,
 } from "@site/domain/webhooks";
+import { Elysia, t } from "elysia";
 import type { AuthMacros } from "../auth.ts";
 import type { AppDeps } from "../deps.ts";
 import { errors, queryOf } from "../schemas.ts";

@@ -1,9 +1,9 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { sql } from "drizzle-orm";
 import { startWebhookDispatcher, type WebhookDispatcher } from "@site/domain/webhooks";
-import { createApiMetrics } from "../api_metrics.ts";
+import { sql } from "drizzle-orm";
 import { buildTestApp, expectAuthRules, type TestApp } from "../../testing/mod.ts";
 import { startWebhookReceiver, verifyHook, type WebhookReceiver } from "../../testing/webhook_receiver.ts";
+import { createApiMetrics } from "../api_metrics.ts";
 
 // One receiver on loopback (allowed through FETCH_ALLOW_HOSTS), a short retry schedule, a 1 s timeout.
 let rx: WebhookReceiver;

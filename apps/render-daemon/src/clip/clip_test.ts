@@ -1,10 +1,10 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { and, eq } from "drizzle-orm";
 import { loadImage } from "@napi-rs/canvas";
-import { creditLedger, organizations, screenshotRenders, socialMedia } from "@site/db";
 import { buildTestApp, runtimeOf, type TestApp } from "@site/api/testing";
 import { html, servePages, until } from "@site/browser/testing";
+import { creditLedger, organizations, screenshotRenders, socialMedia } from "@site/db";
 import { findFfmpeg } from "@site/domain/screenshots";
+import { and, eq } from "drizzle-orm";
 import { type RenderDaemon, startRenderDaemon } from "../daemon.ts";
 import { ffprobe, frameOf, meanDifference, topLevelBoxes, withTempFile } from "./probe.ts";
 

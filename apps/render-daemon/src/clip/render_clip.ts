@@ -2,9 +2,9 @@
 import { mkdtemp, readFile, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import type { Compositor } from "../compose/compositor.ts";
 import { drawMapped, type ScreenMap, screenMap } from "../compose/clip_map.ts";
 import { blendPlates, warpClipFrame } from "../compose/clip_warp.ts";
+import type { Compositor } from "../compose/compositor.ts";
 import { encodeFrame, frameBuffer, type PlatePixels } from "../compose/warp.ts";
 import type { Capture, ClipOutput, ClipRenderSpec, Look } from "../render_types.ts";
 import { type EncoderKind, encodeFrames, ffmpegArgs } from "./encoder.ts";

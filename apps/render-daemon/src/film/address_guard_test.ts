@@ -7,8 +7,8 @@ import {
   type UrlGuard,
 } from "@site/browser";
 import { createTlsFixture } from "@site/net/testing";
-import type { CaptureSettings } from "../render_types.ts";
 import { PermanentJobError } from "@site/queue";
+import type { CaptureSettings } from "../render_types.ts";
 import { filmPage } from "./capture.ts";
 
 const chromium = findBrowser(null);

@@ -1,14 +1,14 @@
-import type { BrowserContext, CookieData, Page } from "puppeteer-core";
-import type { Capture, CaptureSettings } from "../render_types.ts";
 import { type ArmedGuard, armGuard, type GuardLog, type UrlGuard, watchRefusals } from "@site/browser";
+import { CAPTURE_LIMITS, DEFAULT_CAPTURE } from "@site/domain/screenshots";
 import type { EgressRefusal } from "@site/net";
 import { PermanentJobError } from "@site/queue";
-import { detectLoginRedirect } from "./login_detection.ts";
-import { DEFAULT_SETTLE, type SettleLimits, type Settling, watchSettling } from "./settle.ts";
-import { CAPTURE_LIMITS, DEFAULT_CAPTURE } from "@site/domain/screenshots";
+import type { BrowserContext, CookieData, Page } from "puppeteer-core";
+import type { Capture, CaptureSettings } from "../render_types.ts";
 import { isAdRequest } from "./ad_block.ts";
 import { type CookieBanners, handleCookieBanners } from "./cookie_banners.ts";
 import { missingFontWarnings } from "./font_check.ts";
+import { detectLoginRedirect } from "./login_detection.ts";
+import { DEFAULT_SETTLE, type SettleLimits, type Settling, watchSettling } from "./settle.ts";
 
 /**
  * A film that failed this time (the page did not load): retried. A film that cannot succeed (a bad URL,

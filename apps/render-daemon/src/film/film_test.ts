@@ -5,10 +5,10 @@ import { join } from "node:path";
 import { findFilmBrowser, isHeadlessShell } from "@site/browser";
 import { descendsFrom, processTable } from "@site/browser/testing";
 import { createLogger, loadConfig } from "@site/config";
+import { PermanentJobError } from "@site/queue";
 import { decodeImage, pngSize } from "../frame/encode.ts";
 import { createRenderPipeline } from "../pipeline.ts";
 import type { CaptureSettings, RenderPipeline } from "../render_types.ts";
-import { PermanentJobError } from "@site/queue";
 import { isLoginPath } from "./login_detection.ts";
 
 setDefaultTimeout(120_000);

@@ -1,7 +1,8 @@
 // Runs inside the compositor page (Chromium): device models built from three.js primitives.
+
+import type { DeviceKind, StyleLook } from "@site/domain/screenshots";
 import * as THREE from "three";
 import { RoundedBoxGeometry } from "three/addons/geometries/RoundedBoxGeometry.js";
-import type { DeviceKind, StyleLook } from "@site/domain/screenshots";
 import { SCREENS, WINDOW_SCREEN } from "./screens.ts";
 
 /** A built device: its group, the screen mesh whose map is the capture, and the screen's size. */

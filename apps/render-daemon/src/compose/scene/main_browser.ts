@@ -1,7 +1,8 @@
 // Runs inside the compositor page (Chromium): the warm three.js scene that frames captures.
+
+import type { StyleBackground, StyleLook } from "@site/domain/screenshots";
 import * as THREE from "three";
 import { RoomEnvironment } from "three/addons/environments/RoomEnvironment.js";
-import type { StyleBackground, StyleLook } from "@site/domain/screenshots";
 import { buildDevice, type Device } from "./devices_browser.ts";
 import { drawStatusBar } from "./status_bar.ts";
 
