@@ -78,6 +78,17 @@ export async function pendingOrgUploadBytes(ctx: Context, tx: Tx, orgId: string)
   return Number(org?.bytes ?? 0);
 }
 
+/** The events of `kind` a site's rolling day before `now` counts, reservations in flight included. */
+function countedEvents(siteId: string, kind: "upload" | "fetch_failure", now: Date) {
+  return and(
+    eq(usageEvents.siteId, siteId),
+    eq(usageEvents.kind, kind),
+    gt(usageEvents.createdAt, new Date(now.getTime() - DAY_MS)),
+    // A reservation counts while its work may still be running; one a crash left behind lapses.
+    or(isNull(usageEvents.reservedUntil), gt(usageEvents.reservedUntil, now)),
+  );
+}
+
 /** Events of `kind` for a site in the rolling day before now, reservations in flight included. */
 export async function countRecentEvents(
   ctx: Context,
@@ -85,20 +96,10 @@ export async function countRecentEvents(
   siteId: string,
   kind: "upload" | "fetch_failure",
 ): Promise<number> {
-  const now = ctx.clock.now();
-  const since = new Date(now.getTime() - DAY_MS);
   const [row] = await db
     .select({ n: sql<number>`count(*)::int` })
     .from(usageEvents)
-    .where(
-      and(
-        eq(usageEvents.siteId, siteId),
-        eq(usageEvents.kind, kind),
-        gt(usageEvents.createdAt, since),
-        // A reservation counts while its work may still be running; one a crash left behind lapses.
-        or(isNull(usageEvents.reservedUntil), gt(usageEvents.reservedUntil, now)),
-      ),
-    );
+    .where(countedEvents(siteId, kind, ctx.clock.now()));
   return row?.n ?? 0;
 }
 
@@ -113,18 +114,10 @@ export async function secondsUntilSlotFrees(
   kind: "upload" | "fetch_failure",
 ): Promise<number> {
   const now = ctx.clock.now();
-  const since = new Date(now.getTime() - DAY_MS);
   const [row] = await db
     .select({ oldest: sql<string | null>`min(${usageEvents.createdAt})` })
     .from(usageEvents)
-    .where(
-      and(
-        eq(usageEvents.siteId, siteId),
-        eq(usageEvents.kind, kind),
-        gt(usageEvents.createdAt, since),
-        or(isNull(usageEvents.reservedUntil), gt(usageEvents.reservedUntil, now)),
-      ),
-    );
+    .where(countedEvents(siteId, kind, now));
   const oldest = row?.oldest ? new Date(row.oldest).getTime() : now.getTime();
   return Math.max(1, Math.ceil((oldest + DAY_MS - now.getTime()) / 1000));
 }
