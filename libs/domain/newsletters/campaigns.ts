@@ -13,6 +13,7 @@ import {
 } from "@site/domain/core";
 import type { JobQueue } from "@site/queue";
 import { and, eq, inArray, sql } from "drizzle-orm";
+import type { PgUpdateSetSource } from "drizzle-orm/pg-core";
 import { type BounceRef, envelopeSender } from "./bounces.ts";
 import { recordCampaignEvent } from "./campaign_events.ts";
 import { htmlToText } from "./campaign_html.ts";
@@ -99,6 +100,35 @@ function badState(r: Row, doing: string, allowed: string): AppError {
   return new AppError("VALIDATION_ERROR", `status: the campaign is ${r.status}; ${doing} needs ${allowed}`, [
     { field: "status", status: r.status, message: `${doing} needs ${allowed}` },
   ]);
+}
+
+/** The statuses a write is allowed from, and how the 400 for any other names the step. */
+type StatusGuard = { from: CampaignStatus[]; doing: string; allowed: string };
+
+/**
+ * Writes `set` (and `updatedAt`) to the site's campaign, 404 when there is none; with a guard, only
+ * while its status is one of `guard.from`, any other answering 400 naming the status it has now.
+ */
+async function writeCampaign(
+  ctx: Context,
+  siteId: string,
+  campaignId: string,
+  set: PgUpdateSetSource<typeof newsletterCampaigns>,
+  guard?: StatusGuard,
+): Promise<Row> {
+  const r = await row(ctx, siteId, campaignId);
+  const [u] = await ctx.db
+    .update(newsletterCampaigns)
+    .set({ ...set, updatedAt: sql`now()` })
+    .where(
+      guard
+        ? and(eq(newsletterCampaigns.id, r.id), inArray(newsletterCampaigns.status, guard.from))
+        : eq(newsletterCampaigns.id, r.id),
+    )
+    .returning();
+  if (u) return u;
+  const now = await row(ctx, siteId, campaignId); // 404 when it went in between
+  throw guard ? badState(now, guard.doing, guard.allowed) : notFound("campaign");
 }
 
 /** Creates a draft; its HTML is checked against the site's library (400 listing each bad reference). */
@@ -476,21 +506,15 @@ export async function resumeCampaign(
   siteId: string,
   campaignId: string,
 ): Promise<CampaignView> {
-  const r = await row(ctx, siteId, campaignId);
-  const [u] = await ctx.db
-    .update(newsletterCampaigns)
-    .set({
-      status: "sending",
-      error: null,
-      runs: sql`${newsletterCampaigns.runs} + 1`,
-      fannedOutAt: null,
-      updatedAt: sql`now()`,
-    })
-    .where(and(eq(newsletterCampaigns.id, r.id), eq(newsletterCampaigns.status, "paused")))
-    .returning();
-  if (!u) throw badState(await row(ctx, siteId, campaignId), "resuming", "a paused campaign");
-  ctx.log.info("newsletter campaign resumed", { campaignId: r.id });
-  await enqueueCampaignJob(ctx, r.id);
+  const u = await writeCampaign(
+    ctx,
+    siteId,
+    campaignId,
+    { status: "sending", error: null, runs: sql`${newsletterCampaigns.runs} + 1`, fannedOutAt: null },
+    { from: ["paused"], doing: "resuming", allowed: "a paused campaign" },
+  );
+  ctx.log.info("newsletter campaign resumed", { campaignId: u.id });
+  await enqueueCampaignJob(ctx, u.id);
   return view(ctx, siteId, u);
 }
 
@@ -504,14 +528,11 @@ export async function revokeCampaignMedia(
   siteId: string,
   campaignId: string,
 ): Promise<CampaignView> {
-  const r = await row(ctx, siteId, campaignId);
-  const [u] = await ctx.db
-    .update(newsletterCampaigns)
-    .set({ mediaGeneration: sql`${newsletterCampaigns.mediaGeneration} + 1`, updatedAt: sql`now()` })
-    .where(eq(newsletterCampaigns.id, r.id))
-    .returning();
-  ctx.log.info("newsletter campaign media revoked", { campaignId: r.id, generation: u!.mediaGeneration });
-  return view(ctx, siteId, u!);
+  const u = await writeCampaign(ctx, siteId, campaignId, {
+    mediaGeneration: sql`${newsletterCampaigns.mediaGeneration} + 1`,
+  });
+  ctx.log.info("newsletter campaign media revoked", { campaignId: u.id, generation: u.mediaGeneration });
+  return view(ctx, siteId, u);
 }
 
 /** Ends a sending campaign as `sent` once no recipient is left to mail. */
@@ -540,17 +561,12 @@ export async function cancelCampaign(
   siteId: string,
   campaignId: string,
 ): Promise<CampaignView> {
-  const r = await row(ctx, siteId, campaignId);
-  const [u] = await ctx.db
-    .update(newsletterCampaigns)
-    .set({ status: "cancelled", updatedAt: sql`now()` })
-    .where(and(eq(newsletterCampaigns.id, r.id), eq(newsletterCampaigns.status, "scheduled")))
-    .returning();
-  if (!u)
-    throw badState(
-      await row(ctx, siteId, campaignId),
-      "cancelling",
-      "a scheduled campaign (sending has not started)",
-    );
+  const u = await writeCampaign(
+    ctx,
+    siteId,
+    campaignId,
+    { status: "cancelled" },
+    { from: ["scheduled"], doing: "cancelling", allowed: "a scheduled campaign (sending has not started)" },
+  );
   return view(ctx, siteId, u);
 }
