@@ -1,6 +1,6 @@
 import { findBrowser } from "@site/browser";
 import { screenshotRenders, socialMedia } from "@site/db";
-import { AppError, debitCredits, isUuid, notFound, type Principal, recordDebit } from "@site/domain/core";
+import { AppError, debitCredits, isUuid, notFound, type Principal } from "@site/domain/core";
 import { chargeOrgStorage, lockOrg, type MediaContext } from "@site/domain/media";
 import { socialKey } from "@site/domain/social";
 import { and, eq, sql } from "drizzle-orm";
@@ -8,7 +8,13 @@ import type { ClipMotion, ClipQueueAnswer, ClipRequestBody, ClipView } from "./c
 import { clipView, recordRenderEnded } from "./event_views.ts";
 import { findFfmpeg } from "./ffmpeg.ts";
 import { type CaptureOptions, DEFAULT_CAPTURE_EXTRAS } from "./options.ts";
-import { admitRenders, dispatchQueued, enqueueAdmitted, type RenderContext } from "./renders.ts";
+import {
+  admitRenders,
+  dispatchQueued,
+  enqueueAdmitted,
+  insertPendingRender,
+  type RenderContext,
+} from "./renders.ts";
 import { parsePublicPageUrl } from "./source_url.ts";
 import { resolveStyle } from "./styles.ts";
 
@@ -86,25 +92,13 @@ export async function queueClip(
   };
   const { clipId, admitted } = await ctx.db.transaction(async (tx) => {
     await debitCredits(tx, principal.orgId, credits, `a device clip costs ${credits}`);
-    const [row] = await tx
-      .insert(screenshotRenders)
-      .values({
-        kind: "clip",
-        siteId: null,
-        orgId: principal.orgId,
-        sourceUrl: url,
-        status: "pending",
-        options,
-        credits,
-      })
-      .returning({ id: screenshotRenders.id });
-    await recordDebit(tx, {
-      orgId: principal.orgId,
-      amount: credits,
-      reason: "clip_debit",
-      subjectId: row.id,
-    });
-    return { clipId: row.id, admitted: await admitRenders(ctx, tx, principal.orgId) };
+    const { id, admitted } = await insertPendingRender(
+      ctx,
+      tx,
+      { kind: "clip", siteId: null, orgId: principal.orgId, sourceUrl: url, options, credits },
+      "clip_debit",
+    );
+    return { clipId: id, admitted };
   });
   await dispatchQueued(ctx, clipId, admitted);
   return { clipId, status: "pending", credits };

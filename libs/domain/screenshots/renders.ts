@@ -3,6 +3,7 @@ import { screenshotRenders, type Tx } from "@site/db";
 import {
   AppError,
   type Context,
+  type CreditReason,
   debitCredits,
   isUuid,
   notFound,
@@ -67,25 +68,20 @@ export async function queueScreenshot(
     });
     const { id: projectId, ...capture } = project;
     const options: RenderOptions = { look: req.look, capture, recapture: req.recapture };
-    const [render] = await tx
-      .insert(screenshotRenders)
-      .values({
+    const { id, admitted } = await insertPendingRender(
+      ctx,
+      tx,
+      {
         siteId: site.id,
         orgId: principal.orgId,
         projectId,
         sourceUrl: req.url,
-        status: "pending",
         options,
         credits: SCREENSHOT_CREDITS,
-      })
-      .returning({ id: screenshotRenders.id });
-    await recordDebit(tx, {
-      orgId: principal.orgId,
-      amount: SCREENSHOT_CREDITS,
-      reason: "screenshot_debit",
-      subjectId: render.id,
-    });
-    return { renderId: render.id, admitted: await admitRenders(ctx, tx, principal.orgId) };
+      },
+      "screenshot_debit",
+    );
+    return { renderId: id, admitted };
   });
 
   await dispatchQueued(ctx, renderId, admitted);
@@ -130,6 +126,25 @@ export async function dispatchQueued(
 
 /** Namespace of the per-organization advisory lock that serializes admission (0470). */
 const ADMISSION_LOCK = 470;
+
+/**
+ * Inside the transaction that debited its credits (`debitCredits`): writes the pending render (still
+ * or clip), the ledger row of the debit for it, and runs admission. Returns the render's id and the
+ * ids admitted, which the caller hands to `dispatchQueued` after commit.
+ */
+export async function insertPendingRender(
+  ctx: Context,
+  tx: Tx,
+  values: Omit<typeof screenshotRenders.$inferInsert, "status"> & { orgId: string; credits: number },
+  reason: CreditReason,
+): Promise<{ id: string; admitted: string[] }> {
+  const [render] = await tx
+    .insert(screenshotRenders)
+    .values({ ...values, status: "pending" })
+    .returning({ id: screenshotRenders.id });
+  await recordDebit(tx, { orgId: values.orgId, amount: values.credits, reason, subjectId: render.id });
+  return { id: render.id, admitted: await admitRenders(ctx, tx, values.orgId) };
+}
 
 /**
  * Admits pending renders of an organization, oldest first, until RENDER_ORG_CONCURRENCY of them are in
