@@ -3,9 +3,9 @@ import { mkdtemp, readFile, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { drawMapped, type ScreenMap, screenMap } from "../compose/clip_map.ts";
-import { blendPlates, warpClipFrame } from "../compose/clip_warp.ts";
+import { blendPlates } from "../compose/clip_warp.ts";
 import type { Compositor } from "../compose/compositor.ts";
-import { encodeFrame, frameBuffer, type PlatePixels } from "../compose/warp.ts";
+import { encodeFrame, frameBuffer, type PlatePixels, warpWindow } from "../compose/warp.ts";
 import type { Capture, ClipOutput, ClipRenderSpec, Look } from "../render_types.ts";
 import { type EncoderKind, encodeFrames, ffmpegArgs } from "./encoder.ts";
 import { frameAt, platePoses } from "./motion.ts";
@@ -94,7 +94,7 @@ export async function renderClip(
           drawMapped(map, dy, pixels, 0, held.get(pixels) === plate);
           held.set(pixels, plate);
         } else {
-          warpClipFrame(plate, scene.strip, { ...win, dy }, pixels);
+          warpWindow(plate, scene.strip, { ...win, dy }, pixels);
           held.set(pixels, null);
         }
       },

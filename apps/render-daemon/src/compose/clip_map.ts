@@ -1,7 +1,7 @@
 // A still device's screen mapping, computed once per clip (decision 1223): the homography division,
 // the clamps and the column of every screen pixel do not change while the plate does not, so a frame is
 // only the scroll offset and a bilinear sample per screen pixel, written over the plate's base.
-import { homography, type Pixels, type PlatePixels } from "./warp.ts";
+import { type Pixels, type PlatePixels, screenHomography } from "./warp.ts";
 
 /** Where each screen pixel of one plate reads the strip, in the order the old warp visited them. */
 export type ScreenMap = {
@@ -27,7 +27,7 @@ export type ScreenMap = {
 
 /**
  * The screen mapping of `plate` for a window of `width`×`height` strip pixels with `header` fixed rows:
- * the same homography, incremental steps and clamps as `warpClipFrame`, evaluated once. Null where the
+ * the same homography, incremental steps and clamps as `warpWindow`, evaluated once. Null where the
  * strip is under two pixels wide or tall (the warp's edge cases; the caller draws with the warp).
  */
 export function screenMap(
@@ -49,12 +49,7 @@ export function screenMap(
   const right = new Float32Array(count);
   const vs = new Float32Array(count);
   const hdr = new Uint8Array(count);
-  const h = homography(plate.corners, [
-    [0, 0],
-    [window.width, 0],
-    [window.width, window.height],
-    [0, window.height],
-  ]);
+  const h = screenHomography(plate.corners, window.width, window.height);
   const maxWinY = window.height - 0.5;
   let j = 0;
   for (let y = y0; y < y1; y++) {
@@ -92,7 +87,7 @@ export function screenMap(
 
 /**
  * Draws one frame with `map` into `out` (RGBA at `offset`): every mapped pixel is the plate's base plus
- * the strip sampled `dy` rows further down (header rows unscrolled), as `warpClipFrame` draws it. The
+ * the strip sampled `dy` rows further down (header rows unscrolled), as `warpWindow` draws it. The
  * rest of `out` is not touched: `baseReady` says it already holds the plate's base (a reused buffer that
  * last held a frame of this plate); otherwise the base is copied first.
  */

@@ -1,7 +1,6 @@
 import { describe, expect, test } from "bun:test";
 import { drawMapped, screenMap } from "./clip_map.ts";
-import { warpClipFrame } from "./clip_warp.ts";
-import type { Pixels, PlatePixels } from "./warp.ts";
+import { type Pixels, type PlatePixels, warpWindow } from "./warp.ts";
 
 // A plate with a device seen at an angle: perspective screen quad, soft (antialiased) mask edges, a base
 // with colour everywhere, so that a wrong base, mask or mapping shows in the pixels.
@@ -78,7 +77,7 @@ describe("a still device's screen mapping (decision 1223)", () => {
   const win = { width: 240, height: 360, header: 24 };
   const map = screenMap(p, s, win);
 
-  test("draws the same pixels as warpClipFrame for scroll frames, fresh or over a reused buffer", () => {
+  test("draws the same pixels as warpWindow for scroll frames, fresh or over a reused buffer", () => {
     expect(map).not.toBeNull();
     if (!map) return;
     expect(map.count).toBeGreaterThan(50_000);
@@ -86,7 +85,7 @@ describe("a still device's screen mapping (decision 1223)", () => {
     // 0 and the bottom (travel) are the clamped ends; the others are fractional scrolls
     for (const dy of [0, 0.37, 101.5, 377.91, 740]) {
       const old = new Uint8Array(W * H * 4);
-      warpClipFrame(p, s, { ...win, dy }, old);
+      warpWindow(p, s, { ...win, dy }, old);
       const fresh = new Uint8Array(W * H * 4).fill(77);
       drawMapped(map, dy, fresh);
       expect(maxDifference(fresh, old)).toBeLessThanOrEqual(1);

@@ -35,6 +35,16 @@ export function homography(from: [number, number][], to: [number, number][]): Ho
   return h;
 }
 
+/** The homography from a plate's screen corners to the corners of a `width`×`height` screen image. */
+export function screenHomography(corners: [number, number][], width: number, height: number): Homography {
+  return homography(corners, [
+    [0, 0],
+    [width, 0],
+    [width, height],
+    [0, height],
+  ]);
+}
+
 /** Applies a homography to a point. */
 export function project(h: Homography, x: number, y: number): [number, number] {
   const d = h[6] * x + h[7] * y + h[8];
@@ -72,20 +82,35 @@ export function screenExtent(corners: [number, number][]): { width: number; heig
  * (RGBA, width × height × 4 bytes, at `offset`).
  */
 export function warpComposite(plate: PlatePixels, screen: Pixels, out: Uint8Array, offset = 0): void {
+  // the same loop as a clip's frame: a window the screen's size, no header, no scroll, reads every pixel
+  // as before (v clamped to height − 0.5, then − 0.5, is the old clamp to the last row)
+  warpWindow(plate, screen, { width: screen.width, height: screen.height, header: 0, dy: 0 }, out, offset);
+}
+
+/**
+ * Warps a window of `strip` onto the plate's screen quad and composites into `out` (RGBA at `offset`):
+ * out = base + coverage × page. Screen rows above `header` show the strip's fixed header; below it, the
+ * strip `dy` rows further down (fractional: sampled bilinearly, so a slow scroll never steps). A clip's
+ * frame (decision 1200) and, with the window the whole screen image, the still's warp.
+ */
+export function warpWindow(
+  plate: PlatePixels,
+  strip: Pixels,
+  window: { width: number; height: number; header: number; dy: number },
+  out: Uint8Array,
+  offset = 0,
+): void {
   const { width: W, base, mask } = plate;
   out.set(base, offset);
-  const sw = screen.width;
-  const sh = screen.height;
-  const src = screen.data;
-  const h = homography(plate.corners, [
-    [0, 0],
-    [sw, 0],
-    [sw, sh],
-    [0, sh],
-  ]);
+  const sw = strip.width;
+  const stripH = strip.height;
+  const src = strip.data;
+  const { header, dy } = window;
+  const h = screenHomography(plate.corners, window.width, window.height);
   const [x0, y0, x1, y1] = plate.bbox;
   const maxX = sw - 1;
-  const maxY = sh - 1;
+  const maxY = stripH - 1;
+  const maxWinY = window.height - 0.5;
   for (let y = y0; y < y1; y++) {
     const Y = y + 0.5;
     // numerators and denominator are linear in x along a row: step them
@@ -97,7 +122,9 @@ export function warpComposite(plate: PlatePixels, screen: Pixels, out: Uint8Arra
       const a = mask[m];
       if (a === 0) continue;
       let u = nu / dd - 0.5;
-      let v = nv / dd - 0.5;
+      let v = nv / dd;
+      if (v > maxWinY) v = maxWinY;
+      v = (v < header ? v : v + dy) - 0.5;
       if (u < 0) u = 0;
       else if (u > maxX) u = maxX;
       if (v < 0) v = 0;
