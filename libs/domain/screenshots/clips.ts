@@ -3,18 +3,12 @@ import { screenshotRenders, socialMedia } from "@site/db";
 import { AppError, debitCredits, isUuid, notFound, type Principal } from "@site/domain/core";
 import { chargeOrgStorage, lockOrg, type MediaContext } from "@site/domain/media";
 import { socialKey } from "@site/domain/social";
-import { and, eq, sql } from "drizzle-orm";
+import { and, eq } from "drizzle-orm";
 import type { ClipMotion, ClipQueueAnswer, ClipRequestBody, ClipView } from "./clip_models.ts";
-import { clipView, recordRenderEnded } from "./event_views.ts";
+import { clipView } from "./event_views.ts";
 import { findFfmpeg } from "./ffmpeg.ts";
 import { type CaptureOptions, DEFAULT_CAPTURE_EXTRAS } from "./options.ts";
-import {
-  admitRenders,
-  dispatchQueued,
-  enqueueAdmitted,
-  insertPendingRender,
-  type RenderContext,
-} from "./renders.ts";
+import { completeRender, dispatchQueued, insertPendingRender, type RenderContext } from "./renders.ts";
 import { parsePublicPageUrl } from "./source_url.ts";
 import { resolveStyle } from "./styles.ts";
 
@@ -201,29 +195,6 @@ export async function completeClip(
     warnings: string[];
   },
 ): Promise<boolean> {
-  const { done, admitted } = await ctx.db.transaction(async (tx) => {
-    const [row] = await tx
-      .update(screenshotRenders)
-      .set({
-        status: "done",
-        stage: null,
-        imageKey: result.videoKey,
-        posterKey: result.posterKey,
-        mediaId: result.mediaId,
-        width: result.width,
-        height: result.height,
-        warnings: result.warnings,
-        error: null,
-        updatedAt: sql`now()`,
-        finishedAt: sql`now()`,
-      })
-      .where(and(eq(screenshotRenders.id, clipId), eq(screenshotRenders.status, "pending")))
-      .returning();
-    if (!row) return { done: false, admitted: [] as string[] };
-    // clip.completed commits with the clip's end (the webhook outbox, decision 0840).
-    await recordRenderEnded(ctx, tx, row);
-    return { done: true, admitted: await admitRenders(ctx, tx, row.orgId) };
-  });
-  await enqueueAdmitted(ctx, admitted);
-  return done;
+  const { videoKey, ...rest } = result;
+  return completeRender(ctx, clipId, { ...rest, imageKey: videoKey });
 }

@@ -247,13 +247,22 @@ export async function setRenderStage(ctx: Context, renderId: string, stage: "fil
 }
 
 /**
- * Marks a pending render done with its library image and, in the same transaction, admits its
- * organization's next waiting render (enqueued after commit); false when it was no longer pending.
+ * Marks a pending render (still or clip) done with its output and, in the same transaction, records
+ * its end event and admits its organization's next waiting render (enqueued after commit); false when
+ * it was no longer pending.
  */
 export async function completeRender(
   ctx: RenderContext,
   renderId: string,
-  result: { imageKey: string; width: number; height: number; warnings: string[] },
+  result: {
+    imageKey: string;
+    width: number;
+    height: number;
+    warnings: string[];
+    /** A clip's poster frame and its social media library entry (a still has neither). */
+    posterKey?: string;
+    mediaId?: string;
+  },
 ): Promise<boolean> {
   const { done, admitted } = await ctx.db.transaction(async (tx) => {
     const [row] = await tx
@@ -262,6 +271,8 @@ export async function completeRender(
         status: "done",
         stage: null,
         imageKey: result.imageKey,
+        posterKey: result.posterKey,
+        mediaId: result.mediaId,
         width: result.width,
         height: result.height,
         warnings: result.warnings,
