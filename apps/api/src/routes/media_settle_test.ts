@@ -105,6 +105,8 @@ describe("uploads settle when they land, not on every list (S3: bytes go straigh
       name: prep.name,
       url: prep.publicUrl,
       size: 2222,
+      // the AddedMediaFile model: the same answer as an import, with its embed snippet (decision 0050)
+      embed: expect.stringContaining(`src="${prep.publicUrl}"`),
     });
     expect((await complete(siteId, prep.name)).status).toBe(200);
     expect(await listed(siteId)).toEqual([prep.name]);
