@@ -109,7 +109,8 @@ describe("social post events", () => {
     expect(got["social.post.published"]!.data).toEqual(read);
     const failed = read.targets.find((t: Json) => t.accountId === linkedin.id);
     expect(failed).toMatchObject({ status: "failed" });
-    expect(failed.error).toBeTruthy();
+    expect(failed.error).toBeString();
+    expect(failed.error.length).toBeGreaterThan(0);
   });
 
   test("every target failing sends social.post.failed only; an endpoint of another event gets nothing", async () => {

@@ -176,7 +176,8 @@ describe.skipIf(!findFfmpeg(null))(
         return v.status === "pending" ? null : v;
       }, 240_000);
       expect(c.status).toBe("failed");
-      expect(c.error).toBeTruthy();
+      expect(c.error).toBeString();
+      expect(String(c.error).length).toBeGreaterThan(0);
       expect(c.media).toBeNull();
       expect(await creditsOf(org.org.id)).toBe(100);
       const ledger = await h.db
