@@ -140,7 +140,7 @@ describe("a send survives its process being killed", () => {
         ? []
         : [
             ...(await h.db.execute(
-              sql`select email, status, tries, last_error from newsletter_recipients where campaign_id = ${campaignId}::uuid and email = any(${odd})`,
+              sql`select email, status, tries, last_error from newsletter_recipients where campaign_id = ${campaignId}::uuid and email in ${odd}`,
             )),
           ];
     if (odd.length > 0) console.error("killed at", killedAt, "rows:", JSON.stringify(rows));
