@@ -8,6 +8,8 @@ import { buildTestApp, type TestApp } from "../../testing/mod.ts";
 
 type Json = any;
 const TOTAL = 2000;
+/** The sender's SMTP connections (NEWSLETTER_CONCURRENCY): the kill waits until each holds a message. */
+const CONNECTIONS = 4;
 const ROOT = new URL("../../../..", import.meta.url).pathname;
 
 let h: TestApp;
@@ -36,6 +38,7 @@ function spawnSender() {
       SMTP_RATE_PER_MINUTE: "0",
       NEWSLETTER_LEASE_MS: "1500",
       NEWSLETTER_SWEEP_EVERY_MS: "200",
+      NEWSLETTER_CONCURRENCY: String(CONNECTIONS),
       SECRET_KEY: "test-secret-key-0123456789",
       DATA_DIR: dataDir,
       LOG_LEVEL: "warn",
@@ -85,19 +88,35 @@ describe("a send survives its process being killed", () => {
 
     const first = spawnSender();
     await first.ready;
+    // The kill lands where the sender is between steps, never inside the microseconds between its
+    // COMMIT and the end of DATA (decision 1102: a kill there is the one window SMTP and PostgreSQL
+    // leave, and a random kill would find it now and then). Once a third is delivered, the server
+    // holds its answer to each end of DATA; when every connection waits on one (each row committed
+    // sent, its final "." read), the process is killed. Other rows are claimed and waiting for a
+    // connection: their leases run out and the second process takes them.
     let killedAt = -1;
-    const killed = new Promise<void>((resolve) => {
+    const held: (() => void)[] = [];
+    const allHeld = new Promise<void>((resolve) => {
       sink.onMessage = (n) => {
-        if (n >= TOTAL / 3 && killedAt < 0) {
-          killedAt = n;
-          first.proc.kill("SIGKILL");
-          resolve();
-        }
+        if (n < TOTAL / 3 || sink.holdData) return;
+        killedAt = n;
+        sink.holdData = () =>
+          new Promise<void>((release) => {
+            held.push(release);
+            if (held.length === CONNECTIONS) resolve();
+          });
       };
     });
-    await killed;
+    await allHeld;
+    // Let PostgreSQL finish the held rows' COMMITs (written before each final ".").
+    await Bun.sleep(300);
+    first.proc.kill("SIGKILL");
     await first.proc.exited;
     sink.onMessage = undefined;
+    // The server read those messages whole: it accepts them though their client is gone.
+    sink.holdData = null;
+    for (const release of held) release();
+    expect(held.length).toBe(CONNECTIONS);
     expect(killedAt).toBeLessThan(TOTAL);
     const [{ left }] = [
       ...(await h.db.execute<{ left: number }>(
