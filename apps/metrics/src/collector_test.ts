@@ -10,7 +10,8 @@ import {
   createSocialPost,
   type SocialPlatform,
 } from "@site/domain/social";
-import { createPlatformAdapters } from "@site/social";
+import { sampleImage } from "@site/domain/testing";
+import { createPlatformAdapters, OAUTH } from "@site/social";
 import { type FakePlatforms, startFakePlatforms } from "@site/social/testing";
 import { type MetricsTestbed, startMetricsTestbed } from "../testing/mod.ts";
 
@@ -238,6 +239,68 @@ describe("the collector under load and failure", () => {
     fake.failNext("linkedin", 0);
     await captureDueSnapshots(ctx, adapters, { now: at(t0, 3 * HOUR) });
     expect((await snapshotsOf(targets[1]!.id)).length).toBe(1);
+  });
+});
+
+describe("a Reddit target published with a pending id (decision 1015)", () => {
+  test("a pass finds the post on the listing, stores its figures and gives the target its real id and address", async () => {
+    const p = await seedOrg();
+    const owner = `owner${Math.random().toString(36).slice(2, 8)}`;
+    const adapters = createPlatformAdapters(ctx);
+    // The image post, made on Reddit while the account's token could not read its listing.
+    const early = fake.issueTokens("reddit", ["identity", "submit", "read"]);
+    const image = sampleImage("jpeg", { size: 300 });
+    const made = await adapters.reddit!.publish(
+      {
+        platform: "reddit",
+        accountId: owner,
+        displayName: null,
+        accessToken: early.accessToken,
+        permissions: [],
+        tier: null,
+      },
+      {
+        text: "launch day",
+        media: [
+          {
+            kind: "image",
+            contentType: "image/jpeg",
+            size: image.byteLength,
+            url: fake.host(image, "image/jpeg"),
+            read: async () => image,
+          },
+        ],
+      },
+    );
+    expect(made.platformPostId).toBe("submitted:launch day");
+    // The account as it is now: reconnected with the history scope connect asks for.
+    const now = fake.issueTokens("reddit", OAUTH.reddit.scopes);
+    const { account } = await connectSocialAccount(ctx, p, {
+      platform: "reddit",
+      accountId: owner,
+      accessToken: now.accessToken,
+      permissions: [],
+    });
+    const { targets, publishedAt: t0 } = await publish(p, [account.id], adapters);
+    await handle.sql`update social_targets set platform_post_id = ${made.platformPostId}, url = ${made.url}
+      where id = ${targets[0]!.id}`;
+    await captureDueSnapshots(ctx, adapters, { now: at(t0, HOUR) });
+    const [row] = await handle.sql<{ platform_post_id: string; url: string }[]>`
+      select platform_post_id, url from social_targets where id = ${targets[0]!.id}`;
+    expect(row!.platform_post_id).toMatch(/^t3_/);
+    expect(row!.url).toBe(
+      `https://www.reddit.com/r/u_${owner}/comments/${row!.platform_post_id.slice(3)}/post/`,
+    );
+    expect((await snapshotsOf(targets[0]!.id)).map((s) => [s.stage, s.likes])).toEqual([[1, 55]]);
+    // The next stage reads the post by its id (/api/info), no longer through the listing.
+    const before = fake.requests.length;
+    await captureDueSnapshots(ctx, adapters, { now: at(t0, 24 * HOUR) });
+    expect((await snapshotsOf(targets[0]!.id)).map((s) => s.stage)).toEqual([1, 2]);
+    const mine = fake.requests
+      .slice(before)
+      .filter((r) => r.path.includes(row!.platform_post_id) || r.path.includes(owner))
+      .map((r) => r.path);
+    expect([...new Set(mine)]).toEqual([`/api/info?id=${row!.platform_post_id}&raw_json=1`]);
   });
 });
 

@@ -128,6 +128,17 @@ export async function captureDueSnapshots(
             views integer, likes integer, comments integer, shares integer, saves integer, extra jsonb,
             captured_at timestamptz)
           on conflict (target_id, stage) do nothing`);
+        // A target published with a pending id (decision 1015) gets the post's real id and address.
+        const found = done.flatMap((o) =>
+          o.reading!.found
+            ? [{ id: o.id, platform_post_id: o.reading!.found.platformPostId, url: o.reading!.found.url }]
+            : [],
+        );
+        if (found.length > 0)
+          await tx.execute(sql`
+            update social_targets t set platform_post_id = x.platform_post_id, url = x.url
+            from jsonb_to_recordset(${JSON.stringify(found)}::jsonb) as x(id uuid, platform_post_id text, url text)
+            where t.id = x.id`);
       }
       const moves = outcomes
         .filter((o) => o.reading !== null || o.abandon)

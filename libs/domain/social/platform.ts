@@ -21,8 +21,15 @@ export const METRIC_FIELDS = ["views", "likes", "comments", "shares", "saves"] a
 /** One metric field of a snapshot. */
 export type MetricField = (typeof METRIC_FIELDS)[number];
 
-/** What an adapter read: null metrics carry their reason in `extra.unavailable`. */
-export type MetricsReading = Record<MetricField, number | null> & { extra: Record<string, unknown> };
+/**
+ * What an adapter read: null metrics carry their reason in `extra.unavailable`. `found` is the post's
+ * real id and address when the target held a pending one (a Reddit media post whose id was not yet
+ * listed when it was published, decision 1015): the collector stores them on the target.
+ */
+export type MetricsReading = Record<MetricField, number | null> & {
+  extra: Record<string, unknown>;
+  found?: { platformPostId: string; url: string };
+};
 
 /** A connected account as an adapter sees it: the token decrypted for this call only. */
 export type AdapterAccount = {

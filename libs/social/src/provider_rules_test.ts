@@ -219,6 +219,41 @@ describe("reddit: User-Agent form, the post id without a scope we lack, never fa
     expect(done.platformPostId).toMatch(/^t3_/);
     expect(fake.publication(done.platformPostId)?.media).toEqual([{ contentType: "image/jpeg", size: 300 }]);
   });
+
+  test("a pending id's metrics are read from the listing once the token has history, with the post's real id", async () => {
+    const before = fake.issueTokens("reddit", ["identity", "submit", "read"]);
+    const a = account("reddit", { accessToken: before.accessToken });
+    const image = media(sampleImage("jpeg", { size: 300 }), "image/jpeg");
+    const done = await adapters.reddit!.publish(a, { text: "figures later", media: [image] });
+    expect(done.platformPostId).toBe("submitted:figures later");
+    const target = { platformPostId: done.platformPostId, url: done.url, publishedAt: new Date() };
+    // Still without history: the listing is refused 403, read as a missing permission (no guess).
+    await expect(adapters.reddit!.readMetrics(a, target)).rejects.toMatchObject({ kind: "permission" });
+    // Reconnected with the scopes connect asks for: the listing names the post.
+    const after = fake.issueTokens("reddit", OAUTH.reddit.scopes);
+    const b = { ...a, accessToken: after.accessToken };
+    const listed = await fetch(`${fake.bases.reddit}/user/${a.accountId}/submitted`, {
+      headers: {
+        authorization: `bearer ${after.accessToken}`,
+        "user-agent": redditUserAgent(null, null, a.accountId),
+      },
+    });
+    const name = ((await listed.json()) as any).data.children[0].data.name as string;
+    fake.setMetrics(name, { score: 41, comments: 6, upvoteRatio: 0.81 });
+    const reading = await adapters.reddit!.readMetrics(b, target);
+    expect(reading.found?.platformPostId).toBe(name);
+    expect(reading.found?.url).toStartWith("https://www.reddit.com/r/");
+    expect(reading.found?.url).toContain(name.replace(/^t3_/, ""));
+    expect({ likes: reading.likes, comments: reading.comments, views: reading.views }).toEqual({
+      likes: 41,
+      comments: 6,
+      views: null,
+    });
+    expect(reading.extra.upvoteRatio).toBe(0.81);
+    // A title the listing does not show (yet): transient, read again at the next pass.
+    const missing = { ...target, platformPostId: "submitted:never posted" };
+    await expect(adapters.reddit!.readMetrics(b, missing)).rejects.toMatchObject({ kind: "transient" });
+  });
 });
 
 function input() {

@@ -48,6 +48,25 @@ type Lease = {
 type Listing = { data?: { children?: { data?: Record<string, unknown> }[] } };
 
 /**
+ * The target id of a media post published before Reddit listed it: the title's first 80 characters
+ * after this prefix (decision 1015). Its metrics are read once the account's listing shows the post.
+ */
+export const REDDIT_PENDING_PREFIX = "submitted:";
+
+/** A Reddit post's reading: score as likes, `num_comments` as comments, the upvote ratio in `extra`. */
+function redditReading(post: Record<string, unknown>) {
+  return buildReading(
+    { likes: num(post.score), comments: num(post.num_comments) },
+    { likes: "platform_error", comments: "platform_error" },
+    { upvoteRatio: num(post.upvote_ratio) ?? null },
+  );
+}
+
+/** A permalink as an address (the listing gives it relative to the site). */
+const permalinkUrl = (permalink: string) =>
+  permalink.startsWith("http") ? permalink : `https://www.reddit.com${permalink}`;
+
+/**
  * Reddit (forum): a self post through `POST /api/submit` on the account's profile, or an image post: an
  * upload lease from `POST /api/media/asset.json`, the file posted to the lease's storage with its
  * fields, then `kind=image` with the uploaded file's address (the flow of Reddit's own clients, see
@@ -135,35 +154,35 @@ export function redditAdapter(opts: AdapterOptions, base = REDDIT_API_BASE): Pla
       // twice); the target keeps the profile's submitted page and a pending id instead (decision 1015).
       const submittedPage = `https://www.reddit.com/user/${encodeURIComponent(account.accountId)}/submitted/`;
       const found = await pollUntil(opts.poll, "reddit image post", async () => {
-        const l = await callPlatform(
-          endpoint(base, `/user/${encodeURIComponent(account.accountId)}/submitted`, {
-            sort: "new",
-            limit: "10",
-            raw_json: "1",
-          }),
-          { headers: headers(account) },
-        );
-        if (!ok(l)) throw redditError(l);
-        const match = ((l.body as Listing | null)?.data?.children ?? [])
-          .map((c) => c.data ?? {})
-          .find((d) => d.title === title && d.is_self === false);
+        const match = await findSubmitted(account, (t) => t === title);
         return match ? { name: String(match.name), permalink: String(match.permalink ?? "") } : null;
       }).catch(() => ({ name: null, permalink: submittedPage }));
       if (!found.name)
         return {
-          platformPostId: `submitted:${title.slice(0, 80)}`,
+          platformPostId: `${REDDIT_PENDING_PREFIX}${title.slice(0, 80)}`,
           url: submittedPage,
           publishedAt: opts.clock.now(),
         };
       return {
         platformPostId: found.name,
-        url: found.permalink.startsWith("http")
-          ? found.permalink
-          : `https://www.reddit.com${found.permalink}`,
+        url: permalinkUrl(found.permalink),
         publishedAt: opts.clock.now(),
       };
     },
     async readMetrics(account, target) {
+      if (target.platformPostId.startsWith(REDDIT_PENDING_PREFIX)) {
+        // Published before Reddit listed it: find it on the listing now (the newest post of that title),
+        // read its figures there, and give the collector its real id (decision 1015). Not listed yet:
+        // a transient failure, tried again at the next pass. Without `history`: permission_missing.
+        const start = target.platformPostId.slice(REDDIT_PENDING_PREFIX.length);
+        const post = await findSubmitted(account, (t) => t.slice(0, 80) === start);
+        if (!post)
+          throw new PlatformError("transient", "reddit: the post is not on the submitted listing yet");
+        return {
+          ...redditReading(post),
+          found: { platformPostId: String(post.name), url: permalinkUrl(String(post.permalink ?? "")) },
+        };
+      }
       const a = await callPlatform(
         endpoint(base, "/api/info", { id: target.platformPostId, raw_json: "1" }),
         {
@@ -174,11 +193,32 @@ export function redditAdapter(opts: AdapterOptions, base = REDDIT_API_BASE): Pla
       const post = (a.body as { data?: { children?: { data?: Record<string, unknown> }[] } } | null)?.data
         ?.children?.[0]?.data;
       if (!post) throw new PlatformError("rejected", "reddit: post not found", { status: a.status });
-      return buildReading(
-        { likes: num(post.score), comments: num(post.num_comments) },
-        { likes: "platform_error", comments: "platform_error" },
-        { upvoteRatio: num(post.upvote_ratio) ?? null },
-      );
+      return redditReading(post);
     },
   };
+
+  /**
+   * The newest link post (not a self post) on the account's submitted listing whose title passes
+   * `title`, or null. The listing needs the `history` scope
+   * (https://www.reddit.com/dev/api/oauth#GET_user_{username}_submitted).
+   */
+  async function findSubmitted(
+    account: AdapterAccount,
+    title: (t: string) => boolean,
+  ): Promise<Record<string, unknown> | null> {
+    const l = await callPlatform(
+      endpoint(base, `/user/${encodeURIComponent(account.accountId)}/submitted`, {
+        sort: "new",
+        limit: "10",
+        raw_json: "1",
+      }),
+      { headers: headers(account) },
+    );
+    if (!ok(l)) throw redditError(l);
+    return (
+      ((l.body as Listing | null)?.data?.children ?? [])
+        .map((c) => c.data ?? {})
+        .find((d) => typeof d.title === "string" && title(d.title) && d.is_self === false) ?? null
+    );
+  }
 }

@@ -1099,7 +1099,15 @@ export function startFakePlatforms(opts: { latencyMs?: number } = {}) {
       if (!hasScope(token, "history"))
         return json(403, { message: "Forbidden", error: 403, reason: "insufficient_scope" });
       const list = redditSubmitted.get(decodeURIComponent(parts[1] ?? "")) ?? [];
-      return json(200, { kind: "Listing", data: { children: list.map((d) => ({ kind: "t3", data: d })) } });
+      // A listing's posts carry their figures, as /api/info's do.
+      const withFigures = list.map((d) => {
+        const m = metricsOf(String(d.name));
+        return { ...d, score: m.score, ups: m.score, num_comments: m.comments, upvote_ratio: m.upvoteRatio };
+      });
+      return json(200, {
+        kind: "Listing",
+        data: { children: withFigures.map((d) => ({ kind: "t3", data: d })) },
+      });
     }
     if (req.method === "GET" && path === "api/info") {
       const name = url.searchParams.get("id") ?? "";
