@@ -39,7 +39,7 @@ import { isStoreDown, MAX_MEDIA_BYTES } from "@site/storage";
 import { and, eq, gt, inArray, isNull, ne, sql } from "drizzle-orm";
 import type { RegisterSocialMediaBody, SocialMediaView, SocialUploadBody } from "./models.ts";
 import type { PublishMedia } from "./platform.ts";
-import { videoPoster } from "./video_poster.ts";
+import { clipPosterKey, videoPoster } from "./video_poster.ts";
 
 // The social media library: an organization's images and videos for posts. It reuses the site library's
 // mechanics (signed uploads, magic-byte checks, the organization's storage quota, grants and share
@@ -243,8 +243,8 @@ function jpegVariantKey(orgId: string, mediaId: string): string {
 
 /**
  * Deletes a file of the organization's social library (decision 1300): its row, and the bytes the
- * social library stored and counted (its own upload or generated image, and the JPEG made from it for
- * JPEG-only platforms), their size given back to the storage quota. A registered site file keeps its
+ * social library stored and counted (its own upload, generated image or clip, the JPEG made from it for
+ * JPEG-only platforms, and a clip's poster frame), their size given back to the storage quota. A registered site file keeps its
  * bytes (the site library's, counted by it). 404 NOT_FOUND for an id that is not a listed file of the
  * organization; 409 CONFLICT while a post not yet published lists it (a published post's file may go:
  * the platforms hold their own copies). The bytes are deleted before the rows commit, so a store that
@@ -278,10 +278,18 @@ export async function deleteSocialMedia(ctx: MediaContext, principal: Principal,
         `media file ${id} is used by a post not published yet (${waiting.map((p) => p.id).join(", ")}); delete it once the post is published`,
         { posts: waiting.map((p) => p.id) },
       );
+    // Its hidden companions: the JPEG made for JPEG-only platforms, and a clip's poster frame.
+    const poster = row.kind === "video" && row.source !== "site" ? clipPosterKey(row.key) : null;
     const derived = await tx
       .select()
       .from(socialMedia)
-      .where(and(eq(socialMedia.orgId, orgId), eq(socialMedia.key, jpegVariantKey(orgId, id))))
+      .where(
+        and(
+          eq(socialMedia.orgId, orgId),
+          eq(socialMedia.source, "derived"),
+          inArray(socialMedia.key, [jpegVariantKey(orgId, id), ...(poster ? [poster] : [])]),
+        ),
+      )
       .for("update");
     const stored = [...(row.source === "site" ? [] : [row]), ...derived];
     await tx.delete(socialMedia).where(

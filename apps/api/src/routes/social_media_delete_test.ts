@@ -1,6 +1,9 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
 import { createCanvas } from "@napi-rs/canvas";
 import { addLibraryFile } from "@site/domain/media";
+import { addClipToLibrary } from "@site/domain/screenshots";
 import { sampleImage } from "@site/domain/testing";
 import { type FakePlatforms, startFakePlatforms } from "@site/social/testing";
 import { buildTestApp, expectAuthRules, type TestApp } from "../../testing/mod.ts";
@@ -8,6 +11,7 @@ import { connectSocialAccount, fetchMediaFromApp, uploadSocialMedia } from "../.
 
 // DELETE /api/v1/social/media/<id> (decision 1300): the row, the stored bytes and their quota go; a
 // registered site file keeps its bytes; a file an unpublished post lists answers 409 CONFLICT.
+const ROOT = new URL("../../../..", import.meta.url).pathname;
 let h: TestApp;
 let fake: FakePlatforms;
 beforeAll(async () => {
@@ -82,6 +86,27 @@ describe("deleting a file of the social library", () => {
     expect(await h.sql`select 1 from social_media where org_id = ${org.id}`).toHaveLength(0);
     expect(await h.store.head(derived!.key)).toBeNull();
     expect(await h.store.head(keyOf(file.url))).toBeNull();
+    expect(await used(org.id)).toBe(before);
+  });
+
+  test("a device clip: its hidden poster frame goes with the MP4, bytes and quota", async () => {
+    const { key, org } = await h.seedOrg();
+    const before = await used(org.id);
+    const video = new Uint8Array(readFileSync(join(ROOT, "docs/screenshots/clip-phone-orbit.mp4")));
+    const poster = new Uint8Array(readFileSync(join(ROOT, "docs/screenshots/clip-phone-orbit.jpg")));
+    const clip = await addClipToLibrary(h.ctx, org.id, {
+      video,
+      poster,
+      width: 1080,
+      height: 1350,
+      baseName: "clip-phone-orbit",
+    });
+    expect(await used(org.id)).toBe(before + video.byteLength + poster.byteLength);
+    expect(await h.store.head(clip.posterKey)).not.toBeNull();
+    expect((await del(key, clip.mediaId)).status).toBe(204);
+    expect(await h.sql`select key from social_media where org_id = ${org.id}`).toEqual([]);
+    expect(await h.store.head(clip.videoKey)).toBeNull();
+    expect(await h.store.head(clip.posterKey)).toBeNull();
     expect(await used(org.id)).toBe(before);
   });
 
