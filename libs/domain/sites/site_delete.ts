@@ -1,4 +1,4 @@
-import { mediaFiles, newsletterCampaigns, sites, templates } from "@site/db";
+import { mediaFiles, newsletterCampaigns, sites, socialMedia, templates } from "@site/db";
 import {
   AppError,
   type Context,
@@ -14,7 +14,8 @@ import { and, eq, inArray, isNull, sql } from "drizzle-orm";
  * Deletes a site of the caller's organization (DELETE /sites/:id; `sites:write` and the manage-sites
  * role): a soft delete (decision 0730). At once the site answers 404 everywhere (its routes, public
  * reads, delivery of its files), leaves the list and the site limit, is unpublished, its campaigns that
- * were still to go out are cancelled, and its files' bytes are given back to the organization's quota.
+ * were still to go out are cancelled, its files' bytes are given back to the organization's quota, and
+ * their registrations in the social library go.
  * Its slug stays taken for SITE_DELETE_GRACE_S; then the site is purged. 409 CONFLICT while a gallery
  * template names it (clones carry its files).
  */
@@ -59,5 +60,18 @@ export async function deleteSite(ctx: Context, principal: Principal, siteId: str
       .where(eq(mediaFiles.siteId, site.id));
     const size = Number(bytes?.n ?? 0);
     if (size > 0) await releaseOrgStorage(tx, org, size);
+    // Its files leave the social library too (registrations only: the bytes were the site's).
+    await tx
+      .delete(socialMedia)
+      .where(
+        and(
+          eq(socialMedia.orgId, principal.orgId),
+          eq(socialMedia.source, "site"),
+          inArray(
+            socialMedia.key,
+            tx.select({ key: mediaFiles.key }).from(mediaFiles).where(eq(mediaFiles.siteId, site.id)),
+          ),
+        ),
+      );
   });
 }

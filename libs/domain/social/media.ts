@@ -307,7 +307,8 @@ export async function deleteSocialMedia(ctx: MediaContext, principal: Principal,
 /**
  * Registers a site library file of the organization (by its `/api/media/<key>` path) in the social
  * library, without copying it (its bytes stay counted once, by the site). Registering it again answers
- * the same entry. 400 for a path that is not a library file of one of the organization's sites.
+ * the same entry. 400 for a path that is not a library file of one of the organization's sites (a
+ * deleted site's files included: they are gone for good once its grace ends).
  */
 export async function registerSocialMedia(
   ctx: MediaContext,
@@ -322,7 +323,7 @@ export async function registerSocialMedia(
     .select({ file: mediaFiles })
     .from(mediaFiles)
     .innerJoin(sites, eq(sites.id, mediaFiles.siteId))
-    .where(and(eq(mediaFiles.key, ref.key), eq(sites.orgId, principal.orgId)))
+    .where(and(eq(mediaFiles.key, ref.key), eq(sites.orgId, principal.orgId), isNull(sites.deletedAt)))
     .limit(1);
   if (!file) throw notOurs;
   const f = file.file;

@@ -181,6 +181,14 @@ describe("registering a site library file", () => {
       expect(r.status).toBe(400);
       expect((await body(r)).error.code).toBe("VALIDATION_ERROR");
     }
+    // The site deleted (its grace not over): its files leave the social library, and none is taken again.
+    expect((await h.call("DELETE", `/api/v1/sites/${site.id}`, { key })).status).toBe(204);
+    const listed = await body(await h.call("GET", "/api/v1/social/media", { key }));
+    expect(listed.media.map((m: Json) => m.id)).not.toContain(media.id);
+    const late = await h.call("POST", "/api/v1/social/media", { key, body: { url: prepared.publicUrl } });
+    expect(late.status).toBe(400);
+    expect((await body(late)).error.code).toBe("VALIDATION_ERROR");
+    expect(await h.sql`select 1 from social_media where id = ${media.id}`).toHaveLength(0);
   });
 });
 
