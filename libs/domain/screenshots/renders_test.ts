@@ -50,7 +50,13 @@ const queues: JobQueue[] = [];
 
 /** A render context on the test database: its own in-process queue, the given cap and clock. */
 function renderCtx(
-  o: { queue?: JobQueue; cap?: number; chromium?: string; now?: () => Date } = {},
+  o: {
+    queue?: JobQueue;
+    cap?: number;
+    chromium?: string;
+    now?: () => Date;
+    env?: Record<string, string>;
+  } = {},
 ): RenderContext {
   const queue = o.queue ?? createMemoryQueue({ log });
   queues.push(queue);
@@ -62,6 +68,7 @@ function renderCtx(
       CHROMIUM_PATH: o.chromium ?? process.execPath,
       RENDER_ORG_CONCURRENCY: String(o.cap ?? 2),
       RETRY_AFTER_SECONDS: "7",
+      ...o.env,
     }),
     db: handle.db,
     clock: { now: o.now ?? (() => new Date()) },
@@ -260,6 +267,18 @@ describe("queueScreenshot", () => {
     });
     expect(Object.keys((r.options as { capture: object }).capture)).not.toContain("id");
     expect(await ctx.queue.state("render-screenshot", id)).toBe("waiting");
+  });
+
+  test("this machine's pages are refused (400), unless the development switch allows the local network", async () => {
+    const url = "http://127.0.0.1:8080/dev";
+    const ctx = renderCtx();
+    const o = await org(ctx, 100);
+    expect(await shoot(ctx, o, url).then(() => null, appError)).toMatchObject({ code: "VALIDATION_ERROR" });
+    expect(await balance(o.orgId)).toBe(100);
+    const dev = renderCtx({ env: { ALLOW_LOCAL_NETWORK_FOR_DEVELOPMENT: "true" } });
+    const id = await shoot(dev, o, url);
+    expect((await row(id)).sourceUrl).toBe(url);
+    expect(await balance(o.orgId)).toBe(90);
   });
 
   test("short of credits: 402 and nothing written", async () => {
