@@ -25,6 +25,11 @@ export type SmtpSink = {
   /** While set, every MAIL FROM is answered with this 5xx reply (the relay refuses the sender). */
   refuseMailFrom: string | null;
   /**
+   * While set, every end of DATA is answered with this reply instead of the 250 (the relay refuses the
+   * message itself, e.g. a DMARC rejection): nothing is accepted.
+   */
+  refuseData: string | null;
+  /**
    * While set, the answer to each RCPT TO waits for the promise this returns (a test holds a
    * delivery on the server, its envelope given, its message not yet sent).
    */
@@ -67,6 +72,7 @@ export async function startSmtpSink(
     helos: [],
     refuseAuth: null,
     refuseMailFrom: null,
+    refuseData: null,
     holdRcpt: null,
     holdData: null,
     get count() {
@@ -148,6 +154,12 @@ export async function startSmtpSink(
           parsed: parse ? await simpleParser(raw) : null,
         };
         await sink.holdData?.(mail);
+        if (sink.refuseData !== null)
+          return callback(
+            Object.assign(new Error(sink.refuseData.replace(/^\d{3}\s*/, "")), {
+              responseCode: Number(sink.refuseData.slice(0, 3)) || 554,
+            }),
+          );
         count++;
         if (keep) sink.messages.push(mail);
         callback();
