@@ -309,6 +309,47 @@ describe("reserveImport and settleImportReservation", () => {
     expect(await countRecentEvents(ctx, handle.db, s, "upload")).toBe(3);
   });
 
+  test("two imports reserving the last slot at once: both wait for the organization's lock; one holds the slot, the other is 429", async () => {
+    const ctx = ctxWith({ dailyUploads: 1 });
+    const o = await org(1000);
+    const s = await site(o);
+    // Another transaction holds the organization's row, so that both reservations are surely in flight together.
+    let release = () => {};
+    const released = new Promise<void>((r) => {
+      release = r;
+    });
+    let held = () => {};
+    const holding = new Promise<void>((r) => {
+      held = r;
+    });
+    const holder = handle.sql.begin(async (q) => {
+      await q`select id from organizations where id = ${o} for update`;
+      held();
+      await released;
+    });
+    await holding;
+    let settled = 0;
+    const both = [1, 2].map(() =>
+      reserveImport(ctx, s, 60_000)
+        .then(
+          () => "ok",
+          (e) => refusal(e).code,
+        )
+        .finally(() => settled++),
+    );
+    // Both wait for the lock (had reserveImport taken none, both would have answered already).
+    const waiting = async () =>
+      (
+        await handle.sql<{ n: number }[]>`select count(*)::int as n from pg_stat_activity
+          where datname = current_database() and wait_event_type = 'Lock'`
+      )[0]!.n;
+    while (settled < 2 && (await waiting()) < 2) await Bun.sleep(10);
+    release();
+    await holder;
+    expect((await Promise.all(both)).sort()).toEqual(["RATE_LIMITED", "ok"]);
+    expect(await countRecentEvents(ctx, handle.db, s, "upload")).toBe(1);
+  });
+
   test("settled as a failed fetch: the attempt stays counted for good, the upload slot is given back", async () => {
     const ctx = ctxWith();
     const s = await site(await org(1000));
