@@ -27,8 +27,8 @@ const uniq = () => Math.random().toString(36).slice(2, 9);
 const LEASE_MS = 1000;
 /** Answered 451 to RCPT TO on every try. */
 const DEFERRED = "always-later@example.org";
-/** Answered 451 to RCPT TO once (the settle-guard race below). */
-const DEFERRED_ONCE = "once-later@example.org";
+/** Answered 451 to RCPT TO once (the settle-guard races below: on a first try, and on the last). */
+const DEFERRED_ONCE = { first: "once-later-1@example.org", last: "once-later-5@example.org" };
 /** Answered 550 to RCPT TO. */
 const REFUSED = "no-such-user@example.org";
 
@@ -40,7 +40,10 @@ const mailers: Mailer[] = [];
 const logLines: string[] = [];
 
 beforeAll(async () => {
-  sink = await startSmtpSink({ reject: [REFUSED], defer: { [DEFERRED]: 1_000_000, [DEFERRED_ONCE]: 1 } });
+  sink = await startSmtpSink({
+    reject: [REFUSED],
+    defer: { [DEFERRED]: 1_000_000, [DEFERRED_ONCE.first]: 1, [DEFERRED_ONCE.last]: 1 },
+  });
   h = await buildTestApp({
     env: {
       SMTP_URL: sink.url,
@@ -70,8 +73,13 @@ afterAll(async () => {
 });
 
 /** A sending process: its own SMTP connections, no pace, its own rendered bodies. */
-function senderProcess(over: { leaseMs?: number; newsletter?: Record<string, unknown> } = {}): SenderContext {
-  const mailer = createSmtpMailer(sink.url, { connections: 4, log: createLogger("silent" as never) });
+function senderProcess(
+  over: { leaseMs?: number; connections?: number; newsletter?: Record<string, unknown> } = {},
+): SenderContext {
+  const mailer = createSmtpMailer(sink.url, {
+    connections: over.connections ?? 4,
+    log: createLogger("silent" as never),
+  });
   mailers.push(mailer);
   const newsletter = { ...h.ctx.config.newsletter, leaseMs: over.leaseMs ?? LEASE_MS, ...over.newsletter };
   const config = { ...h.ctx.config, newsletter };
@@ -137,6 +145,11 @@ const recipients = async (cid: string) =>
     select id, email, status, tries, lease_until is not null as leased, last_error, sent_at is not null as sent
     from newsletter_recipients where campaign_id = ${cid}::uuid order by email`) as unknown as Row[];
 const row = async (cid: string, email: string) => (await recipients(cid)).find((r) => r.email === email)!;
+const leaseRanOut = async (rid: string) => {
+  const [x] =
+    await h.sql`select lease_until < now() as out from newsletter_recipients where id = ${rid}::uuid`;
+  return x?.out === true;
+};
 const campaignRow = async (cid: string) =>
   (
     await h.sql`select status, error, finished_at is not null as finished, runs,
@@ -350,46 +363,91 @@ describe("one delivery, for each answer of the SMTP server", () => {
     expect(mailsTo(c.subject, email)).toEqual([]);
   });
 
-  test("a claim lost while the server held its envelope: its 4xx leaves the row to the live claim (settle only while our claim holds), which mails it once", async () => {
-    const c = await campaign([DEFERRED_ONCE]);
-    const rid = c.ids[DEFERRED_ONCE]!;
-    const first = senderProcess();
+  for (const [which, attempt, ended] of [
+    ["first", 1, "MailSendError transient 451"],
+    ["last", 5, "PermanentJobError: gave up after 5 tries: 451 4.3.0 try again later"],
+  ] as const) {
+    test(`a claim lost while the server held its envelope: its 4xx on the ${which} try leaves the row to the live claim (settle only while our claim holds), which mails it once`, async () => {
+      const email = DEFERRED_ONCE[which];
+      const c = await campaign([email]);
+      const rid = c.ids[email]!;
+      const first = senderProcess();
+      const second = senderProcess({ leaseMs: 60_000 });
+      // The first session is held, then answered 451 (the address defers once); the second passes.
+      let session = 0;
+      let letFirstGo!: () => void;
+      let letSecondGo!: () => void;
+      const gates = [new Promise<void>((r) => (letFirstGo = r)), new Promise<void>((r) => (letSecondGo = r))];
+      const held: number[] = [];
+      sink.holdRcpt = async (address) => {
+        if (address !== email) return;
+        const n = session++;
+        held.push(n);
+        await gates[n];
+      };
+      try {
+        const firstRun = outcome(deliver(first, rid, attempt, 5));
+        await waitFor("the first envelope on the server", () => held.length === 1);
+        await waitFor("the first claim's lease to run out", () => leaseRanOut(rid));
+        const secondRun = outcome(deliver(second, rid));
+        await waitFor("the second envelope on the server", () => held.length === 2);
+        letFirstGo();
+        expect(await firstRun).toBe(ended);
+        // The row is still the live claim's: neither put back in line nor ended by the process that lost it.
+        expect(await row(c.cid, email)).toMatchObject({ status: "sending", tries: 2, leased: true });
+        letSecondGo();
+        expect(await secondRun).toBe("ok");
+      } finally {
+        sink.holdRcpt = null;
+        letFirstGo();
+        letSecondGo();
+      }
+      expect(await row(c.cid, email)).toMatchObject({ status: "sent", tries: 2 });
+      expect(mailsTo(c.subject, email)).toHaveLength(1);
+    });
+  }
+
+  test("a claim lost while waiting for an SMTP connection, then refused by the relay: the campaign pauses, but the row stays the live claim's, which mails it once", async () => {
+    const blocker = `blocker-${uniq()}@example.com`;
+    const email = `waiting-${uniq()}@example.com`;
+    const other = await campaign([blocker]);
+    const c = await campaign([email]);
+    const rid = c.ids[email]!;
+    // The first process has one SMTP connection, taken by a delivery the server holds at RCPT TO.
+    const first = senderProcess({ connections: 1 });
     const second = senderProcess({ leaseMs: 60_000 });
-    // The first session is held, then answered 451 (the address defers once); the second passes.
-    let session = 0;
-    let letFirstGo!: () => void;
-    let letSecondGo!: () => void;
-    const gates = [new Promise<void>((r) => (letFirstGo = r)), new Promise<void>((r) => (letSecondGo = r))];
-    const held: number[] = [];
+    const held: string[] = [];
+    const gates = new Map<string, () => void>();
+    const open = (address: string) => gates.get(address)?.();
     sink.holdRcpt = async (address) => {
-      if (address !== DEFERRED_ONCE) return;
-      const n = session++;
-      held.push(n);
-      await gates[n];
+      if (address !== blocker && address !== email) return;
+      held.push(address);
+      await new Promise<void>((r) => gates.set(address, r));
     };
     try {
+      const blockerRun = outcome(deliver(first, other.ids[blocker]!));
+      await waitFor("the blocker's envelope on the server", () => held.includes(blocker));
+      // The row is claimed; its mail waits for the connection while the lease runs out.
       const firstRun = outcome(deliver(first, rid));
-      await waitFor("the first envelope on the server", () => held.length === 1);
-      await waitFor("the first claim's lease to run out", async () => {
-        const [x] =
-          await h.sql`select lease_until < now() as out from newsletter_recipients where id = ${rid}::uuid`;
-        return x?.out === true;
-      });
+      await waitFor("the first claim's lease to run out", () => leaseRanOut(rid));
       const secondRun = outcome(deliver(second, rid));
-      await waitFor("the second envelope on the server", () => held.length === 2);
-      letFirstGo();
-      expect(await firstRun).toBe("MailSendError transient 451");
-      // The row is still the live claim's: not put back in line by the process that lost it.
-      expect(await row(c.cid, DEFERRED_ONCE)).toMatchObject({ status: "sending", tries: 2, leased: true });
-      letSecondGo();
+      await waitFor("the live claim's envelope on the server", () => held.includes(email));
+      sink.refuseMailFrom = "550 5.7.1 Sender address rejected";
+      open(blocker);
+      expect(await blockerRun).toBe("ok");
+      expect(await firstRun).toBe("ok");
+      expect(await campaignRow(c.cid)).toMatchObject({ status: "paused" });
+      expect(await row(c.cid, email)).toMatchObject({ status: "sending", tries: 2, leased: true });
+      sink.refuseMailFrom = null;
+      open(email);
       expect(await secondRun).toBe("ok");
     } finally {
       sink.holdRcpt = null;
-      letFirstGo();
-      letSecondGo();
+      sink.refuseMailFrom = null;
+      for (const go of gates.values()) go();
     }
-    expect(await row(c.cid, DEFERRED_ONCE)).toMatchObject({ status: "sent", tries: 2 });
-    expect(mailsTo(c.subject, DEFERRED_ONCE)).toHaveLength(1);
+    expect(await row(c.cid, email)).toMatchObject({ status: "sent", tries: 2 });
+    expect(mailsTo(c.subject, email)).toHaveLength(1);
   });
 });
 
@@ -417,19 +475,22 @@ describe("the rendered body: once per campaign and media generation, kept at mos
     expect(ctx.bodies.get(key)!.at).toBeGreaterThanOrEqual(before);
   });
 
-  test("with share tokens living 8 s, a body is kept 0.8 s at most; a new media generation is rendered anew", async () => {
-    const [a, b] = [`t1-${uniq()}@example.com`, `t2-${uniq()}@example.com`];
-    const c = await campaign([a, b]);
-    const ctx = senderProcess({ newsletter: { mailMediaTtlSeconds: 8 } });
-    ctx.bodies.set(`${c.cid}.0`, { at: Date.now() - 1000, body: Promise.resolve(cached) });
+  test("with share tokens living 100 s a body is kept 10 s: 5 s old it is used, 10.5 s old rendered anew; a new media generation is rendered anew", async () => {
+    const [a, b, d] = [`t1-${uniq()}@example.com`, `t2-${uniq()}@example.com`, `t3-${uniq()}@example.com`];
+    const c = await campaign([a, b, d]);
+    const ctx = senderProcess({ newsletter: { mailMediaTtlSeconds: 100 } });
+    ctx.bodies.set(`${c.cid}.0`, { at: Date.now() - 5000, body: Promise.resolve(cached) });
     await deliver(ctx, c.ids[a]!);
-    expect(String(mailsTo(c.subject, a)[0]!.parsed!.text)).not.toContain("cached body");
+    expect(String(mailsTo(c.subject, a)[0]!.parsed!.text)).toContain("cached body");
+    ctx.bodies.set(`${c.cid}.0`, { at: Date.now() - 10_500, body: Promise.resolve(cached) });
+    await deliver(ctx, c.ids[b]!);
+    expect(String(mailsTo(c.subject, b)[0]!.parsed!.text)).not.toContain("cached body");
     // After a revoke the generation is 1: a body cached for generation 0 is not used.
     const revoked = await call("POST", `/api/v1/sites/${c.siteId}/campaigns/${c.cid}/revoke-media`);
     expect(revoked.status).toBe(200);
     ctx.bodies.set(`${c.cid}.0`, { at: Date.now(), body: Promise.resolve(cached) });
-    await deliver(ctx, c.ids[b]!);
-    expect(String(mailsTo(c.subject, b)[0]!.parsed!.text)).not.toContain("cached body");
+    await deliver(ctx, c.ids[d]!);
+    expect(String(mailsTo(c.subject, d)[0]!.parsed!.text)).not.toContain("cached body");
     expect(ctx.bodies.has(`${c.cid}.1`)).toBe(true);
   });
 });
@@ -574,6 +635,32 @@ describe("sweepNewsletters", () => {
       expect(q.jobs.map((j) => j.data.campaignId).sort()).toEqual(
         [due.cid, due.cid, never.cid, old.cid].sort(),
       );
+    } finally {
+      await q.queue.close();
+    }
+  });
+
+  test("a due campaign cancelled while the sweep waits to start it is not started and queues nothing (the sweep lost the race)", async () => {
+    await h.sql`update newsletter_campaigns set status = 'cancelled' where status in ('sending', 'scheduled')`;
+    const sendAt = new Date(Date.now() + 3_600_000);
+    const c = await campaign([`race-${uniq()}@example.com`], { send: sendAt.toISOString() });
+    const q = recordingQueue();
+    try {
+      let sweeping!: Promise<{ started: number; resumed: number }>;
+      // The cancel holds the campaign's row; the sweep, which read the campaign as due, waits for it.
+      await h.sql.begin(async (tx) => {
+        await tx`update newsletter_campaigns set status = 'cancelled' where id = ${c.cid}::uuid`;
+        sweeping = sweepNewsletters({ ...q.ctx, clock: { now: () => sendAt } });
+        await waitFor("the sweep to wait for the campaign's row", async () => {
+          const [w] = await h.sql`select count(*)::int as n from pg_stat_activity
+            where datname = current_database() and wait_event_type = 'Lock'`;
+          return w?.n === 1;
+        });
+      });
+      expect(await sweeping).toEqual({ started: 0, resumed: 0 });
+      expect(q.jobs).toEqual([]);
+      expect(await campaignRow(c.cid)).toMatchObject({ status: "cancelled" });
+      expect(await recipients(c.cid)).toEqual([]);
     } finally {
       await q.queue.close();
     }
