@@ -1,21 +1,53 @@
 import { toOpenAPISchema, unwrapSchema } from "@elysiajs/openapi/openapi";
 import type { TSchema } from "@sinclair/typebox";
 import { SignedUpload } from "@site/domain/core";
-import { AddedMediaFile, MediaImage, MediaLibraryPage, UploadPreparation } from "@site/domain/media";
-import { CampaignAnswer, CampaignPage, SubscriberPage } from "@site/domain/newsletters";
-import { LoginLinkView, StyleList } from "@site/domain/screenshots";
+import {
+  AddedMediaFile,
+  MediaDeleted,
+  MediaImage,
+  MediaLibraryPage,
+  UploadPreparation,
+} from "@site/domain/media";
+import {
+  CampaignAnswer,
+  CampaignPage,
+  SubscriberAdded,
+  SubscriberAnswer,
+  SubscriberPage,
+  TestCampaignAccepted,
+} from "@site/domain/newsletters";
+import {
+  ClipQueueAnswer,
+  ClipQueued,
+  ClipView,
+  LoginLinkView,
+  QueueAnswer,
+  RenderView,
+  ScreenshotQueued,
+  ScreenshotResult,
+  StyleList,
+} from "@site/domain/screenshots";
 import {
   ChromeView,
   CollectionAnswer,
+  CollectionItem,
+  CollectionItemList,
   ItemPage,
+  LayoutAnswer,
+  LayoutState,
+  PageDeleted,
   PageList,
   PageWrite,
+  PublishAnswer,
   SiteAnswer,
   SitePage,
   SiteView,
+  TemplateList,
+  TemplateView,
   TranslatedLinks,
 } from "@site/domain/sites";
 import { SocialMediaPage, SocialPostAnswer, SocialPostPage } from "@site/domain/social";
+import { SubscribedEndpoint, WebhooksTold } from "@site/domain/webhooks";
 import type { AnyElysia } from "elysia";
 
 /** The OpenAPI version the document declares (and keeps: `const`, `type: [x, "null"]`, `examples`). */
@@ -62,7 +94,9 @@ const ERROR_DETAILS = {
 /**
  * The domain's models, named in components (a client generator gets one type each): every inline copy
  * in an operation becomes a `$ref`, and so does a named model inside another (UploadPreparation's
- * `upload` is a SignedUpload). MCP tools declare the same models as their output schemas.
+ * `upload` is a SignedUpload). MCP tools declare the same models as their output schemas; a tool that
+ * answers more than REST (an embed, an etag, the webhooks told) declares a model composing REST's
+ * (`allOf`: REST's model by `$ref`, then what the tool adds; decision 0051).
  */
 export const NAMED_SCHEMAS: Record<string, TSchema> = {
   Site: SiteView,
@@ -72,7 +106,9 @@ export const NAMED_SCHEMAS: Record<string, TSchema> = {
   SignedUpload,
   UploadPreparation,
   SitePage,
+  CollectionItem,
   CollectionItemPage: ItemPage,
+  CollectionItemList,
   SocialPostPage,
   SocialMediaPage,
   SubscriberPage,
@@ -87,6 +123,26 @@ export const NAMED_SCHEMAS: Record<string, TSchema> = {
   StyleList,
   PageWrite,
   LoginLink: LoginLinkView,
+  Template: TemplateView,
+  TemplateList,
+  LayoutState,
+  ScreenshotQueueAnswer: QueueAnswer,
+  Render: RenderView,
+  ClipQueueAnswer,
+  Clip: ClipView,
+  SubscriberAnswer,
+  TestCampaignAccepted,
+  SubscribedEndpoint,
+  WebhooksTold,
+  // What an MCP tool answers beyond REST's model, composed with it.
+  PublishAnswer,
+  LayoutAnswer,
+  ScreenshotQueued,
+  ScreenshotResult,
+  ClipQueued,
+  SubscriberAdded,
+  MediaDeleted,
+  PageDeleted,
 };
 
 const TAGS = [
@@ -122,9 +178,16 @@ const STATUS_TEXT: Record<string, string> = {
 /**
  * A domain model as JSON Schema, written as the document writes a response of it (Elysia's own
  * conversion: `anyOf [x, null]` is `type: [x, "null"]`, a union of literals an `enum`; then `finishSchema`). MCP tools declare their
- * output schemas with it, so a tool's output schema is the component, word for word.
+ * output schemas with it, so a tool's output schema is the component, word for word. A composed model
+ * (TypeBox `Intersect`) is written part by part, each as its own model, so a part that is a named model
+ * reads as that component does (and the document names it by `$ref`).
  */
 export function modelJson(model: TSchema): Json {
+  const parts = (model as { allOf?: unknown }).allOf;
+  if (Array.isArray(parts)) {
+    const { allOf: _parts, ...outer } = model as Json;
+    return { ...JSON.parse(JSON.stringify(outer)), allOf: parts.map((p) => modelJson(p as TSchema)) };
+  }
   // The model itself, not a copy: Elysia tells a TypeBox union of literals (an enum) by its Kind symbol.
   return openAnswer(finishSchema(unwrapSchema(model as never, undefined, "output", OPENAPI_VERSION)));
 }

@@ -83,3 +83,9 @@ export type AddedMediaFile = Static<typeof AddedMediaFile>;
 export const MediaLibraryPage = pageOf("images", MediaImage);
 /** A page of a site's media library. */
 export type MediaLibraryPage = Static<typeof MediaLibraryPage>;
+
+/** The delete_media tool's answer (REST answers 204 with no body). */
+export const MediaDeleted = Type.Object({
+  deleted: Type.Literal(true),
+  mediaId: Type.String({ format: "uuid", description: "the library file that is gone" }),
+});

@@ -132,6 +132,19 @@ export type SubscribersPostBody = Static<typeof SubscribersPostBody>;
 /** The answer to one added subscriber. */
 export const SubscriberAnswer = Type.Object({ subscriber: SubscriberView });
 
+/** The add_subscriber tool's answer: REST's SubscriberAnswer, and what REST's 201-or-200 says. */
+export const SubscriberAdded = Type.Intersect(
+  [
+    SubscriberAnswer,
+    Type.Object({
+      created: Type.Boolean({
+        description: "true: a new address (REST 201); false: one already there (200)",
+      }),
+    }),
+  ],
+  { description: "the subscriber as REST answers it, and whether the address is new" },
+);
+
 /** The answer to an import: rows inserted, rows updated, rows refused (only with skipInvalid). */
 export const ImportAnswer = Type.Object({
   imported: Type.Integer(),
@@ -253,6 +266,12 @@ export const TestCampaignBody = Type.Object(
   },
   { additionalProperties: false },
 );
+
+/** The answer of a test send (REST 202, send_test_campaign): accepted, mailed in the background. */
+export const TestCampaignAccepted = Type.Object({
+  accepted: Type.Literal(true),
+  to: Type.Integer({ description: "how many addresses the test goes to" }),
+});
 
 /** One campaign. */
 export const CampaignAnswer = Type.Object({ campaign: CampaignView });

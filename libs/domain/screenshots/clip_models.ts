@@ -1,5 +1,6 @@
 import { type Static, Type } from "@sinclair/typebox";
 import { SocialMediaView } from "@site/domain/social";
+import { WebhooksTold } from "@site/domain/webhooks";
 import { ScreenshotRequestBody } from "./models.ts";
 
 // One model per shape: the API route, the MCP tool and the TypeScript type all read these.
@@ -85,6 +86,15 @@ export const ClipQueueAnswer = Type.Union([
 ]);
 /** The answer to a clip POST. */
 export type ClipQueueAnswer = Static<typeof ClipQueueAnswer>;
+
+/**
+ * The create_clip tool's answer: REST's ClipQueueAnswer, and the webhooks that will be told how the
+ * clip ends (`type: object` because an MCP output schema must say so; ClipQueueAnswer is a union).
+ */
+export const ClipQueued = Type.Intersect([ClipQueueAnswer, WebhooksTold], {
+  type: "object",
+  description: "the clip POST's answer, with the webhooks that will be told how the clip ends",
+});
 
 /** A device clip as the API answers it. */
 export const ClipView = Type.Object({

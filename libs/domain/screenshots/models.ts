@@ -1,4 +1,5 @@
 import { type Static, Type } from "@sinclair/typebox";
+import { WebhooksTold } from "@site/domain/webhooks";
 
 // A CSS selector as a request may name it: no braces, semicolons or angle brackets, so it can never
 // close the rule it is put in; Chromium judges the rest (an invalid one is a warning, not a failure).
@@ -96,6 +97,15 @@ export const QueueAnswer = Type.Union([
 /** The answer to a screenshot POST. */
 export type QueueAnswer = Static<typeof QueueAnswer>;
 
+/**
+ * The queue_screenshot tool's answer: REST's QueueAnswer, and the webhooks that will be told how the
+ * render ends (`type: object` because an MCP output schema must say so; QueueAnswer is a union).
+ */
+export const ScreenshotQueued = Type.Intersect([QueueAnswer, WebhooksTold], {
+  type: "object",
+  description: "the screenshot POST's answer, with the webhooks that will be told how the render ends",
+});
+
 /** Where a render stands: pending, done, or failed (the spec leaves the failure value open; see 0401). */
 export const RenderStatus = Type.Union([
   Type.Literal("pending"),
@@ -124,6 +134,24 @@ export const RenderView = Type.Object({
 });
 /** The screenshot render as the API answers it. */
 export type RenderView = Static<typeof RenderView>;
+
+/** The get_screenshot tool's answer: the render as REST answers it, and what an agent does next. */
+export const ScreenshotResult = Type.Intersect(
+  [
+    RenderView,
+    Type.Object({
+      embed: Type.Optional(
+        Type.String({ description: "when done: the image block that embeds imageUrl in page MDX" }),
+      ),
+      nextStep: Type.Optional(
+        Type.String({
+          description: "when the page redirected to a sign-in form: how to sign in and film it again",
+        }),
+      ),
+    }),
+  ],
+  { description: "a render as REST answers it, with its embed snippet once done and a next step" },
+);
 
 /** The body of POST …/media/screenshot-login. */
 export const LoginLinkBody = Type.Object({ url: Type.String({ description: "the login-gated page" }) });

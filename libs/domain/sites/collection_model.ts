@@ -87,6 +87,9 @@ export type ItemValues = Static<typeof ItemValues>;
 /** A page of a collection's items in position order. */
 export const ItemPage = pageOf("items", CollectionItem);
 
+/** Items of a collection written or reordered together (PUT …/items/order, upsert_collection_items). */
+export const CollectionItemList = Type.Object({ items: Type.Array(CollectionItem) });
+
 /** The body of PUT …/items/order. */
 export const ItemOrderBody = Type.Object({
   itemIds: Type.Array(Type.String(), {

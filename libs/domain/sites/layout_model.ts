@@ -107,3 +107,17 @@ export const LayoutState = Type.Object({
 });
 /** The layout and styles of a site as read. */
 export type LayoutState = Static<typeof LayoutState>;
+
+/**
+ * The get_site_layout and update_site_layout tools' answer: the layout as REST answers it, and the
+ * etag REST sends as its ETag header (a tool has no headers).
+ */
+export const LayoutAnswer = Type.Intersect(
+  [
+    LayoutState,
+    Type.Object({
+      etag: Type.String({ description: "the version to pass as ifMatch (REST: the ETag header)" }),
+    }),
+  ],
+  { description: "the layout and styles as REST answers them, with the etag REST sends as a header" },
+);

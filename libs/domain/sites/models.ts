@@ -37,6 +37,31 @@ export type SiteView = Static<typeof SiteView>;
 /** One site: the answer of creating, reading, renaming, publishing or unpublishing it (and create_site). */
 export const SiteAnswer = Type.Object({ site: SiteView });
 
+/** The publish_site and unpublish_site tools' answer: REST's SiteAnswer, and where visitors read it. */
+export const PublishAnswer = Type.Intersect(
+  [
+    SiteAnswer,
+    Type.Object({
+      publicPages: Type.Optional(
+        Type.String({
+          description: "when the site is live: the public pages' URL (GET, no token); absent otherwise",
+        }),
+      ),
+    }),
+  ],
+  { description: "the site as publishing or unpublishing answers it, with its public pages' URL when live" },
+);
+
+/** A marketplace template as the gallery lists it. */
+export const TemplateView = Type.Object({
+  slug: Type.String({ description: "pass as `template` to create a site" }),
+  name: Type.String(),
+  description: Type.String(),
+});
+
+/** The template gallery (GET /api/v1/templates, list_templates): approved templates only. */
+export const TemplateList = Type.Object({ templates: Type.Array(TemplateView) });
+
 /** A page of the organization's sites (GET /api/v1/sites, list_sites). */
 export const SitePage = pageOf("sites", SiteView);
 
@@ -108,3 +133,9 @@ export const PageWrite = Type.Object({ page: PageView, warnings: Type.Array(Type
 
 /** A site's pages in position order (GET …/pages, PUT …/pages/order, list_pages, reorder_pages). */
 export const PageList = Type.Object({ pages: Type.Array(PageView) });
+
+/** The delete_page tool's answer (REST answers 204 with no body). */
+export const PageDeleted = Type.Object({
+  deleted: Type.Literal(true),
+  pageId: Type.String({ format: "uuid", description: "the page that is gone" }),
+});

@@ -113,3 +113,24 @@ export type WebhookDeliveryView = Static<typeof WebhookDeliveryView>;
 
 /** The answer of GET /api/v1/webhooks/<id>/deliveries. */
 export const WebhookDeliveryPage = pageOf("deliveries", WebhookDeliveryView);
+
+/** An enabled endpoint that will be sent some of the events a queued job ends with (decision 0844). */
+export const SubscribedEndpoint = Type.Object({
+  id: Type.String({ format: "uuid" }),
+  url: Type.String(),
+  events: Type.Array(WebhookEventName, { description: "those of the job's events this endpoint takes" }),
+});
+/** An enabled endpoint that will be sent some of the events asked about. */
+export type SubscribedEndpoint = Static<typeof SubscribedEndpoint>;
+
+/**
+ * What a queueing MCP tool adds to REST's answer: the endpoints that will be told how the job ends
+ * (absent when none will be).
+ */
+export const WebhooksTold = Type.Object({
+  webhooks: Type.Optional(
+    Type.Array(SubscribedEndpoint, {
+      description: "the organization's webhooks that will be told how it ends; absent when none",
+    }),
+  ),
+});

@@ -1,9 +1,6 @@
 import type { Context } from "@site/domain/core";
 import { sql } from "drizzle-orm";
-import type { WebhookEventType } from "./models.ts";
-
-/** An enabled endpoint that will be sent some of the events asked about. */
-export type SubscribedEndpoint = { id: string; url: string; events: WebhookEventType[] };
+import type { SubscribedEndpoint, WebhookEventType } from "./models.ts";
 
 /**
  * The organization's enabled endpoints subscribed to at least one of `types`, each with those of

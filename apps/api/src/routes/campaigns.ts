@@ -16,6 +16,7 @@ import {
   SendCampaignBody,
   sendCampaign,
   sendTestCampaign,
+  TestCampaignAccepted,
   TestCampaignBody,
   UpdateCampaignBody,
   updateCampaign,
@@ -143,7 +144,7 @@ export function campaignRoutes(deps: AppDeps & MailContext, auth: AuthMacros) {
         operation: "postSitesSiteIdCampaignsCampaignIdTest",
         body: TestCampaignBody,
         response: {
-          202: t.Object({ accepted: t.Literal(true), to: t.Integer() }),
+          202: TestCampaignAccepted,
           ...errors(400, 401, 403, 404, 429),
         },
         detail: {

@@ -3,6 +3,7 @@ import {
   CollectionAnswer,
   CollectionDefinition,
   CollectionItem,
+  CollectionItemList,
   CollectionSummary,
   createItem,
   defineCollection,
@@ -108,7 +109,7 @@ export function collectionRoutes(deps: AppDeps, auth: AuthMacros) {
       {
         scope: "content:write",
         body: ItemOrderBody,
-        response: { 200: t.Object({ items: t.Array(CollectionItem) }), ...errors(400, 401, 403, 404) },
+        response: { 200: CollectionItemList, ...errors(400, 401, 403, 404) },
         detail: {
           summary: "Reorder a collection's items",
           description:

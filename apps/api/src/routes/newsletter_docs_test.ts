@@ -50,10 +50,11 @@ describe("OpenAPI: the newsletter routes", () => {
       if (type) {
         const given = success[1].content?.[type]?.schema;
         // A named model's answer is a $ref to its component.
-        const schema = given?.$ref ? doc.components.schemas[given.$ref.split("/").pop()] : given;
+        const named = (s: Json) => (s?.$ref ? doc.components.schemas[s.$ref.split("/").pop()] : s);
+        const schema = named(given);
         expect(schema, `${name} answers ${type}`).toBeDefined();
         // An answer of one of two shapes (one subscriber, or an import's counts) lists each.
-        const shapes: Json[] = schema.anyOf ?? [schema];
+        const shapes: Json[] = (schema.anyOf ?? [schema]).map(named);
         if (type === "application/json")
           for (const shape of shapes)
             expect(Object.keys(shape.properties ?? {}).length, `${name} answer fields`).toBeGreaterThan(0);

@@ -1,5 +1,5 @@
-import { listTemplates } from "@site/domain/sites";
-import { Elysia, t } from "elysia";
+import { listTemplates, TemplateList } from "@site/domain/sites";
+import { Elysia } from "elysia";
 import type { AuthMacros } from "../auth.ts";
 import type { AppDeps } from "../deps.ts";
 import { errors } from "../schemas.ts";
@@ -11,9 +11,7 @@ export function templateRoutes(deps: AppDeps, auth: AuthMacros) {
     .get("/api/v1/templates", async () => ({ templates: await listTemplates(deps) }), {
       operation: "getTemplates",
       response: {
-        200: t.Object({
-          templates: t.Array(t.Object({ slug: t.String(), name: t.String(), description: t.String() })),
-        }),
+        200: TemplateList,
         ...errors(401, 403),
       },
       detail: {
