@@ -26,7 +26,12 @@ type ToolResult = {
   isError?: boolean;
 };
 
-/** A domain failure as a tool error carrying the spec's code; the session goes on. */
+/**
+ * A domain failure as a tool error carrying the spec's code; the session goes on. The text says
+ * `CODE: message`, then the error as JSON (`{"error": {code, message, details?}}`, REST's error body).
+ * No structuredContent: a client checks it against the tool's output schema even on an error (the
+ * TypeScript SDK's client does; decision 0051), and an error is not the tool's model.
+ */
 function toolError(err: unknown, deps: AppDeps): ToolResult {
   const e = err instanceof AppError ? err : null;
   if (!e) deps.log.error("mcp tool failed", { cause: err instanceof Error ? err : String(err) });
@@ -34,8 +39,9 @@ function toolError(err: unknown, deps: AppDeps): ToolResult {
     ? { code: e.code, message: e.message, ...(e.details !== undefined ? { details: e.details } : {}) }
     : { code: "INTERNAL_ERROR", message: "internal error" };
   return {
-    content: [{ type: "text", text: `${error.code}: ${error.message}` }],
-    structuredContent: { error },
+    content: [
+      { type: "text", text: `${error.code}: ${error.message}\n\n${JSON.stringify({ error }, null, 2)}` },
+    ],
     isError: true,
   };
 }
@@ -80,7 +86,7 @@ export function createMcpServer(deps: AppDeps, principal: Principal): Server {
       title: t.title,
       description: t.description,
       inputSchema: JSON.parse(JSON.stringify(t.input)),
-      ...(t.output ? { outputSchema: modelJson(t.output) } : {}),
+      outputSchema: modelJson(t.output),
       annotations: { readOnlyHint: t.readOnly, openWorldHint: t.openWorld ?? false },
     })),
   }));

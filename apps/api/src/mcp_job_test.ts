@@ -109,15 +109,15 @@ describe("an agent finishes a job over MCP", () => {
         media: [{ url: `/api/media/site-media/${site.id}/missing.png`, alt: "?" }],
       });
       expect(refused.isError).toBe(true);
-      expect(refused.structuredContent.error.code).toBe("VALIDATION_ERROR");
-      expect(JSON.stringify(refused.structuredContent.error.details)).toContain("missing.png");
+      expect(refused.error.code).toBe("VALIDATION_ERROR");
+      expect(JSON.stringify(refused.error.details)).toContain("missing.png");
       const outside = await callTool(agent, "create_page", {
         siteId: site.id,
         path: "/menu",
         title: "Menu",
         media: [{ url: "https://elsewhere.example/x.png", alt: "?" }],
       });
-      expect(outside.structuredContent.error.details[0].field).toBe("media.0.url");
+      expect(outside.error.details[0].field).toBe("media.0.url");
 
       const created = await call(agent, "create_page", {
         siteId: site.id,

@@ -133,8 +133,8 @@ describe("tools/list and arguments", () => {
         etag: before.structuredContent.etag,
       });
       expect(wrong.isError).toBe(true);
-      expect(wrong.structuredContent.error.code).toBe("VALIDATION_ERROR");
-      expect(JSON.stringify(wrong.structuredContent.error)).toContain("etag");
+      expect(wrong.error.code).toBe("VALIDATION_ERROR");
+      expect(JSON.stringify(wrong.error)).toContain("etag");
       const after = await callTool(c, "get_site_layout", { siteId: site.id });
       expect(after.structuredContent.layout.footer.text).not.toBe("Changed");
       const right = await callTool(c, "update_site_layout", {
@@ -170,15 +170,15 @@ describe("the new jobs", () => {
         siteId: site.id,
         dataBase64: Buffer.from("<svg></svg>").toString("base64"),
       });
-      expect(notImage.structuredContent.error.code).toBe("VALIDATION_ERROR");
+      expect(notImage.error.code).toBe("VALIDATION_ERROR");
       const notBase64 = await callTool(c, "upload_media", { siteId: site.id, dataBase64: "%%%%" });
-      expect(notBase64.structuredContent.error.code).toBe("VALIDATION_ERROR");
+      expect(notBase64.error.code).toBe("VALIDATION_ERROR");
       const tooBig = await callTool(c, "upload_media", {
         siteId: site.id,
         dataBase64: "A".repeat(7_000_000),
       });
-      expect(tooBig.structuredContent.error.code).toBe("VALIDATION_ERROR");
-      expect(JSON.stringify(tooBig.structuredContent.error.details)).toContain("dataBase64");
+      expect(tooBig.error.code).toBe("VALIDATION_ERROR");
+      expect(JSON.stringify(tooBig.error.details)).toContain("dataBase64");
       // A file of almost 5 MB travels (the body limit leaves room for it).
       const large = sampleImage("png", { size: 5 * 1024 * 1024 - 16 });
       const big = await callTool(c, "upload_media", {
@@ -198,18 +198,14 @@ describe("the new jobs", () => {
       const pageId = page.structuredContent.page.id;
       const refused = await callTool(c, "delete_media", { siteId: site.id, mediaId: file.id });
       expect(refused.isError).toBe(true);
-      expect(refused.structuredContent.error.code).toBe("CONFLICT");
-      expect(refused.structuredContent.error.details.references).toEqual([
-        { kind: "page", id: pageId, path: "/logo" },
-      ]);
+      expect(refused.error.code).toBe("CONFLICT");
+      expect(refused.error.details.references).toEqual([{ kind: "page", id: pageId, path: "/logo" }]);
 
       expect((await callTool(c, "delete_page", { siteId: site.id, pageId })).structuredContent).toEqual({
         deleted: true,
         pageId,
       });
-      expect(
-        (await callTool(c, "delete_page", { siteId: site.id, pageId })).structuredContent.error.code,
-      ).toBe("NOT_FOUND");
+      expect((await callTool(c, "delete_page", { siteId: site.id, pageId })).error.code).toBe("NOT_FOUND");
       expect(
         (await callTool(c, "delete_media", { siteId: site.id, mediaId: file.id })).structuredContent.deleted,
       ).toBe(true);
@@ -233,7 +229,7 @@ describe("the new jobs", () => {
         status: "active",
       });
       const bad = await callTool(c, "add_subscriber", { siteId: site.id, email: "nope" });
-      expect(bad.structuredContent.error.code).toBe("VALIDATION_ERROR");
+      expect(bad.error.code).toBe("VALIDATION_ERROR");
       const listed = await callTool(c, "list_subscribers", { siteId: site.id });
       expect(listed.structuredContent.subscribers.map((s: Json) => s.email)).toEqual(["ada@example.com"]);
 
@@ -253,7 +249,7 @@ describe("the new jobs", () => {
       expect(sent.isError).toBeUndefined();
       expect(["sending", "sent"]).toContain(sent.structuredContent.campaign.status);
       const again = await callTool(c, "send_campaign", { siteId: site.id, campaignId });
-      expect(again.structuredContent.error.code).toBe("VALIDATION_ERROR");
+      expect(again.error.code).toBe("VALIDATION_ERROR");
     });
   });
 
@@ -273,7 +269,7 @@ describe("the new jobs", () => {
         accounts: [account.id],
         schedule: "tomorrow",
       });
-      expect(unknown.structuredContent.error.code).toBe("VALIDATION_ERROR");
+      expect(unknown.error.code).toBe("VALIDATION_ERROR");
     });
   });
 });

@@ -131,8 +131,8 @@ describe("one scope per operation, REST and MCP alike", () => {
         for (const name of needing) {
           const res = await callTool(client, name, {});
           expect(res.isError, `${name} without ${scope}`).toBe(true);
-          expect(res.structuredContent.error.code, name).toBe("FORBIDDEN");
-          expect(res.structuredContent.error.message, name).toContain(scope);
+          expect(res.error.code, name).toBe("FORBIDDEN");
+          expect(res.error.message, name).toContain(scope);
         }
       });
     }
@@ -147,12 +147,12 @@ describe("one scope per operation, REST and MCP alike", () => {
     await withClient(reader, async (client) => {
       const res = await callTool(client, "list_screenshot_styles", { siteId: site.id });
       expect(res.isError).toBe(true);
-      expect(res.structuredContent.error.code).toBe("FORBIDDEN");
+      expect(res.error.code).toBe("FORBIDDEN");
       const poll = await callTool(client, "get_screenshot", {
         siteId: site.id,
         renderId: "00000000-0000-4000-8000-000000000000",
       });
-      expect(poll.structuredContent.error.code).toBe("FORBIDDEN");
+      expect(poll.error.code).toBe("FORBIDDEN");
       // list_sites: reading, on both sides (a content:read key lists sites over REST too).
       const sites = await callTool(client, "list_sites", {});
       expect(sites.isError).toBeFalsy();

@@ -5,12 +5,14 @@ import {
   ChromeView,
   CollectionAnswer,
   CollectionDefinition,
+  CollectionItemList,
   defineCollection,
   getChrome,
   getLayout,
   getOwnSite,
   ItemPage,
   ItemValues,
+  LayoutAnswer,
   LayoutUpdate,
   listItems,
   listPages,
@@ -47,6 +49,7 @@ export const SITE_TOOLS: Tool[] = [
     description:
       "Returns the site's layout (logo, header navigation, footer) and styles (colours, fonts) with `etag`, the version to pass as ifMatch to update_site_layout. Internal links read as the pages' current paths; the logo as a short-lived signed URL. Needs content:read.",
     operation: "getSitesSiteIdLayout",
+    output: LayoutAnswer,
     input: Type.Object({ siteId }),
     readOnly: true,
     run: async (deps, principal, args) => {
@@ -61,6 +64,7 @@ export const SITE_TOOLS: Tool[] = [
     description:
       "Replaces the layout, the styles, or both. Read them first (get_site_layout) and pass its etag as ifMatch: a stale one fails with PRECONDITION_FAILED and changes nothing. The logo is a library image's `url` (/api/media/<key>, from list_media) or null; navigation holds at most 100 items on two levels (children have no children), labels at most 100 characters of plain text, colours #rrggbb. Link pages by path (/about) or page:<id>: paths are stored as page references, so renames keep links working. Needs content:write.",
     operation: "putSitesSiteIdLayout",
+    output: LayoutAnswer,
     input: Type.Object({
       siteId,
       ...LayoutUpdate.properties,
@@ -127,6 +131,7 @@ export const SITE_TOOLS: Tool[] = [
     description:
       "Writes up to 100 items of a collection at once, all or nothing: an entry without `id` is added at the end, one with `id` has its values merged (null clears an optional field). Image values are library `url`s (/api/media/<key>); link values site paths or page:<id>. Each wrong value is named (items.<n>.values.<field>). Needs content:write.",
     operation: "postSitesSiteIdCollectionsKeyItems",
+    output: CollectionItemList,
     input: Type.Object({
       siteId,
       collection,
@@ -181,13 +186,8 @@ export const SITE_TOOLS: Tool[] = [
     run: async (deps, principal, args) => {
       const site = await getOwnSite(deps, principal, args.siteId);
       await reorderPages(deps, site.id, { pageIds: args.pageIds });
-      const pages = (await listPages(deps, site.id)).map(({ id, path, title, position }) => ({
-        id,
-        path,
-        title,
-        position,
-      }));
-      return { value: { pages } };
+      // REST's answer: the pages as list_pages reads them, in their new order.
+      return { value: { pages: await listPages(deps, site.id) } };
     },
   }),
   tool({

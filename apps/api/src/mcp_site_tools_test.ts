@@ -51,7 +51,7 @@ describe("MCP tools for building a site", () => {
       expect(updated.structuredContent.layout.logo).toStartWith(`${logo.url}?k=m.`);
       const stale = await callTool(client, "update_site_layout", { siteId, layout, ifMatch: etag });
       expect(stale.isError).toBe(true);
-      expect(stale.structuredContent.error.code).toBe("PRECONDITION_FAILED");
+      expect(stale.error.code).toBe("PRECONDITION_FAILED");
 
       const strings = await callTool(client, "set_chrome_strings", {
         siteId,
@@ -64,8 +64,8 @@ describe("MCP tools for building a site", () => {
         locale: "de",
         strings: { "nav.home": "<b>x</b>" },
       });
-      expect(html.structuredContent.error).toMatchObject({ code: "VALIDATION_ERROR" });
-      expect(html.structuredContent.error.details[0].key).toBe("nav.home");
+      expect(html.error).toMatchObject({ code: "VALIDATION_ERROR" });
+      expect(html.error.details[0].key).toBe("nav.home");
 
       const defined = await callTool(client, "define_collection", {
         siteId,
@@ -82,9 +82,7 @@ describe("MCP tools for building a site", () => {
         collection: "dishes",
         items: [{ values: { name: "Soup", price: 4 } }, { values: { name: "Bread", price: "cheap" } }],
       });
-      expect(refused.structuredContent.error.details.map((d: Json) => d.field)).toEqual([
-        "items.1.values.price",
-      ]);
+      expect(refused.error.details.map((d: Json) => d.field)).toEqual(["items.1.values.price"]);
       const written = await callTool(client, "upsert_collection_items", {
         siteId,
         collection: "dishes",
@@ -107,7 +105,7 @@ describe("MCP tools for building a site", () => {
       const reordered = await callTool(client, "reorder_pages", { siteId, pageIds: ids });
       expect(reordered.structuredContent.pages.map((p: Json) => p.path)).toEqual(["/menu", "/"]);
       const incomplete = await callTool(client, "reorder_pages", { siteId, pageIds: ids.slice(1) });
-      expect(incomplete.structuredContent.error.code).toBe("VALIDATION_ERROR");
+      expect(incomplete.error.code).toBe("VALIDATION_ERROR");
 
       const links = await callTool(client, "translate_links", { siteId, hrefs: ["/menu", "/nope", "#top"] });
       expect(links.structuredContent.links.map((l: Json) => l.kind)).toEqual(["page", "broken", "anchor"]);
@@ -128,7 +126,7 @@ describe("MCP tools for building a site", () => {
         siteId,
         styles: { colors: {}, fonts: { heading: "Inter", body: "Inter" } },
       });
-      expect(denied.structuredContent.error.code).toBe("FORBIDDEN");
+      expect(denied.error.code).toBe("FORBIDDEN");
       for (const name of [
         "set_chrome_strings",
         "define_collection",
@@ -136,12 +134,12 @@ describe("MCP tools for building a site", () => {
         "reorder_pages",
       ]) {
         const r = await callTool(readOnly, name, { siteId });
-        expect([name, r.structuredContent.error.code]).toEqual([name, "FORBIDDEN"]);
+        expect([name, r.error.code]).toEqual([name, "FORBIDDEN"]);
       }
       const foreign = await callTool(other, "get_site_layout", { siteId });
-      expect(foreign.structuredContent.error.code).toBe("NOT_FOUND");
+      expect(foreign.error.code).toBe("NOT_FOUND");
       const foreignWrite = await callTool(other, "reorder_pages", { siteId, pageIds: [] });
-      expect(foreignWrite.structuredContent.error.code).toBe("NOT_FOUND");
+      expect(foreignWrite.error.code).toBe("NOT_FOUND");
     } finally {
       await readOnly.close();
       await other.close();

@@ -49,7 +49,7 @@ describe("list_social_media", () => {
     const noScope = await mcpClient(mcp, (await h.seedOrg({ scopes: ["content:read"] })).key);
     const denied = await callTool(noScope, "list_social_media");
     expect(denied.isError).toBe(true);
-    expect(denied.structuredContent.error.code).toBe("FORBIDDEN");
+    expect(denied.error.code).toBe("FORBIDDEN");
     await noScope.close();
   });
 });

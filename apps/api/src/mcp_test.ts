@@ -130,7 +130,7 @@ describe("the MCP server (Streamable HTTP, stateless)", () => {
       }
       // Styles need content:write, as their REST route does (decision 0750).
       const styles = await callTool(client, "list_screenshot_styles", { siteId: site.id, featured: true });
-      expect(styles.structuredContent.error.code).toBe("FORBIDDEN");
+      expect(styles.error.code).toBe("FORBIDDEN");
       expect(styles.content[0]!.text).toContain("content:write");
       const page = await callTool(client, "create_page", {
         siteId: site.id,
@@ -138,11 +138,11 @@ describe("the MCP server (Streamable HTTP, stateless)", () => {
         title: "X",
         content: "",
       });
-      expect(page.structuredContent.error.code).toBe("FORBIDDEN");
+      expect(page.error.code).toBe("FORBIDDEN");
       expect(page.content[0]!.text).toContain("content:write");
       const tooLong = await callTool(client, "list_sites", { limit: 1000 });
-      expect(tooLong.structuredContent.error).toMatchObject({ code: "VALIDATION_ERROR" });
-      expect(tooLong.structuredContent.error.details[0].field).toBe("limit");
+      expect(tooLong.error).toMatchObject({ code: "VALIDATION_ERROR" });
+      expect(tooLong.error.details[0].field).toBe("limit");
     } finally {
       await client.close();
     }
@@ -217,19 +217,19 @@ describe("the MCP server (Streamable HTTP, stateless)", () => {
 
       const taken = await callTool(client, "create_site", { name: "Again", slug: "via-mcp" });
       expect(taken.isError).toBe(true);
-      expect(taken.structuredContent.error.code).toBe("SLUG_TAKEN");
+      expect(taken.error.code).toBe("SLUG_TAKEN");
       expect(taken.content[0]!.text).toStartWith("SLUG_TAKEN");
       const reserved = await callTool(client, "create_site", { name: "A", slug: "admin" });
-      expect(reserved.structuredContent.error.code).toBe("RESERVED_SLUG");
+      expect(reserved.error.code).toBe("RESERVED_SLUG");
       const missing = await callTool(client, "create_site", { name: "No slug" });
-      expect(missing.structuredContent.error.code).toBe("VALIDATION_ERROR");
-      expect(missing.structuredContent.error.details[0].field).toBe("slug");
+      expect(missing.error.code).toBe("VALIDATION_ERROR");
+      expect(missing.error.details[0].field).toBe("slug");
       const noTemplate = await callTool(client, "create_site", {
         name: "A",
         slug: "via-mcp-2",
         template: "nope",
       });
-      expect(noTemplate.structuredContent.error.code).toBe("TEMPLATE_NOT_FOUND");
+      expect(noTemplate.error.code).toBe("TEMPLATE_NOT_FOUND");
 
       // The session survives tool errors.
       expect((await client.listTools()).tools.length).toBe(TOOLS.length);
@@ -252,7 +252,7 @@ describe("the MCP server (Streamable HTTP, stateless)", () => {
       const stranger = await h.seedOrg();
       const other = await mcpClient(mcp, stranger.key);
       const denied = await callTool(other, "list_media", { siteId: site.id });
-      expect(denied.structuredContent.error.code).toBe("NOT_FOUND");
+      expect(denied.error.code).toBe("NOT_FOUND");
       await other.close();
     } finally {
       await client.close();
@@ -265,7 +265,7 @@ describe("the MCP server (Streamable HTTP, stateless)", () => {
     try {
       const res = await callTool(client, "create_site", { name: "A", slug: "no-scope" });
       expect(res.isError).toBe(true);
-      expect(res.structuredContent.error.code).toBe("FORBIDDEN");
+      expect(res.error.code).toBe("FORBIDDEN");
       expect(res.content[0]!.text).toContain("sites:write");
     } finally {
       await client.close();
@@ -353,19 +353,19 @@ describe("import_media_from_url over MCP", () => {
         alt: "x",
       });
       expect(blocked.isError).toBe(true);
-      expect(blocked.structuredContent.error.code).toBe("BLOCKED_HOST");
+      expect(blocked.error.code).toBe("BLOCKED_HOST");
       const notImage = await callTool(client, "import_media_from_url", {
         siteId: site.id,
         url: `https://127.0.0.1:${images.port}/fake.png`,
       });
-      expect(notImage.structuredContent.error.code).toBe("VALIDATION_ERROR");
+      expect(notImage.error.code).toBe("VALIDATION_ERROR");
       const reader = await h2.seedOrg({ scopes: ["content:read"] });
       const readOnly = await mcpClient(srv, reader.key);
       const denied = await callTool(readOnly, "import_media_from_url", {
         siteId: site.id,
         url: "https://example.com/a.png",
       });
-      expect(denied.structuredContent.error.code).toBe("FORBIDDEN");
+      expect(denied.error.code).toBe("FORBIDDEN");
       expect(denied.content[0]!.text).toContain("content:write");
       await readOnly.close();
     } finally {

@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { completeRender } from "@site/domain/screenshots";
 import { sampleImage } from "@site/domain/testing";
 import { type AppServer, callTool, listenApp, mcpClient } from "../testing/mcp.ts";
 import { buildTestApp, type TestApp } from "../testing/mod.ts";
@@ -23,7 +24,9 @@ const MODELS = [
   "SignedUpload",
   "UploadPreparation",
   "SitePage",
+  "CollectionItem",
   "CollectionItemPage",
+  "CollectionItemList",
   "SocialPostPage",
   "SocialMediaPage",
   "SubscriberPage",
@@ -38,57 +41,69 @@ const MODELS = [
   "StyleList",
   "PageWrite",
   "LoginLink",
+  "Template",
+  "TemplateList",
+  "LayoutState",
+  "ScreenshotQueueAnswer",
+  "Render",
+  "ClipQueueAnswer",
+  "Clip",
+  "SubscriberAnswer",
+  "TestCampaignAccepted",
+  "SubscribedEndpoint",
+  "WebhooksTold",
+  "PublishAnswer",
+  "LayoutAnswer",
+  "ScreenshotQueued",
+  "ScreenshotResult",
+  "ClipQueued",
+  "SubscriberAdded",
+  "MediaDeleted",
+  "PageDeleted",
   "ErrorDetails",
   "FieldProblem",
 ];
 
-/** The MCP tools that answer a named model, and which. */
+/** Every MCP tool and the named model it answers (REST's, or one composing REST's; decision 0051). */
 const TOOL_OUTPUTS: Record<string, string> = {
   list_media: "MediaLibraryPage",
   import_media_from_url: "AddedMediaFile",
   upload_media: "AddedMediaFile",
+  delete_media: "MediaDeleted",
   list_sites: "SitePage",
-  list_collection_items: "CollectionItemPage",
-  list_social_posts: "SocialPostPage",
-  list_social_media: "SocialMediaPage",
-  list_subscribers: "SubscriberPage",
-  list_campaigns: "CampaignPage",
+  list_templates: "TemplateList",
   create_site: "SiteAnswer",
-  create_social_post: "SocialPostAnswer",
-  create_campaign: "CampaignAnswer",
-  send_campaign: "CampaignAnswer",
+  publish_site: "PublishAnswer",
+  unpublish_site: "PublishAnswer",
   list_pages: "PageList",
   reorder_pages: "PageList",
+  create_page: "PageWrite",
+  update_page: "PageWrite",
+  delete_page: "PageDeleted",
+  get_site_layout: "LayoutAnswer",
+  update_site_layout: "LayoutAnswer",
   get_chrome_strings: "Chrome",
   set_chrome_strings: "Chrome",
   define_collection: "CollectionAnswer",
+  list_collection_items: "CollectionItemPage",
+  upsert_collection_items: "CollectionItemList",
   translate_links: "TranslatedLinks",
   list_screenshot_styles: "StyleList",
-  create_page: "PageWrite",
-  update_page: "PageWrite",
+  queue_screenshot: "ScreenshotQueued",
+  get_screenshot: "ScreenshotResult",
   create_screenshot_login_link: "LoginLink",
+  create_clip: "ClipQueued",
+  get_clip: "Clip",
+  list_social_posts: "SocialPostPage",
+  create_social_post: "SocialPostAnswer",
+  list_social_media: "SocialMediaPage",
+  list_subscribers: "SubscriberPage",
+  add_subscriber: "SubscriberAdded",
+  list_campaigns: "CampaignPage",
+  create_campaign: "CampaignAnswer",
+  send_campaign: "CampaignAnswer",
+  send_test_campaign: "TestCampaignAccepted",
 };
-
-/**
- * The tools that declare no output schema yet, and why: their answer is not one REST model (it adds
- * fields to REST's answer, or REST answers no body). A new tool either names its model or joins here.
- */
-const WITHOUT_OUTPUT = [
-  "list_templates", // REST's template list is an inline schema, not yet a domain model
-  "publish_site", // adds publicPages to the site
-  "unpublish_site",
-  "queue_screenshot", // adds the webhooks that will be told
-  "get_screenshot", // adds embed and nextStep
-  "get_site_layout", // adds the etag REST sends as a header
-  "update_site_layout",
-  "upsert_collection_items", // many items; REST writes one
-  "create_clip", // adds the webhooks that will be told
-  "get_clip",
-  "delete_media", // REST answers 204
-  "delete_page",
-  "add_subscriber", // adds created
-  "send_test_campaign", // REST answers 202 with no model
-];
 
 /** A schema with every `$ref` to a component replaced by the component (itself resolved). */
 function resolved(schema: unknown): Json {
@@ -109,7 +124,7 @@ beforeAll(async () => {
   h = await buildTestApp({ env: { PUBLIC_BASE_URL: mcp.base } });
   mcp.serve(h);
   doc = await (await h.call("GET", "/swagger/json")).json();
-  ({ key } = await h.seedOrg({ siteLimit: 10 }));
+  ({ key } = await h.seedOrg({ siteLimit: 10, credits: 100 }));
   const res = await h.call("POST", "/api/v1/sites", {
     key,
     body: { name: "Named", slug: `named-${Date.now()}` },
@@ -153,6 +168,28 @@ describe("the OpenAPI document names each model once", () => {
     expect(responseSchema("/api/v1/sites/{siteId}/collections/{key}/items", "get", "200")).toEqual(
       ref("CollectionItemPage"),
     );
+    expect(doc.components.schemas.CollectionItemPage.properties.items.items).toEqual(ref("CollectionItem"));
+    expect(responseSchema("/api/v1/sites/{siteId}/collections/{key}/items/order", "put", "200")).toEqual(
+      ref("CollectionItemList"),
+    );
+    expect(responseSchema("/api/v1/templates", "get", "200")).toEqual(ref("TemplateList"));
+    expect(doc.components.schemas.TemplateList.properties.templates.items).toEqual(ref("Template"));
+    for (const action of ["publish", "unpublish"])
+      expect(responseSchema(`/api/v1/sites/{siteId}/${action}`, "post", "200")).toEqual(ref("SiteAnswer"));
+    for (const method of ["get", "put"])
+      expect(responseSchema("/api/v1/sites/{siteId}/layout", method, "200")).toEqual(ref("LayoutState"));
+    for (const status of ["200", "202"]) {
+      expect(responseSchema(`${media}/screenshot`, "post", status)).toEqual(ref("ScreenshotQueueAnswer"));
+      expect(responseSchema("/api/v1/social/media/clips", "post", status)).toEqual(ref("ClipQueueAnswer"));
+    }
+    expect(responseSchema(`${media}/screenshot/{renderId}`, "get", "200")).toEqual(ref("Render"));
+    expect(responseSchema("/api/v1/social/media/clips/{clipId}", "get", "200")).toEqual(ref("Clip"));
+    expect(responseSchema("/api/v1/sites/{siteId}/subscribers", "post", "201")).toEqual(
+      ref("SubscriberAnswer"),
+    );
+    expect(responseSchema("/api/v1/sites/{siteId}/campaigns/{campaignId}/test", "post", "202")).toEqual(
+      ref("TestCampaignAccepted"),
+    );
     // No operation carries an inline copy of a named model.
     const text = JSON.stringify(doc.paths);
     for (const [name, model] of Object.entries(NAMED_SCHEMAS))
@@ -160,6 +197,26 @@ describe("the OpenAPI document names each model once", () => {
         name,
         inline: false,
       });
+  });
+
+  test("a tool's answer that adds to REST's composes REST's model by $ref, never a copy of its fields", () => {
+    const schemas = doc.components.schemas;
+    const composed: Record<string, string[]> = {
+      PublishAnswer: ["SiteAnswer"],
+      LayoutAnswer: ["LayoutState"],
+      ScreenshotQueued: ["ScreenshotQueueAnswer", "WebhooksTold"],
+      ScreenshotResult: ["Render"],
+      ClipQueued: ["ClipQueueAnswer", "WebhooksTold"],
+      SubscriberAdded: ["SubscriberAnswer"],
+    };
+    for (const [name, parts] of Object.entries(composed)) {
+      // An MCP output schema says `type: object` at its root (the SDK refuses one that does not).
+      expect({ name, type: schemas[name].type }).toEqual({ name, type: "object" });
+      expect(schemas[name].allOf.slice(0, parts.length)).toEqual(parts.map(ref));
+    }
+    expect(schemas.LayoutAnswer.allOf[1].properties.etag.type).toBe("string");
+    expect(Object.keys(schemas.ScreenshotResult.allOf[1].properties).sort()).toEqual(["embed", "nextStep"]);
+    expect(schemas.WebhooksTold.properties.webhooks.items).toEqual(ref("SubscribedEndpoint"));
   });
 
   test("every tag an operation uses is declared with a description", () => {
@@ -182,15 +239,13 @@ describe("MCP tools answer the same models", () => {
     const client = await mcpClient(mcp, key);
     try {
       const { tools } = await client.listTools();
-      expect(
-        tools
-          .filter((t) => !t.outputSchema)
-          .map((t) => t.name)
-          .sort(),
-      ).toEqual([...WITHOUT_OUTPUT].sort());
+      // Every tool declares its model, and the list names each tool once.
+      expect(tools.filter((t) => !t.outputSchema).map((t) => t.name)).toEqual([]);
+      expect(tools.map((t) => t.name).sort()).toEqual(Object.keys(TOOL_OUTPUTS).sort());
+      expect(Object.keys(TOOL_OUTPUTS)).toHaveLength(37);
       for (const [tool, model] of Object.entries(TOOL_OUTPUTS)) {
         const listed = tools.find((t) => t.name === tool);
-        expect(listed?.outputSchema).toEqual(resolved(ref(model)));
+        expect({ tool, schema: listed?.outputSchema }).toEqual({ tool, schema: resolved(ref(model)) });
       }
       // The SDK client checks structuredContent against the declared output schema: these pass it.
       const png = sampleImage("png", { width: 32, height: 20, size: 1024 });
@@ -212,7 +267,144 @@ describe("MCP tools answer the same models", () => {
     }
   });
 
-  test("import_media_from_url refuses a bad URL with REST's error, word for word", async () => {
+  test("the newly declared tools answer their models: REST's answer, then what the tool adds", async () => {
+    const png = () =>
+      Buffer.from(sampleImage("png", { width: 32, height: 20, size: 1024 })).toString("base64");
+    const url = "https://example.com/";
+    // REST answers first: a route that has run leaves the shared models, and so the schemas, unchanged.
+    const before = Object.fromEntries(Object.entries(NAMED_SCHEMAS).map(([n, m]) => [n, modelJson(m)]));
+    const rest = {
+      templates: await h.call("GET", "/api/v1/templates", { key }),
+      layout: await h.call("GET", `/api/v1/sites/${siteId}/layout`, { key }),
+      estimate: await h.call("POST", `/api/v1/sites/${siteId}/media/screenshot`, {
+        key,
+        body: { url, estimateOnly: true },
+      }),
+      clipEstimate: await h.call("POST", "/api/v1/social/media/clips", {
+        key,
+        body: { url, motion: "scroll", estimateOnly: true },
+      }),
+    };
+    for (const [name, res] of Object.entries(rest))
+      expect({ name, status: res.status }).toEqual({ name, status: 200 });
+    expect(Object.fromEntries(Object.entries(NAMED_SCHEMAS).map(([n, m]) => [n, modelJson(m)]))).toEqual(
+      before,
+    );
+
+    const client = await mcpClient(mcp, key);
+    try {
+      // Listing the tools makes the SDK client check every structuredContent below against its schema.
+      const { tools } = await client.listTools();
+      for (const t of tools)
+        expect({ tool: t.name, schema: t.outputSchema }).toEqual({
+          tool: t.name,
+          schema: resolved(ref(TOOL_OUTPUTS[t.name]!)),
+        });
+      const ok = async (name: string, args: Record<string, unknown> = {}) => {
+        const res = await callTool(client, name, args);
+        expect({ name, error: res.isError ? res.content[0]?.text : undefined }).toEqual({
+          name,
+          error: undefined,
+        });
+        return res.structuredContent as Json;
+      };
+
+      expect(await ok("list_templates")).toEqual(await rest.templates.json());
+
+      const layout = await ok("get_site_layout", { siteId });
+      expect(layout).toEqual({
+        ...((await rest.layout.json()) as Json),
+        etag: rest.layout.headers.get("etag"),
+      });
+      const { etag: _etag, ...state } = layout;
+      const updated = await ok("update_site_layout", { siteId, styles: state.styles, ifMatch: layout.etag });
+      expect(Object.keys(updated).sort()).toEqual([...Object.keys(state), "etag"].sort());
+      expect(updated.etag).not.toBe(layout.etag);
+
+      const published = await ok("publish_site", { siteId });
+      expect(published.site.public_content_live).toBe(true);
+      expect(published.publicPages).toBe(`${mcp.base}/api/v1/public/sites/${published.site.slug}/pages`);
+      const unpublished = await ok("unpublish_site", { siteId });
+      const site = (await (await h.call("GET", `/api/v1/sites/${siteId}`, { key })).json()) as Json;
+      expect(unpublished).toEqual(site);
+
+      expect(await ok("queue_screenshot", { siteId, url, estimateOnly: true })).toEqual(
+        await rest.estimate.json(),
+      );
+      const queued = await ok("queue_screenshot", { siteId, url });
+      expect(queued).toMatchObject({ estimate: false, status: "pending", credits: 10 });
+      const frame = await ok("upload_media", { siteId, dataBase64: png(), alt: "a frame" });
+      await completeRender(h.ctx, queued.renderId, {
+        imageKey: frame.path,
+        width: 32,
+        height: 20,
+        warnings: [],
+      });
+      const done = await ok("get_screenshot", { siteId, renderId: queued.renderId });
+      const polled = (await (
+        await h.call("GET", `/api/v1/sites/${siteId}/media/screenshot/${queued.renderId}`, { key })
+      ).json()) as Json;
+      const { embed, ...render } = done;
+      expect(Object.keys(render).sort()).toEqual(Object.keys(polled).sort());
+      expect(render).toMatchObject({ status: "done", imageUrl: polled.imageUrl, width: 32, height: 20 });
+      expect(embed).toContain(`src="${polled.imageUrl}"`);
+
+      expect(await ok("create_clip", { url, motion: "scroll", estimateOnly: true })).toEqual(
+        await rest.clipEstimate.json(),
+      );
+      const clip = await ok("create_clip", { url, motion: "scroll" });
+      const pending = await ok("get_clip", { clipId: clip.clipId });
+      expect(pending.status).toBe("pending");
+      expect(pending).toEqual(
+        await (await h.call("GET", `/api/v1/social/media/clips/${clip.clipId}`, { key })).json(),
+      );
+
+      await ok("define_collection", {
+        siteId,
+        key: "team",
+        name: "Team",
+        fields: [{ key: "name", type: "text", required: true }],
+      });
+      const written = await ok("upsert_collection_items", {
+        siteId,
+        collection: "team",
+        items: [{ values: { name: "Ada" } }, { values: { name: "Grace" } }],
+      });
+      expect(written.items.map((i: Json) => i.values.name)).toEqual(["Ada", "Grace"]);
+      const reordered = await h.call("PUT", `/api/v1/sites/${siteId}/collections/team/items/order`, {
+        key,
+        body: { itemIds: written.items.map((i: Json) => i.id).reverse() },
+      });
+      const restItems = ((await reordered.json()) as Json).items;
+      expect(restItems.map((i: Json) => Object.keys(i).sort())).toEqual(
+        written.items.map((i: Json) => Object.keys(i).sort()),
+      );
+
+      const page = await ok("create_page", { siteId, path: "/gone", title: "Gone", content: "# Gone" });
+      expect(await ok("delete_page", { siteId, pageId: page.page.id })).toEqual({
+        deleted: true,
+        pageId: page.page.id,
+      });
+      const spare = await ok("upload_media", { siteId, dataBase64: png() });
+      const { images } = await ok("list_media", { siteId });
+      const mediaId = images.find((i: Json) => i.url === spare.url).id;
+      expect(await ok("delete_media", { siteId, mediaId })).toEqual({ deleted: true, mediaId });
+
+      const added = await ok("add_subscriber", { siteId, email: "Ada@Example.com" });
+      expect(added).toMatchObject({ created: true, subscriber: { email: "ada@example.com" } });
+      expect((await ok("add_subscriber", { siteId, email: "ada@example.com" })).created).toBe(false);
+      const draft = await ok("create_campaign", { siteId, subject: "Hi", html: "<p>Hi</p>" });
+      expect(
+        await ok("send_test_campaign", { siteId, campaignId: draft.campaign.id, to: ["qa@example.com"] }),
+      ).toEqual({ accepted: true, to: 1 });
+    } finally {
+      await client.close();
+    }
+  });
+
+  test("import_media_from_url refuses a bad URL with REST's error, word for word, in its text", async () => {
+    // The client has listed the tools (mcpClient does): an error result reaches it as a result, not as
+    // a mismatch with the output schema, because it carries no structuredContent.
     const client = await mcpClient(mcp, key);
     try {
       for (const url of [
@@ -228,7 +420,9 @@ describe("MCP tools answer the same models", () => {
         const restError = ((await rest.json()) as Json).error;
         const tool = await callTool(client, "import_media_from_url", { siteId, url });
         expect(tool.isError).toBe(true);
-        expect({ url, error: tool.structuredContent.error }).toEqual({ url, error: restError });
+        expect(tool.structuredContent).toBeUndefined();
+        expect(tool.content[0]!.text).toStartWith(`${restError.code}: ${restError.message}\n\n`);
+        expect({ url, error: tool.error }).toEqual({ url, error: restError });
       }
     } finally {
       await client.close();

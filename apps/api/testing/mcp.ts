@@ -23,7 +23,11 @@ export function listenApp(h?: TestApp): AppServer {
   return s;
 }
 
-/** The MCP SDK's own client, connected over Streamable HTTP to `<base>/mcp` with `key` as its bearer. */
+/**
+ * The MCP SDK's own client, connected over Streamable HTTP to `<base>/mcp` with `key` as its bearer.
+ * It has listed the tools, as a client does before calling them: the SDK then checks every tool
+ * answer's structuredContent against that tool's output schema (a mismatch throws).
+ */
 export async function mcpClient(server: { base: string }, key: string, name = "mcp-test"): Promise<Client> {
   const client = new Client({ name, version: "1.0.0" });
   await client.connect(
@@ -31,14 +35,19 @@ export async function mcpClient(server: { base: string }, key: string, name = "m
       requestInit: { headers: { authorization: `Bearer ${key}` } },
     }),
   );
+  await client.listTools();
   return client;
 }
 
-/** A tool's answer as the tests read it: `structuredContent` (or its error) and the text content. */
+/**
+ * A tool's answer as the tests read it: `structuredContent`, the text content, and for an error result
+ * the error its text carries (`CODE: message`, a blank line, then `{"error": …}` as JSON).
+ */
 export type CallResult = {
   isError?: boolean;
   structuredContent?: any;
   content: { type: string; text: string }[];
+  error?: any;
 };
 
 /** Calls a tool with the SDK client and answers its result, an error result included. */
@@ -47,5 +56,9 @@ export async function callTool(
   name: string,
   args: Record<string, unknown> = {},
 ): Promise<CallResult> {
-  return (await client.callTool({ name, arguments: args })) as unknown as CallResult;
+  const result = (await client.callTool({ name, arguments: args })) as unknown as CallResult;
+  if (!result.isError) return result;
+  const text = result.content[0]?.text ?? "";
+  const json = text.indexOf("\n\n");
+  return { ...result, error: json < 0 ? undefined : JSON.parse(text.slice(json + 2)).error };
 }

@@ -1,6 +1,6 @@
 import { Type } from "@sinclair/typebox";
 import { AppError, ListQuery } from "@site/domain/core";
-import { AddedMediaFile, addedMediaFile, addLibraryFile } from "@site/domain/media";
+import { AddedMediaFile, addedMediaFile, addLibraryFile, MediaDeleted } from "@site/domain/media";
 import {
   AddSubscriberBody,
   addSubscriber,
@@ -10,13 +10,15 @@ import {
   type Mailer,
   openMailer,
   SendCampaignBody,
+  SubscriberAdded,
   SubscriberListQuery,
   SubscriberPage,
   sendCampaign,
   sendTestCampaign,
+  TestCampaignAccepted,
   TestCampaignBody,
 } from "@site/domain/newsletters";
-import { deletePage, deleteSiteMedia, getOwnSite } from "@site/domain/sites";
+import { deletePage, deleteSiteMedia, getOwnSite, PageDeleted } from "@site/domain/sites";
 import {
   CreatePostBody,
   createSocialPost,
@@ -104,6 +106,7 @@ export const JOB_TOOLS: Tool[] = [
     description:
       "Deletes a library file by its id (from list_media): it leaves the list, its links stop working and its bytes go back to the storage quota. Refused with CONFLICT while a page, the layout, a collection item, a campaign or a social library entry uses it; error.details.references names each (remove them first). Needs content:write.",
     operation: "deleteSitesSiteIdMediaMediaId",
+    output: MediaDeleted,
     input: Type.Object({ siteId: SiteId, mediaId: Id("a library file, from list_media") }),
     readOnly: false,
     run: async (deps, principal, args) => {
@@ -117,6 +120,7 @@ export const JOB_TOOLS: Tool[] = [
     description:
       "Deletes a page by its id (from list_pages). Links to it elsewhere become broken links (list them with the REST broken-links route). Needs content:write.",
     operation: "deleteSitesSiteIdPagesPageId",
+    output: PageDeleted,
     input: Type.Object({ siteId: SiteId, pageId: Id("a page of the site") }),
     readOnly: false,
     run: async (deps, principal, args) => {
@@ -131,6 +135,7 @@ export const JOB_TOOLS: Tool[] = [
     description:
       "Adds one address to a site's newsletter (trimmed and lowercased). A new address is active, or pending with status: pending (a double opt-in mail is sent); one already there keeps its status (an unsubscribe or a bounce stands) and takes the new name. Needs content:write.",
     operation: "postSitesSiteIdSubscribers",
+    output: SubscriberAdded,
     input: Type.Object({ siteId: SiteId, ...AddSubscriberBody.properties }),
     readOnly: false,
     run: async (deps, principal, args) => {
@@ -161,6 +166,7 @@ export const JOB_TOOLS: Tool[] = [
     description:
       "Mails a test of a campaign (subject prefixed [Test]) to 1-10 addresses, in the background. Addresses of the organization's members are free; others count against a daily allowance (RATE_LIMITED beyond it, nothing sent). Needs content:write.",
     operation: "postSitesSiteIdCampaignsCampaignIdTest",
+    output: TestCampaignAccepted,
     input: Type.Object({
       siteId: SiteId,
       campaignId: Id("a campaign, from list_campaigns"),

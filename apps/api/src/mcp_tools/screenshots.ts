@@ -6,7 +6,9 @@ import {
   LoginLinkView,
   listStyleViews,
   queueScreenshot,
+  ScreenshotQueued,
   ScreenshotRequestBody,
+  ScreenshotResult,
   StyleList,
   StyleListQuery,
 } from "@site/domain/screenshots";
@@ -53,6 +55,7 @@ export const SCREENSHOT_TOOLS: Tool[] = [
     description:
       "Films a public web page with a headless browser and frames it in a 3D device mockup; the image lands in the site's media library. Costs 10 AI credits, debited now and refunded if the render fails; estimateOnly: true prices it for free. Answers a renderId: poll get_screenshot until status is done (a few seconds to a minute). Needs content:write. Errors: VALIDATION_ERROR (bad URL or option, private address), NOT_FOUND (unknown styleId), QUOTA_EXCEEDED (credits), NOT_CONFIGURED (no browser on this server), RENDERER_ERROR (queue down; nothing charged). When the organization has webhooks for screenshot.completed or screenshot.failed, the result lists them under `webhooks`: they will be told how it ends.",
     operation: "postSitesSiteIdMediaScreenshot",
+    output: ScreenshotQueued,
     input: Type.Object({ siteId: SiteId, ...ScreenshotRequestBody.properties, url: PageUrl }),
     readOnly: false,
     openWorld: true,
@@ -73,6 +76,7 @@ export const SCREENSHOT_TOOLS: Tool[] = [
     description:
       "Where a render stands: pending, done (imageUrl: the library url to put in page content; displayUrl: a short-lived preview link, never to be stored; width, height, warnings) or failed (error; credits refunded). When a warning says the page redirected to a sign-in form, the result's nextStep says how to sign in and film again. Free. Needs content:write.",
     operation: "getSitesSiteIdMediaScreenshotRenderId",
+    output: ScreenshotResult,
     input: Type.Object({
       siteId: SiteId,
       renderId: Type.String({ pattern: UUID_PATTERN, maxLength: 36, description: "from queue_screenshot" }),

@@ -13,11 +13,13 @@ import {
   PAGE_LIMITS,
   PageList,
   PageWrite,
+  PublishAnswer,
   SITE_NAME_MAX_LENGTH,
   SiteAnswer,
   SitePage,
   SLUG_PATTERN,
   setSitePublished,
+  TemplateList,
   UpdatePageBody,
   updatePage,
 } from "@site/domain/sites";
@@ -72,6 +74,7 @@ export const SITE_TOOLS: Tool[] = [
     description:
       "Lists the marketplace templates a new site can be cloned from (approved ones only). Pass a template's `slug` as `template` to create_site. Needs the sites:write scope.",
     operation: "getTemplates",
+    output: TemplateList,
     input: Type.Object({}),
     readOnly: true,
     run: async (deps) => ({ value: { templates: await listTemplates(deps) } }),
@@ -122,6 +125,7 @@ export const SITE_TOOLS: Tool[] = [
           ? "Makes a site's pages public (visitors can read them, and their images open with visitor grants). Needs sites:write and a key created by an owner or admin."
           : "Takes a site's pages off the public web; visitor access to its images ends at once. Needs sites:write and a key created by an owner or admin.",
       operation: action === "publish" ? "postSitesSiteIdPublish" : "postSitesSiteIdUnpublish",
+      output: PublishAnswer,
       input: Type.Object({ siteId: SiteId }),
       readOnly: false,
       run: async (deps, principal, args) => {

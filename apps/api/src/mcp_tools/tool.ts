@@ -17,10 +17,11 @@ export type Tool<S extends TSchema = TSchema> = {
   scope: Scope;
   input: S;
   /**
-   * The model of the structured result (MCP `outputSchema`): the same named model the REST operation
-   * answers, so an agent and a generated client read one shape.
+   * The model of the structured result (MCP `outputSchema`): a named model of the OpenAPI document, the
+   * one the REST operation answers, or one composing it with what the tool adds (decision 0051), so an
+   * agent and a generated client read one shape. Every tool declares one.
    */
-  output?: TSchema;
+  output: TSchema;
   readOnly: boolean;
   /** True when the tool reaches outside this service (an import fetches a URL, a render films a page). */
   openWorld?: boolean;
