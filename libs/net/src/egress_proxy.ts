@@ -175,8 +175,8 @@ export function startEgressProxy(opts: EgressProxyOptions = {}): Promise<EgressP
   ): Promise<{ target: FetchTarget; pinned: { address: string; family: 4 | 6 } } | null> => {
     let target: FetchTarget;
     try {
-      const bare = host.startsWith("[") ? host : host.includes(":") ? `[${host}]` : host;
-      target = checkFetchTarget(`https://${bare}:${port}/`, allowHosts, { localNetwork: opts.localNetwork });
+      // An IPv6 host is bracketed already: splitAuthority keeps the brackets, and so does URL.hostname.
+      target = checkFetchTarget(`https://${host}:${port}/`, allowHosts, { localNetwork: opts.localNetwork });
     } catch (err) {
       if (err instanceof TargetError && err.kind === "blocked")
         refuse(client, { host, port, reason: err.message, ...(url ? { url } : {}) });
