@@ -1,77 +1,8 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { randomBytes } from "node:crypto";
-import { type AddressInfo, connect, createServer, type Server, type Socket } from "node:net";
+import { connect } from "node:net";
+import { closedWithin, rawClient, tcpServer } from "../testing/sockets.ts";
 import { type EgressProxy, type EgressRefusal, startEgressProxy } from "./egress_proxy.ts";
-
-/** A loopback TCP server that counts the connections it accepts; `onSocket` decides what it does. */
-async function tcpServer(
-  onSocket: (s: Socket) => void,
-): Promise<{ port: number; accepted(): number; close(): Promise<void> }> {
-  let accepted = 0;
-  const sockets = new Set<Socket>();
-  const server: Server = createServer((s) => {
-    accepted++;
-    sockets.add(s);
-    s.on("close", () => sockets.delete(s));
-    s.on("error", () => {});
-    onSocket(s);
-  });
-  await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
-  return {
-    port: (server.address() as AddressInfo).port,
-    accepted: () => accepted,
-    close: () =>
-      new Promise<void>((r) => {
-        for (const s of sockets) s.destroy();
-        server.close(() => r());
-      }),
-  };
-}
-
-/** A raw client: what it received so far, a wait on a condition with a deadline, and its close. */
-function rawClient(port: number) {
-  const sock = connect(port, "127.0.0.1");
-  let received = Buffer.alloc(0);
-  let checks: (() => void)[] = [];
-  const closed = new Promise<void>((r) => sock.once("close", () => r()));
-  sock.on("error", () => {});
-  sock.on("data", (d: Buffer) => {
-    received = Buffer.concat([received, d]);
-    for (const c of checks) c();
-  });
-  sock.once("close", () => {
-    for (const c of checks) c();
-  });
-  return {
-    sock,
-    closed,
-    text: () => received.toString("latin1"),
-    bytes: () => received,
-    until(pred: (text: string) => boolean, ms = 3_000): Promise<string> {
-      return new Promise((resolve, reject) => {
-        const timer = setTimeout(
-          () => reject(new Error(`timed out; got ${JSON.stringify(this.text())}`)),
-          ms,
-        );
-        const check = () => {
-          if (pred(received.toString("latin1"))) {
-            clearTimeout(timer);
-            checks = checks.filter((c) => c !== check);
-            resolve(received.toString("latin1"));
-          } else if (sock.destroyed) {
-            clearTimeout(timer);
-            resolve(received.toString("latin1"));
-          }
-        };
-        checks.push(check);
-        check();
-      });
-    },
-  };
-}
-
-const closedWithin = (c: { closed: Promise<void> }, ms: number) =>
-  Promise.race([c.closed.then(() => true), new Promise<boolean>((r) => setTimeout(() => r(false), ms))]);
 
 let echo: Awaited<ReturnType<typeof tcpServer>>;
 let forbidden: Awaited<ReturnType<typeof tcpServer>>;
