@@ -365,6 +365,9 @@ describe("delivery paths and URLs", () => {
     expect(mediaPath("é/x.png")).toBe("/api/media/%C3%A9/x.png");
     expect(mediaPath("x.png ")).toBe("/api/media/x.png%20");
     expect(mediaPath(" x.png")).toBe("/api/media/%20x.png");
+    // A key with none of the plain characters at all is escaped too.
+    expect(mediaPath("é")).toBe("/api/media/%C3%A9");
+    expect(mediaPath("?#")).toBe("/api/media/%3F%23");
   });
 
   test("the visitor, member and org URLs carry a grant of their kind for that path", () => {
