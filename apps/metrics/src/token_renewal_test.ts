@@ -96,6 +96,20 @@ async function refusal(p: Promise<unknown>): Promise<{ kind: string; message: st
   throw new Error("readyAccount answered where it had to throw");
 }
 
+/** A promise, and whether it has settled yet. */
+function watch<T>(p: Promise<T>): { p: Promise<T>; done: boolean } {
+  const w = { p, done: false };
+  p.then(
+    () => {
+      w.done = true;
+    },
+    () => {
+      w.done = true;
+    },
+  );
+  return w;
+}
+
 /** True while a session of the test database waits for a lock (readyAccount on the account row's). */
 async function waitsForRowLock(): Promise<boolean> {
   const [r] = await handle.sql<{ n: number }[]>`
@@ -104,8 +118,12 @@ async function waitsForRowLock(): Promise<boolean> {
   return (r?.n ?? 0) > 0;
 }
 
+/**
+ * Waits for `cond` (each step it waits for takes milliseconds); 10 s at most, so that a mutant which
+ * never gets there fails the test well within StrykerJS's timeout.
+ */
 async function until(what: string, cond: () => boolean | Promise<boolean>) {
-  const end = Date.now() + 30_000;
+  const end = Date.now() + 10_000;
   while (!(await cond())) {
     if (Date.now() > end) throw new Error(`never happened: ${what}`);
     await Bun.sleep(10);
@@ -159,7 +177,7 @@ describe("the refresh margin", () => {
     expect(fake.refreshCount("x") - before).toBe(1);
   });
 
-  test("a token without expiry is used as it is, and a platform without an OAuth client never renews", async () => {
+  test("a token without expiry is used as it is, and a platform without an OAuth client (or adapter) never renews", async () => {
     const p = await seedOrg();
     const now = new Date();
     fake.setNow(now);
@@ -179,6 +197,8 @@ describe("the refresh margin", () => {
     const before = fake.refreshCount("x");
     const used = await readyAccount(ctx, expired.id, noClient, now);
     expect({ token: used.accessToken, id: used.id }).toEqual({ token: expired.token, id: expired.id });
+    // No adapter at all for the platform (PlatformAdapters is partial): the same.
+    expect((await readyAccount(ctx, expired.id, {}, now)).accessToken).toBe(expired.token);
     expect(fake.refreshCount("x")).toBe(before);
     expect((await stored(expired.id)).status).toBe("connected");
   });
@@ -330,33 +350,34 @@ describe("an adapter failing with something other than a PlatformError", () => {
  */
 async function twoAtOnce(id: string, now: Date) {
   const call = () =>
-    readyAccount(ctx, id, createPlatformAdapters(ctx), now).then(
-      (account) => ({ token: account.accessToken }),
-      (err: unknown) => ({ refused: refusalOf(err) }),
+    watch(
+      readyAccount(ctx, id, createPlatformAdapters(ctx), now).then(
+        (account) => ({ token: account.accessToken }),
+        (err: unknown) => ({ refused: refusalOf(err) }),
+      ),
     );
   const first = fake.holdRefresh();
   const a = call();
   let b: ReturnType<typeof call> | undefined;
   let second: ReturnType<typeof fake.holdRefresh> | undefined;
   try {
-    await until("the first asks the platform", () => first.arrived === 1);
-    b = call();
+    await until("the first asks the platform", () => first.arrived === 1 || a.done);
+    if (first.arrived === 0)
+      throw new Error(`the first never asked the platform: ${JSON.stringify(await a.p)}`);
+    const waiting = call();
+    b = waiting;
     await until(
       "the second waits for the row lock",
-      async () => first.arrived === 2 || (await waitsForRowLock()),
+      async () => first.arrived === 2 || waiting.done || (await waitsForRowLock()),
     );
     second = fake.holdRefresh();
   } finally {
     first.release();
   }
-  const ra = await a;
-  let settled = false;
-  void b.then(() => {
-    settled = true;
-  });
-  await until("the second answers or asks the platform", () => settled || second.arrived > 0);
+  const ra = await a.p;
+  await until("the second answers or asks the platform", () => b.done || second.arrived > 0);
   second.release();
-  return { first: ra, second: await b, asked: first.arrived - 1 + second.arrived };
+  return { first: ra, second: await b.p, asked: first.arrived - 1 + second.arrived };
 }
 
 describe("two processes on one account (the row lock)", () => {
