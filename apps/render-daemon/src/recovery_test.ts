@@ -293,6 +293,9 @@ for (const driver of ["in-process", "bullmq"] as const) {
           HOST: "127.0.0.1",
           FETCH_ALLOW_HOSTS: pages.host,
           RENDER_CONCURRENCY: "2",
+          // A grace a loaded host cannot outrun (two 4 s pages filmed and composed on two busy cores took
+          // longer than the default 15 s there): the rule is that the renders finish within it.
+          SHUTDOWN_GRACE_MS: "60000",
         };
         // In-process: the API must be in the process that runs the queue (serve_all); BullMQ: the daemon alone.
         const p = spawnApp(
