@@ -33,6 +33,7 @@ import {
   signUpload,
   siteOfKey,
   sniffMedia,
+  storageQuotaError,
   UPLOAD_URL_SECONDS,
 } from "@site/domain/media";
 import { isStoreDown, MAX_MEDIA_BYTES } from "@site/storage";
@@ -126,11 +127,7 @@ export async function prepareSocialUpload(ctx: MediaContext, principal: Principa
     const pending =
       (await pendingOrgUploadBytes(ctx, tx, principal.orgId)) +
       (await pendingSocialBytes(ctx, tx, principal.orgId));
-    if (org.used + pending + input.size > org.quota)
-      throw new AppError(
-        "FORBIDDEN",
-        `the organization's storage quota of ${org.quota} bytes would be exceeded`,
-      );
+    if (org.used + pending + input.size > org.quota) throw storageQuotaError(org.quota);
     const [r] = await tx
       .insert(socialMedia)
       .values({
