@@ -72,7 +72,14 @@ export async function pendingOrgUploadBytes(ctx: Context, tx: Tx, orgId: string)
       and(
         eq(mediaUploads.status, "prepared"),
         gt(mediaUploads.expiresAt, ctx.clock.now()),
-        inArray(mediaUploads.siteId, tx.select({ id: sites.id }).from(sites).where(eq(sites.orgId, orgId))),
+        // A deleted site's prepared uploads can never land (lockSiteOrg refuses it): they stop counting.
+        inArray(
+          mediaUploads.siteId,
+          tx
+            .select({ id: sites.id })
+            .from(sites)
+            .where(and(eq(sites.orgId, orgId), isNull(sites.deletedAt))),
+        ),
       ),
     );
   return Number(org?.bytes ?? 0);
@@ -193,17 +200,7 @@ export async function pendingUploads(ctx: Context, tx: Tx, siteId: string, orgId
         gt(mediaUploads.expiresAt, now),
       ),
     );
-  const [org] = await tx
-    .select({ bytes: sql<number>`coalesce(sum(${mediaUploads.size}), 0)::bigint` })
-    .from(mediaUploads)
-    .where(
-      and(
-        eq(mediaUploads.status, "prepared"),
-        gt(mediaUploads.expiresAt, now),
-        inArray(mediaUploads.siteId, tx.select({ id: sites.id }).from(sites).where(eq(sites.orgId, orgId))),
-      ),
-    );
-  return { count: site?.n ?? 0, bytes: Number(org?.bytes ?? 0) };
+  return { count: site?.n ?? 0, bytes: await pendingOrgUploadBytes(ctx, tx, orgId) };
 }
 
 /** 429 RATE_LIMITED with Retry-After: the site's rolling daily upload cap is spent. */

@@ -191,6 +191,8 @@ describe("pendingOrgUploadBytes and pendingUploads", () => {
     await upload(a, 8000, NOW); // expires at this very moment: no longer pending
     await upload(a, 8000, at(-1));
     await upload(stranger, 5000, at(3600_000));
+    // A deleted site's prepared upload can never land: it no longer holds the organization's quota.
+    await upload(await site(o, at(-1000)), 300, at(3600_000));
     const ctx = ctxWith();
     await handle.db.transaction(async (tx) => {
       expect(await pendingOrgUploadBytes(ctx, tx, o)).toBe(120);
