@@ -504,9 +504,18 @@ describe("reading renders", () => {
     const [clip] = await waiting(o, 1, "clip");
     const notFound = (siteOwner: Org, id: string) =>
       getRender(ctx, siteOwner.principal, siteOwner.siteId, id).then(() => null, appError);
-    expect(await notFound(o, clip!)).toMatchObject({ code: "NOT_FOUND" });
-    expect(await notFound(other, still!)).toMatchObject({ code: "NOT_FOUND" });
-    expect(await notFound(o, randomUUID())).toMatchObject({ code: "NOT_FOUND" });
+    expect(await notFound(o, clip!)).toMatchObject({
+      code: "NOT_FOUND",
+      message: "screenshot render not found",
+    });
+    expect(await notFound(other, still!)).toMatchObject({
+      code: "NOT_FOUND",
+      message: "screenshot render not found",
+    });
+    expect(await notFound(o, randomUUID())).toMatchObject({
+      code: "NOT_FOUND",
+      message: "screenshot render not found",
+    });
     expect(await getRender(ctx, o.principal, o.siteId, still!)).toEqual({
       renderId: still!,
       status: "pending",
