@@ -276,7 +276,7 @@ describe("what is forwarded", () => {
       webHeads = [];
       const text = await exchange(
         p.port,
-        `GET http://127.0.0.1:${web.port}/p?q=1 HTTP/1.1\r\nHost: elsewhere.example\r\nConnection: keep-alive\r\n` +
+        `GET http://127.0.0.1:${web.port}/p?q=1 HTTP/1.1\r\nHost: elsewhere.example\r\nConnection: close\r\n` +
           "Keep-Alive: timeout=5\r\nProxy-Authorization: Basic c2VjcmV0\r\nProxy-Authenticate: Basic\r\nTE: trailers\r\n" +
           "Trailer: X-Sum\r\nUpgrade: websocket\r\nAccept: text/plain\r\nX-Note: accept, user-agent\r\nUser-Agent: t\r\n\r\n",
       );
