@@ -232,11 +232,12 @@ export function startEgressProxy(opts: EgressProxyOptions = {}): Promise<EgressP
     }
     if (url.protocol !== "http:" && url.protocol !== "ws:")
       return answer(client, "400 Bad Request", "invalid", "only http:// requests and CONNECT are proxied");
-    if (url.protocol === "ws:") url.protocol = "http:";
     if (url.username || url.password)
       return answer(client, "400 Bad Request", "invalid", "URLs with credentials are refused");
-    const port = url.port ? Number(url.port) : 80;
+    // Reported as asked (a refused ws:// stays ws:// in the render's warnings), sent upstream as http.
     const shown = `${url.origin}${url.pathname}`;
+    if (url.protocol === "ws:") url.protocol = "http:";
+    const port = url.port ? Number(url.port) : 80;
     const ok = await admit(client, url.hostname, port, shown);
     if (!ok || gone(client)) return;
     const connection = head.headers.find(([n]) => n.toLowerCase() === "connection")?.[1] ?? "";

@@ -96,6 +96,23 @@ describe("the proxy's answers, word for word", () => {
     });
   });
 
+  test("a refused request names the URL as asked: ws:// stays ws://, http:// stays http://", async () => {
+    await withProxy({}, async (p, refused) => {
+      const port = await closedPort();
+      for (const scheme of ["ws", "http"]) {
+        const text = await exchange(
+          p.port,
+          `GET ${scheme}://127.0.0.1:${port}/live?x=1 HTTP/1.1\r\nHost: 127.0.0.1:${port}\r\n\r\n`,
+        );
+        expect(text).toStartWith("HTTP/1.1 403 Forbidden\r\n");
+      }
+      expect(refused.map((r) => r.url)).toEqual([
+        `ws://127.0.0.1:${port}/live`,
+        `http://127.0.0.1:${port}/live`,
+      ]);
+    });
+  });
+
   test.each([
     ["CONNECT nohostport HTTP/1.1", "CONNECT needs host:port"],
     ["CONNECT 127.0.0.1:0 HTTP/1.1", "CONNECT needs host:port"],
