@@ -8,10 +8,6 @@ const rt = await openRuntime();
 const api = startApi(rt);
 const daemon = await startRenderDaemon(rt);
 const metrics = await startMetrics(rt);
-console.log(
-  `Site Content API: ${rt.config.publicBaseUrl} (listening on ${api.url}; docs at ${api.url}/swagger)`,
-);
-
 let stopping = false;
 for (const sig of ["SIGINT", "SIGTERM"] as const) {
   process.on(sig, async () => {
@@ -25,3 +21,7 @@ for (const sig of ["SIGINT", "SIGTERM"] as const) {
     process.exit(0);
   });
 }
+// Announced once a SIGTERM would be handled (a supervisor may stop it the moment it reads this line).
+console.log(
+  `Site Content API: ${rt.config.publicBaseUrl} (listening on ${api.url}; docs at ${api.url}/swagger)`,
+);

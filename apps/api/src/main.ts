@@ -4,7 +4,6 @@ import { startApi } from "./server.ts";
 /** `bun run apps/api`: the API alone, configured by the environment. */
 const rt = await openRuntime();
 const api = startApi(rt);
-console.log(api.url);
 let stopping = false;
 for (const sig of ["SIGINT", "SIGTERM"] as const) {
   process.on(sig, async () => {
@@ -18,3 +17,6 @@ for (const sig of ["SIGINT", "SIGTERM"] as const) {
     process.exit(0);
   });
 }
+// Ready only once a SIGTERM would be handled: a supervisor that stops the process the moment it reads
+// the URL gets a clean exit, not the default action (143).
+console.log(api.url);
