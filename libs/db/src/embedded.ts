@@ -3,6 +3,7 @@ import {
   constants,
   existsSync,
   mkdirSync,
+  readdirSync,
   readFileSync,
   rmSync,
   statSync,
@@ -135,6 +136,28 @@ function runningPostmaster(databaseDir: string): number | null {
   }
 }
 
+/**
+ * The watchdogs still running for the server whose pid file is `pidFile` (Linux: read from /proc;
+ * elsewhere none is seen). One whose owner died a moment ago is about to stop that server.
+ */
+function watchdogsOf(pidFile: string): number[] {
+  let entries: string[];
+  try {
+    entries = readdirSync("/proc");
+  } catch {
+    return [];
+  }
+  const found: number[] = [];
+  for (const e of entries) {
+    if (!/^\d+$/.test(e)) continue;
+    try {
+      const args = readFileSync(`/proc/${e}/cmdline`, "utf8").split("\0");
+      if (args.includes("site-pg-watchdog") && args.includes(pidFile)) found.push(Number(e));
+    } catch {}
+  }
+  return found;
+}
+
 /** Stops a server this process did not start (an adopted orphan): SIGINT, then waits for it to end. */
 async function stopByPid(databaseDir: string): Promise<void> {
   const pid = postmasterPid(databaseDir);
@@ -208,6 +231,16 @@ export async function startEmbeddedPostgres(dataDir: string): Promise<EmbeddedSe
     if (rec.pid === process.pid || pidAlive(rec.pid))
       return { url: rec.url, owned: false, superuserUrl: superuserUrl(rec.url), release: async () => {} };
     if (!adopt) return null;
+    // Its owner died a moment ago and the owner's watchdog is stopping it: adopting it now would hand
+    // this process a server about to go. Let the watchdog finish, then start anew if it is gone.
+    const pidFile = join(databaseDir, "postmaster.pid");
+    if (watchdogsOf(pidFile).length > 0) {
+      for (let waited = 0; watchdogsOf(pidFile).length > 0 && waited < 5000; waited += 20)
+        await Bun.sleep(20);
+      for (let waited = 0; runningPostmaster(databaseDir) && waited < 30_000; waited += 50)
+        await Bun.sleep(50);
+    }
+    if (!(await reachable(rec.url))) return null;
     writePrivateFile(recordFile, JSON.stringify({ url: rec.url, pid: process.pid } satisfies Record_));
     const watchdog = startWatchdog(join(databaseDir, "postmaster.pid"));
     return owning(rec.url, watchdog, () => stopByPid(databaseDir));

@@ -1,5 +1,14 @@
 import { afterAll, describe, expect, test } from "bun:test";
-import { chmodSync, existsSync, mkdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
+import {
+  chmodSync,
+  existsSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from "node:fs";
 import { join } from "node:path";
 import postgres from "postgres";
 import { connectDatabase } from "./connect.ts";
@@ -204,6 +213,42 @@ describe("the embedded PostgreSQL default", () => {
     await again.release();
   });
 
+  test("a start right after its owner's SIGKILL waits for the owner's watchdog to stop the server, never adopts it", async () => {
+    const proc = Bun.spawn(
+      [
+        "bun",
+        "-e",
+        `import { startEmbeddedPostgres } from "@site/db"; await startEmbeddedPostgres(${JSON.stringify(dir)}); console.log("up"); setInterval(() => {}, 1e6);`,
+      ],
+      { cwd: ROOT, stdout: "pipe", stderr: "inherit" },
+    );
+    const { value } = await proc.stdout.getReader().read();
+    expect(new TextDecoder().decode(value)).toContain("up");
+    const pid = Number(readFileSync(join(dir, "pg", "postmaster.pid"), "utf8").split("\n")[0]);
+    // The watchdog is held still, so the owner's death cannot stop the server before the next start looks.
+    const dogs = watchdogPids(proc.pid);
+    expect(dogs).toHaveLength(1);
+    process.kill(dogs[0]!, "SIGSTOP");
+    proc.kill("SIGKILL");
+    await proc.exited;
+    let started = false;
+    const next = startEmbeddedPostgres(dir).finally(() => {
+      started = true;
+    });
+    await Bun.sleep(300);
+    expect(started).toBe(false); // waiting for the watchdog, not adopting the doomed server
+    process.kill(dogs[0]!, "SIGCONT");
+    const server = await next;
+    expect(server.owned).toBe(true);
+    const now = Number(readFileSync(join(dir, "pg", "postmaster.pid"), "utf8").split("\n")[0]);
+    expect(now).not.toBe(pid); // a new server: the old one was stopped by its watchdog
+    const sql = postgres(server.url, { max: 1, onnotice: () => {} });
+    await Bun.sleep(300); // had it adopted the old server, the watchdog's stop would land about now
+    expect([...(await sql`select 1 as one`)]).toEqual([{ one: 1 }]);
+    await sql.end();
+    await server.release();
+  });
+
   test("a start killed with SIGKILL leaves nothing that blocks the next start", async () => {
     const proc = Bun.spawn(
       [
@@ -233,3 +278,18 @@ describe("the embedded PostgreSQL default", () => {
     }
   });
 });
+
+/** The watchdogs (`site-pg-watchdog`) that `parent` started. */
+function watchdogPids(parent: number): number[] {
+  const found: number[] = [];
+  for (const e of readdirSync("/proc")) {
+    if (!/^\d+$/.test(e)) continue;
+    try {
+      const stat = readFileSync(`/proc/${e}/stat`, "utf8");
+      const ppid = Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[1]);
+      if (ppid === parent && readFileSync(`/proc/${e}/cmdline`, "utf8").includes("site-pg-watchdog"))
+        found.push(Number(e));
+    } catch {}
+  }
+  return found;
+}
