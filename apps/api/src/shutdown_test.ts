@@ -2,11 +2,10 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { mkdtempSync, readdirSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { createLogger, loadConfig, systemClock } from "@site/config";
 import { mediaFiles, organizations } from "@site/db";
 import { createTestDatabase } from "@site/db/testing";
 import { type Context, createApiKey, createMember, createOrganization } from "@site/domain/core";
-import { sampleImage } from "@site/domain/testing";
+import { sampleImage, testContext } from "@site/domain/testing";
 import { createTlsFixture, type TlsFixture } from "@site/net/testing";
 import { eq, sql } from "drizzle-orm";
 import { spawnApi } from "../testing/mod.ts";
@@ -34,12 +33,7 @@ beforeAll(async () => {
     },
   });
   db = await createTestDatabase();
-  ctx = {
-    config: loadConfig({ SECRET_KEY: "test-secret-key-0123456789", DATA_DIR: "/tmp/site-test-data" }),
-    db: db.db,
-    clock: systemClock,
-    log: createLogger("silent" as never),
-  };
+  ctx = testContext(db.db);
 });
 afterAll(async () => {
   host.stop(true);

@@ -3,10 +3,10 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { connect } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { createLogger, loadConfig, systemClock } from "@site/config";
 import { pages } from "@site/db";
 import { createTestDatabase } from "@site/db/testing";
 import { type Context, createApiKey, createMember, createOrganization } from "@site/domain/core";
+import { testContext } from "@site/domain/testing";
 import { eq } from "drizzle-orm";
 import { spawnApi } from "../testing/mod.ts";
 
@@ -20,12 +20,7 @@ let db: Awaited<ReturnType<typeof createTestDatabase>>;
 let ctx: Context;
 beforeAll(async () => {
   db = await createTestDatabase();
-  ctx = {
-    config: loadConfig({ SECRET_KEY: "test-secret-key-0123456789", DATA_DIR: "/tmp/site-test-data" }),
-    db: db.db,
-    clock: systemClock,
-    log: createLogger("silent" as never),
-  };
+  ctx = testContext(db.db);
 });
 afterAll(async () => {
   await db.close();

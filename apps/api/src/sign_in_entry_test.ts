@@ -14,9 +14,9 @@ import {
   servePages,
   until,
 } from "@site/browser/testing";
-import { createLogger, loadConfig, systemClock } from "@site/config";
 import { createTestDatabase } from "@site/db/testing";
 import { type Context, createApiKey, createMember, createOrganization } from "@site/domain/core";
+import { testContext } from "@site/domain/testing";
 import { spawnApi } from "../testing/mod.ts";
 
 type Json = any;
@@ -37,12 +37,7 @@ beforeAll(async () => {
   forbidden = await serveForbidden();
   escapes = serveEscapes(forbidden);
   db = await createTestDatabase();
-  ctx = {
-    config: loadConfig({ SECRET_KEY: "test-secret-key-0123456789", DATA_DIR: "/tmp/site-test-data" }),
-    db: db.db,
-    clock: systemClock,
-    log: createLogger("silent" as never),
-  };
+  ctx = testContext(db.db);
 });
 afterAll(async () => {
   pages.stop();

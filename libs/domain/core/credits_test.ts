@@ -1,9 +1,8 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { randomUUID } from "node:crypto";
-import { createLogger, loadConfig } from "@site/config";
-import { creditLedger, type DbHandle, organizations } from "@site/db";
+import type { DbHandle } from "@site/db";
 import { createTestDatabase } from "@site/db/testing";
-import { eq } from "drizzle-orm";
+import { creditsOf, ledgerOf, testContext } from "@site/domain/testing";
 import type { Context } from "./context.ts";
 import { debitCredits, recordDebit, refundOnce } from "./credits.ts";
 import { AppError } from "./errors.ts";
@@ -17,25 +16,14 @@ let handle: DbHandle;
 let ctx: Context;
 beforeAll(async () => {
   handle = await createTestDatabase();
-  ctx = {
-    config: loadConfig({ SECRET_KEY: "test-secret-key-0123456789", DATA_DIR: "/tmp/site-test-data" }),
-    db: handle.db,
-    clock: { now: () => new Date() },
-    log: createLogger("silent" as never),
-  } as Context;
+  ctx = testContext(handle.db);
 });
 afterAll(() => handle.close());
 
 const org = async (credits: number) =>
   (await createOrganization(ctx, { name: `Credits ${randomUUID().slice(0, 6)}`, credits })).id;
-const balance = async (orgId: string) =>
-  (await handle.db.select().from(organizations).where(eq(organizations.id, orgId)))[0]!.credits;
-/** The organization's ledger rows besides its opening grant: [delta, reason, subject]. */
-const ledger = async (orgId: string) =>
-  (await handle.db.select().from(creditLedger).where(eq(creditLedger.orgId, orgId)))
-    .filter((r) => r.reason !== "grant")
-    .sort((a, b) => a.id - b.id)
-    .map((r) => [r.delta, r.reason, r.subjectId]);
+const balance = (orgId: string) => creditsOf(handle.db, orgId);
+const ledger = (orgId: string) => ledgerOf(handle.db, orgId);
 const quotaError = (err: unknown) =>
   err instanceof AppError ? { code: err.code, message: err.message } : { unexpected: String(err) };
 

@@ -1,9 +1,9 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { randomUUID } from "node:crypto";
-import { createLogger, loadConfig } from "@site/config";
 import { type DbHandle, mediaUploads, organizations, sites, usageEvents } from "@site/db";
 import { createTestDatabase } from "@site/db/testing";
 import { AppError, type Context, createOrganization } from "@site/domain/core";
+import { testContext } from "@site/domain/testing";
 import { eq } from "drizzle-orm";
 import {
   chargeOrgStorage,
@@ -34,12 +34,7 @@ let handle: DbHandle;
 let base: Context;
 beforeAll(async () => {
   handle = await createTestDatabase();
-  base = {
-    config: loadConfig({ SECRET_KEY: "test-secret-key-0123456789", DATA_DIR: "/tmp/site-test-data" }),
-    db: handle.db,
-    clock: { now: () => NOW },
-    log: createLogger("silent" as never),
-  } as Context;
+  base = testContext(handle.db, { now: () => NOW });
 });
 afterAll(() => handle.close());
 

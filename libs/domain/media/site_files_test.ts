@@ -1,9 +1,9 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { randomUUID } from "node:crypto";
-import { createLogger, loadConfig } from "@site/config";
 import { cloneSourceFiles, type DbHandle, mediaFiles, sites } from "@site/db";
 import { createTestDatabase } from "@site/db/testing";
 import { type Context, createOrganization } from "@site/domain/core";
+import { testContext } from "@site/domain/testing";
 import { filesOfSite } from "./site_files.ts";
 
 // filesOfSite (decision 0610), on a real PostgreSQL: the one answer to "may this site use (and have
@@ -15,12 +15,7 @@ let handle: DbHandle;
 let ctx: Context;
 beforeAll(async () => {
   handle = await createTestDatabase();
-  ctx = {
-    config: loadConfig({ SECRET_KEY: "test-secret-key-0123456789", DATA_DIR: "/tmp/site-test-data" }),
-    db: handle.db,
-    clock: { now: () => new Date() },
-    log: createLogger("silent" as never),
-  } as Context;
+  ctx = testContext(handle.db);
 });
 afterAll(() => handle.close());
 

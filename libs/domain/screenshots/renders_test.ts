@@ -1,17 +1,10 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, test } from "bun:test";
 import { randomUUID } from "node:crypto";
 import { createLogger, loadConfig } from "@site/config";
-import {
-  creditLedger,
-  type DbHandle,
-  organizations,
-  screenshotRenders,
-  sites,
-  webhookEndpoints,
-  webhookEvents,
-} from "@site/db";
+import { type DbHandle, screenshotRenders, sites, webhookEndpoints, webhookEvents } from "@site/db";
 import { createTestDatabase } from "@site/db/testing";
 import { AppError, createOrganization, type Principal } from "@site/domain/core";
+import { creditsOf, ledgerOf } from "@site/domain/testing";
 import {
   createMemoryQueue,
   JOBS,
@@ -103,14 +96,8 @@ async function org(ctx: RenderContext, credits = 1000): Promise<Org> {
   return { orgId: o.id, siteId: site.id, principal };
 }
 
-const balance = async (orgId: string) =>
-  (await handle.db.select().from(organizations).where(eq(organizations.id, orgId)))[0]!.credits;
-/** The organization's ledger besides its opening grant: [delta, reason, subject]. */
-const ledger = async (orgId: string) =>
-  (await handle.db.select().from(creditLedger).where(eq(creditLedger.orgId, orgId)))
-    .filter((r) => r.reason !== "grant")
-    .sort((a, b) => a.id - b.id)
-    .map((r) => [r.delta, r.reason, r.subjectId]);
+const balance = (orgId: string) => creditsOf(handle.db, orgId);
+const ledger = (orgId: string) => ledgerOf(handle.db, orgId);
 const row = async (id: string) =>
   (await handle.db.select().from(screenshotRenders).where(eq(screenshotRenders.id, id)))[0]!;
 /** The organization's renders oldest first. */
