@@ -214,16 +214,7 @@ describe("the embedded PostgreSQL default", () => {
   });
 
   test("a start right after its owner's SIGKILL waits for the owner's watchdog to stop the server, never adopts it", async () => {
-    const proc = Bun.spawn(
-      [
-        "bun",
-        "-e",
-        `import { startEmbeddedPostgres } from "@site/db"; await startEmbeddedPostgres(${JSON.stringify(dir)}); console.log("up"); setInterval(() => {}, 1e6);`,
-      ],
-      { cwd: ROOT, stdout: "pipe", stderr: "inherit" },
-    );
-    const { value } = await proc.stdout.getReader().read();
-    expect(new TextDecoder().decode(value)).toContain("up");
+    const proc = await spawnOwner();
     const pid = Number(readFileSync(join(dir, "pg", "postmaster.pid"), "utf8").split("\n")[0]);
     // The watchdog is held still, so the owner's death cannot stop the server before the next start looks.
     const dogs = watchdogPids(proc.pid);
@@ -250,17 +241,7 @@ describe("the embedded PostgreSQL default", () => {
   });
 
   test("a start killed with SIGKILL leaves nothing that blocks the next start", async () => {
-    const proc = Bun.spawn(
-      [
-        "bun",
-        "-e",
-        `import { startEmbeddedPostgres } from "@site/db"; const s = await startEmbeddedPostgres(${JSON.stringify(dir)}); console.log("up"); setInterval(() => {}, 1e6);`,
-      ],
-      { cwd: ROOT, stdout: "pipe", stderr: "inherit" },
-    );
-    const reader = proc.stdout.getReader();
-    const { value } = await reader.read();
-    expect(new TextDecoder().decode(value)).toContain("up");
+    const proc = await spawnOwner();
     proc.kill("SIGKILL");
     await proc.exited;
     const next = await startEmbeddedPostgres(dir);
@@ -292,4 +273,19 @@ function watchdogPids(parent: number): number[] {
     } catch {}
   }
   return found;
+}
+
+/** Another process that starts the embedded PostgreSQL in `dir` and holds it (its owner), once it is up. */
+async function spawnOwner() {
+  const proc = Bun.spawn(
+    [
+      "bun",
+      "-e",
+      `import { startEmbeddedPostgres } from "@site/db"; await startEmbeddedPostgres(${JSON.stringify(dir)}); console.log("up"); setInterval(() => {}, 1e6);`,
+    ],
+    { cwd: ROOT, stdout: "pipe", stderr: "inherit" },
+  );
+  const { value } = await proc.stdout.getReader().read();
+  expect(new TextDecoder().decode(value)).toContain("up");
+  return proc;
 }
