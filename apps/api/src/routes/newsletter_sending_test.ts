@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { createLogger } from "@site/config";
+import { addLibraryFile } from "@site/domain/media";
 import {
   createPacer,
   createSmtpMailer,
@@ -13,7 +14,7 @@ import {
   type SenderContext,
   sweepNewsletters,
 } from "@site/domain/newsletters";
-import { type SmtpSink, startSmtpSink } from "@site/domain/testing";
+import { type SmtpSink, sampleImage, startSmtpSink } from "@site/domain/testing";
 import { createMemoryQueue, type JobQueue, PermanentJobError } from "@site/queue";
 import { buildTestApp, type TestApp } from "../../testing/mod.ts";
 
@@ -105,7 +106,10 @@ const call = async (method: string, path: string, body?: unknown) => {
 };
 
 /** A site with these subscribers and a campaign; sent now unless `send` is false. */
-async function campaign(emails: string[], opts: { send?: boolean | string } = {}) {
+async function campaign(
+  emails: string[],
+  opts: { send?: boolean | string; html?: (siteId: string) => Promise<string> } = {},
+) {
   const site = await call("POST", "/api/v1/sites", { name: "Rules News", slug: `r-${uniq()}` });
   const siteId = site.body.site.id as string;
   if (emails.length > 0) {
@@ -119,7 +123,7 @@ async function campaign(emails: string[], opts: { send?: boolean | string } = {}
     subject,
     preheader: "The preheader",
     fromName: "Garden Club",
-    html: "<p>Hello from the garden</p>",
+    html: opts.html ? await opts.html(siteId) : "<p>Hello from the garden</p>",
   });
   const cid = c.body.campaign.id as string;
   if (opts.send !== false) {
@@ -274,11 +278,12 @@ describe("one delivery, for each answer of the SMTP server", () => {
     expect(mailsTo(c.subject, a).concat(mailsTo(c.subject, b))).toEqual([]);
   });
 
-  test("a 4xx to MAIL FROM is retried, and on the last try pauses the campaign (the relay, not the recipient), naming the tries", async () => {
+  test("a 4xx to MAIL FROM is retried, and on the last try pauses the campaign (the relay, not the recipient), naming the tries; a long reply is kept to 1000 characters on the row, 500 in the reason", async () => {
     const email = `mf4-${uniq()}@example.com`;
     const c = await campaign([email]);
     const ctx = senderProcess();
-    sink.refuseMailFrom = "451 4.3.2 System not accepting network messages";
+    const reply = `451 4.3.2 System not accepting network messages ${"z".repeat(1200)}`;
+    sink.refuseMailFrom = reply;
     try {
       expect(await outcome(deliver(ctx, c.ids[email]!, 1, 5))).toBe("MailSendError transient 451");
       expect(await row(c.cid, email)).toMatchObject({ status: "queued", tries: 1 });
@@ -288,10 +293,11 @@ describe("one delivery, for each answer of the SMTP server", () => {
       sink.refuseMailFrom = null;
     }
     expect(await row(c.cid, email)).toMatchObject({ status: "queued", tries: 2, leased: false });
+    expect((await row(c.cid, email)).last_error).toBe(reply.slice(0, 1000));
     const paused = await campaignRow(c.cid);
     expect(paused.status).toBe("paused");
-    expect(paused.error).toStartWith(
-      "The mail server kept failing after 5 tries (451 4.3.2 System not accepting",
+    expect(paused.error).toBe(
+      `The mail server kept failing after 5 tries (${reply.slice(0, 500)}); sending is paused: check the relay, then resume.`,
     );
     expect((await subscriber(c.siteId, email)).status).toBe("active");
   });
@@ -493,6 +499,29 @@ describe("the rendered body: once per campaign and media generation, kept at mos
     expect(String(mailsTo(c.subject, d)[0]!.parsed!.text)).not.toContain("cached body");
     expect(ctx.bodies.has(`${c.cid}.1`)).toBe(true);
   });
+
+  test("the mail's images carry the campaign's media token of its current generation", async () => {
+    const [a, b] = [`img1-${uniq()}@example.com`, `img2-${uniq()}@example.com`];
+    const c = await campaign([a, b], {
+      html: async (siteId) => {
+        const file = await addLibraryFile(h.ctx, { siteId, bytes: sampleImage("png"), source: "upload" });
+        return `<p><img src="/api/media/${file.key}" alt="Seeds"></p>`;
+      },
+    });
+    const ctx = senderProcess();
+    const tokenOf = (email: string) => {
+      const html = String(mailsTo(c.subject, email)[0]!.parsed!.html);
+      const src = /<img[^>]+src="([^"]+)"/.exec(html)![1]!.replace(/&amp;/g, "&");
+      return new URL(src).searchParams.get("t")!.split(".").slice(0, 3);
+    };
+    await deliver(ctx, c.ids[a]!);
+    expect(tokenOf(a)).toEqual(["n", c.cid, "0"]);
+    expect((await call("POST", `/api/v1/sites/${c.siteId}/campaigns/${c.cid}/revoke-media`)).status).toBe(
+      200,
+    );
+    await deliver(ctx, c.ids[b]!);
+    expect(tokenOf(b)).toEqual(["n", c.cid, "1"]);
+  });
 });
 
 describe("pauseCampaign", () => {
@@ -500,7 +529,7 @@ describe("pauseCampaign", () => {
     const c = await campaign([`p-${uniq()}@example.com`]);
     const reason = `The relay is down ${uniq()}`;
     const warned = () =>
-      logLines.filter((l) => l.includes("newsletter campaign paused") && l.includes(reason));
+      logLines.filter((l) => l.includes("newsletter campaign paused") && l.includes(c.cid));
     expect(await pauseCampaign(h.ctx, c.cid, reason)).toBe(true);
     expect(await campaignRow(c.cid)).toMatchObject({ status: "paused", error: reason });
     const events = await pausedEvents(c.cid);
@@ -579,6 +608,20 @@ describe("fanOutCampaign", () => {
       expect(await fanOutCampaign(q.ctx, c.cid)).toBe(3);
       expect(q.jobs.map((j) => j.jobId).sort()).toEqual(
         [`${id("q0")}.0.r1`, `${id("q2")}.2.r1`, `${id("expired")}.1.r1`].sort(),
+      );
+    } finally {
+      await q.queue.close();
+    }
+  });
+
+  test("a campaign of 150 rows is queued in batches: each row once", async () => {
+    const c = await campaign(Array.from({ length: 150 }, (_, i) => `many${i}-${uniq()}@example.com`));
+    const q = recordingQueue();
+    try {
+      expect(await fanOutCampaign(q.ctx, c.cid)).toBe(150);
+      expect(q.jobs).toHaveLength(150);
+      expect(new Set(q.jobs.map((j) => j.jobId))).toEqual(
+        new Set(Object.values(c.ids).map((id) => `${id}.0`)),
       );
     } finally {
       await q.queue.close();
