@@ -30,6 +30,11 @@ export type SmtpSink = {
    */
   refuseData: string | null;
   /**
+   * While true, a connection is cut as soon as its message's data starts to arrive, before the
+   * end-of-data mark (a connection lost mid-DATA: nothing is delivered, RFC 5321 §3.8).
+   */
+  dropInData: boolean;
+  /**
    * While set, the answer to each RCPT TO waits for the promise this returns (a test holds a
    * delivery on the server, its envelope given, its message not yet sent).
    */
@@ -73,6 +78,7 @@ export async function startSmtpSink(
     refuseAuth: null,
     refuseMailFrom: null,
     refuseData: null,
+    dropInData: false,
     holdRcpt: null,
     holdData: null,
     get count() {
@@ -140,6 +146,14 @@ export async function startSmtpSink(
       callback();
     },
     onData(stream, session, callback) {
+      if (sink.dropInData)
+        stream.once("data", () => {
+          // smtp-server keeps its connections (each with its session and socket) in `connections`.
+          const open = (
+            server as unknown as { connections: Set<{ session: unknown; _socket: { destroy(): void } }> }
+          ).connections;
+          for (const c of open) if (c.session === session) c._socket.destroy();
+        });
       const chunks: Buffer[] = [];
       stream.on("data", (c: Buffer) => chunks.push(c));
       stream.on("error", () => {}); // a connection closed mid-DATA: nothing delivered

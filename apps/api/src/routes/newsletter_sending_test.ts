@@ -455,6 +455,50 @@ describe("one delivery, for each answer of the SMTP server", () => {
     expect(await row(c.cid, email)).toMatchObject({ status: "sent", tries: 2 });
     expect(mailsTo(c.subject, email)).toHaveLength(1);
   });
+
+  test("the connection drops mid-DATA while the row is being marked sent: the mark, never committed, is rolled back; the row waits in line again and nothing is delivered", async () => {
+    const email = `drop-${uniq()}@example.com`;
+    const probe = `probe-${uniq()}@example.com`;
+    const c = await campaign([email]);
+    const p = await campaign([probe]);
+    const rid = c.ids[email]!;
+    // One SMTP connection: a second delivery gets one only once the first let its broken one go.
+    const ctx = senderProcess({ connections: 1 });
+    const seen: string[] = [];
+    const gates = new Map<string, () => void>();
+    const open = (address: string) => gates.get(address)?.();
+    sink.holdRcpt = async (address) => {
+      seen.push(address);
+      if (address === email || address === probe) await new Promise<void>((r) => gates.set(address, r));
+    };
+    let run!: Promise<string>;
+    let probeRun!: Promise<string>;
+    try {
+      run = outcome(deliver(ctx, rid));
+      await waitFor("the envelope on the server", () => gates.has(email));
+      // The test holds the row: the mark (UPDATE … set status = 'sent') waits for it.
+      await h.sql.begin(async (tx) => {
+        await tx`select id from newsletter_recipients where id = ${rid}::uuid for update`;
+        probeRun = outcome(deliver(ctx, p.ids[probe]!));
+        sink.dropInData = true;
+        open(email);
+        await waitFor("the broken connection let go: the next delivery on the server", () =>
+          gates.has(probe),
+        );
+        sink.dropInData = false;
+      });
+      expect(await run).toBe("MailSendError transient null");
+      open(probe);
+      expect(await probeRun).toBe("ok");
+    } finally {
+      sink.holdRcpt = null;
+      sink.dropInData = false;
+      for (const go of gates.values()) go();
+    }
+    expect(await row(c.cid, email)).toMatchObject({ status: "queued", tries: 1, leased: false, sent: false });
+    expect(mailsTo(c.subject, email)).toEqual([]);
+    expect(mailsTo(p.subject, probe)).toHaveLength(1);
+  });
 });
 
 describe("the rendered body: once per campaign and media generation, kept at most a minute and a tenth of the token lifetime", () => {
