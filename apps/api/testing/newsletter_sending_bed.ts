@@ -17,7 +17,9 @@ import { buildTestApp, type TestApp } from "./mod.ts";
  * `useSendingBed()` starts them for the calling file.
  */
 export type Json = any;
+/** A short random suffix. */
 export const uniq = () => Math.random().toString(36).slice(2, 9);
+/** The claim lease the bed runs with (NEWSLETTER_LEASE_MS). */
 export const LEASE_MS = 1000;
 /** Answered 451 to RCPT TO on every try. */
 export const DEFERRED = "always-later@example.org";
@@ -86,6 +88,7 @@ export function senderProcess(
   return { ...h.ctx, config, mailer, pace: async () => {}, bodies: new Map() };
 }
 
+/** One delivery of a recipient row, as the queue would run it (try `attempt` of `attempts`). */
 export const deliver = (ctx: SenderContext, recipientId: string, attempt = 1, attempts = 5) =>
   deliverToRecipient(ctx, { data: { recipientId }, attempt, attempts });
 
@@ -99,6 +102,7 @@ export const outcome = (p: Promise<void>) =>
         : `${e instanceof PermanentJobError ? "PermanentJobError" : e?.constructor?.name}: ${e.message}`,
   );
 
+/** A call with the owner's key: its status and parsed body. */
 export const call = async (method: string, path: string, body?: unknown) => {
   const res = await h.call(method, path, { key: owner.key, body });
   return { status: res.status, body: (await res.json().catch(() => null)) as Json };
@@ -134,6 +138,7 @@ export async function campaign(
   return { siteId, cid, subject, ids: Object.fromEntries(rows.map((r) => [r.email, r.id])) };
 }
 
+/** A recipient row as the tests read it. */
 export type Row = {
   id: string;
   email: string;
@@ -143,34 +148,42 @@ export type Row = {
   last_error: string | null;
   sent: boolean;
 };
+/** A campaign's recipient rows, by address. */
 export const recipients = async (cid: string) =>
   (await h.sql`
     select id, email, status, tries, lease_until is not null as leased, last_error, sent_at is not null as sent
     from newsletter_recipients where campaign_id = ${cid}::uuid order by email`) as unknown as Row[];
+/** One recipient row of a campaign. */
 export const row = async (cid: string, email: string) =>
   (await recipients(cid)).find((r) => r.email === email)!;
+/** Whether a recipient row's claim lease has run out. */
 export const leaseRanOut = async (rid: string) => {
   const [x] =
     await h.sql`select lease_until < now() as out from newsletter_recipients where id = ${rid}::uuid`;
   return x?.out === true;
 };
+/** A campaign's row: status, error, finished, runs, fanned out within the minute. */
 export const campaignRow = async (cid: string) =>
   (
     await h.sql`select status, error, finished_at is not null as finished, runs,
       fanned_out_at is not null and fanned_out_at > now() - interval '1 minute' as fanned_now
       from newsletter_campaigns where id = ${cid}::uuid`
   )[0] as { status: string; error: string | null; finished: boolean; runs: number; fanned_now: boolean };
+/** A subscriber of a site: status and whether it bounced. */
 export const subscriber = async (siteId: string, email: string) =>
   (
     await h.sql`select status, bounced_at is not null as bounced_at from newsletter_subscribers
       where site_id = ${siteId}::uuid and email = ${email}`
   )[0] as { status: string; bounced_at: boolean };
+/** The messages the sink accepted with this subject for this address. */
 export const mailsTo = (subject: string, email: string) =>
   sink.messages.filter((m) => m.parsed?.subject === subject && m.to.includes(email));
+/** The newsletter.campaign.paused events recorded for a campaign. */
 export const pausedEvents = async (cid: string) =>
   (await h.sql`select data from webhook_events
     where type = 'newsletter.campaign.paused' and data->>'id' = ${cid}`) as unknown as { data: Json }[];
 
+/** Polls `check` every 20 ms until it holds; throws after `ms`. */
 export const waitFor = async (what: string, check: () => Promise<boolean> | boolean, ms = 20_000) => {
   const end = Date.now() + ms;
   while (!(await check())) {
