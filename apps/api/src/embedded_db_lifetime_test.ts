@@ -1,6 +1,7 @@
 import { afterAll, describe, expect, test } from "bun:test";
-import { chmodSync, mkdirSync, readdirSync, readFileSync, rmSync } from "node:fs";
+import { chmodSync, mkdirSync, readFileSync, rmSync } from "node:fs";
 import { join } from "node:path";
+import { childrenWith } from "@site/db/testing";
 import postgres from "postgres";
 import { spawnApi } from "../testing/mod.ts";
 
@@ -41,20 +42,6 @@ async function answers(url: string): Promise<boolean> {
     await sql.end({ timeout: 1 }).catch(() => {});
   }
 }
-/** Children of `pid` whose command line contains `marker`. */
-function childrenWith(pid: number, marker: string): number[] {
-  const found: number[] = [];
-  for (const e of readdirSync("/proc")) {
-    if (!/^\d+$/.test(e)) continue;
-    try {
-      const stat = readFileSync(`/proc/${e}/stat`, "utf8");
-      const ppid = Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[1]);
-      if (ppid === pid && readFileSync(`/proc/${e}/cmdline`, "utf8").includes(marker)) found.push(Number(e));
-    } catch {}
-  }
-  return found;
-}
-
 afterAll(async () => {
   try {
     const pid = postmaster();

@@ -1,16 +1,8 @@
 import { afterAll, describe, expect, test } from "bun:test";
-import {
-  chmodSync,
-  existsSync,
-  mkdirSync,
-  readdirSync,
-  readFileSync,
-  rmSync,
-  statSync,
-  writeFileSync,
-} from "node:fs";
+import { chmodSync, existsSync, mkdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import postgres from "postgres";
+import { childrenWith } from "../testing/processes.ts";
 import { connectDatabase } from "./connect.ts";
 import { startEmbeddedPostgres } from "./embedded.ts";
 import { migrateDatabase } from "./migrate.ts";
@@ -217,7 +209,7 @@ describe("the embedded PostgreSQL default", () => {
     const proc = await spawnOwner();
     const pid = Number(readFileSync(join(dir, "pg", "postmaster.pid"), "utf8").split("\n")[0]);
     // The watchdog is held still, so the owner's death cannot stop the server before the next start looks.
-    const dogs = watchdogPids(proc.pid);
+    const dogs = childrenWith(proc.pid, "site-pg-watchdog");
     expect(dogs).toHaveLength(1);
     process.kill(dogs[0]!, "SIGSTOP");
     proc.kill("SIGKILL");
@@ -259,21 +251,6 @@ describe("the embedded PostgreSQL default", () => {
     }
   });
 });
-
-/** The watchdogs (`site-pg-watchdog`) that `parent` started. */
-function watchdogPids(parent: number): number[] {
-  const found: number[] = [];
-  for (const e of readdirSync("/proc")) {
-    if (!/^\d+$/.test(e)) continue;
-    try {
-      const stat = readFileSync(`/proc/${e}/stat`, "utf8");
-      const ppid = Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[1]);
-      if (ppid === parent && readFileSync(`/proc/${e}/cmdline`, "utf8").includes("site-pg-watchdog"))
-        found.push(Number(e));
-    } catch {}
-  }
-  return found;
-}
 
 /** Another process that starts the embedded PostgreSQL in `dir` and holds it (its owner), once it is up. */
 async function spawnOwner() {

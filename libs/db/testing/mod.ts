@@ -25,3 +25,4 @@ export async function createTestDatabase(opts: { max?: number } = {}): Promise<D
     },
   };
 }
+export { childrenWith } from "./processes.ts";
