@@ -153,7 +153,9 @@ function watchdogsOf(pidFile: string): number[] {
     try {
       const args = readFileSync(`/proc/${e}/cmdline`, "utf8").split("\0");
       if (args.includes("site-pg-watchdog") && args.includes(pidFile)) found.push(Number(e));
-    } catch {}
+    } catch {
+      // The process ended between the listing and the read: no watchdog there any more.
+    }
   }
   return found;
 }
