@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { createApiKey, type Scope } from "@site/domain/core";
 import { type AppServer, callTool, listenApp, mcpClient } from "../testing/mcp.ts";
 import { buildTestApp, type TestApp } from "../testing/mod.ts";
 
@@ -101,5 +102,67 @@ describe("tool results say a webhook will follow", () => {
     ]);
     expect(queued.text).toContain(`${failed.url} (clip.failed); ${both.url} (clip.completed, clip.failed)`);
     expect(queued.text).not.toContain("/theirs");
+  });
+});
+
+// Issue 38 "Webhook URLs leak to weaker keys" (CONTRACT "Webhooks, second pass": only keys with
+// webhooks:write may see an endpoint's URL; other answers may say how many endpoints, not where).
+describe("endpoint URLs are shown to webhooks:write keys only", () => {
+  /** A second key of `o`'s organization with `scopes` only. */
+  async function keyOf(o: { org: { id: string }; user: { id: string } }, scopes: Scope[]) {
+    return (await createApiKey(h.ctx, { orgId: o.org.id, userId: o.user.id, scopes })).key;
+  }
+
+  test("queue_screenshot (content:write) and create_clip (social:write) say how many endpoints, never where", async () => {
+    const o = await h.seedOrg({ credits: 200, scopes: [...ALL] });
+    const site = await h.newSite(o.key);
+    // A receiver URL carrying a token in its query, as receivers often do.
+    const token = "tok_9f8e7d6c5b4a";
+    const shots = await addHook(o.key, `/shots?token=${token}`, [
+      "screenshot.completed",
+      "screenshot.failed",
+    ]);
+    const clips = await addHook(o.key, `/clips?token=${token}`, ["clip.failed"]);
+    const content = await keyOf(o, ["content:read", "content:write"]);
+    const social = await keyOf(o, ["social:write"]);
+    // These keys are refused on the webhook routes themselves.
+    expect((await h.call("GET", "/api/v1/webhooks", { key: content })).status).toBe(403);
+    expect((await h.call("GET", "/api/v1/webhooks", { key: social })).status).toBe(403);
+
+    const shot = await run(content, "queue_screenshot", { siteId: site.id, url: "https://example.com/" });
+    const clip = await run(social, "create_clip", { url: "https://example.com/", motion: "scroll" });
+    for (const [answer, hook, events] of [
+      [shot, shots, ["screenshot.completed", "screenshot.failed"]],
+      [clip, clips, ["clip.failed"]],
+    ] as const) {
+      const all = JSON.stringify(answer.value) + answer.text;
+      expect(all).not.toContain(token);
+      expect(all).not.toContain(HOOK_HOST);
+      expect(answer.value.webhooks).toEqual([{ id: hook.id, events }]);
+      expect(answer.text).toContain(
+        "A signed webhook will follow when it ends: 1 endpoint of the organization",
+      );
+    }
+
+    // REST's answers to the same keys carry no endpoint either.
+    const rest = await h.call("POST", `/api/v1/sites/${site.id}/media/screenshot`, {
+      key: content,
+      body: { url: "https://example.com/" },
+    });
+    expect(rest.status).toBe(202);
+    expect(await rest.text()).not.toContain(token);
+    const restClip = await h.call("POST", "/api/v1/social/media/clips", {
+      key: social,
+      body: { url: "https://example.com/", motion: "scroll" },
+    });
+    expect(restClip.status).toBe(202);
+    expect(await restClip.text()).not.toContain(token);
+
+    // A key that may manage webhooks still sees where.
+    const full = await run(o.key, "queue_screenshot", { siteId: site.id, url: "https://example.com/" });
+    expect(full.value.webhooks).toEqual([
+      { id: shots.id, url: shots.url, events: ["screenshot.completed", "screenshot.failed"] },
+    ]);
+    expect(full.text).toContain(shots.url);
   });
 });

@@ -114,10 +114,15 @@ export type WebhookDeliveryView = Static<typeof WebhookDeliveryView>;
 /** The answer of GET /api/v1/webhooks/<id>/deliveries. */
 export const WebhookDeliveryPage = pageOf("deliveries", WebhookDeliveryView);
 
-/** An enabled endpoint that will be sent some of the events a queued job ends with (decision 0844). */
+/**
+ * An enabled endpoint that will be sent some of the events a queued job ends with (decision 0844); its
+ * URL only for a key with webhooks:write (decision 1400).
+ */
 export const SubscribedEndpoint = Type.Object({
   id: Type.String({ format: "uuid" }),
-  url: Type.String(),
+  url: Type.Optional(
+    Type.String({ description: "where it is; only for a key with webhooks:write (it may carry a token)" }),
+  ),
   events: Type.Array(WebhookEventName, { description: "those of the job's events this endpoint takes" }),
 });
 /** An enabled endpoint that will be sent some of the events asked about. */
