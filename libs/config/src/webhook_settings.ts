@@ -5,7 +5,10 @@ export type WebhookSettings = {
    * a delivery is tried once plus once per entry. Default about 5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 10 h.
    */
   retryScheduleS: number[];
-  /** WEBHOOK_TIMEOUT_MS: one try's deadline (connect, send, answer); default 10 s. */
+  /**
+   * WEBHOOK_TIMEOUT_MS: one try's deadline (connect, send, answer); default 15 s (Standard Webhooks
+   * 1.0, "Request timeouts": somewhere between 15 and 30 s; decision 1401).
+   */
   timeoutMs: number;
   /** WEBHOOK_DISABLE_AFTER_S: an endpoint failing without a success for this long is disabled (5 days). */
   disableAfterS: number;
@@ -50,7 +53,7 @@ export function webhookSettings(env: Env, fail: (message: string) => Error): Web
   }
   return {
     retryScheduleS,
-    timeoutMs: int(env, "WEBHOOK_TIMEOUT_MS", 10_000, 100, fail),
+    timeoutMs: int(env, "WEBHOOK_TIMEOUT_MS", 15_000, 100, fail),
     disableAfterS: int(env, "WEBHOOK_DISABLE_AFTER_S", 5 * 24 * 3600, 1, fail),
     concurrency: int(env, "WEBHOOK_CONCURRENCY", 32, 1, fail),
     orgConcurrency: int(env, "WEBHOOK_ORG_CONCURRENCY", 8, 1, fail),

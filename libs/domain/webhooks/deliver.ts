@@ -4,6 +4,8 @@ import type { WebhookDeliveryPayload } from "@site/queue";
 import { sql } from "drizzle-orm";
 import { failPendingOf, signingSecrets } from "./endpoints.ts";
 import { observeTry, type TryOutcome } from "./metrics.ts";
+import { retryAfterMs } from "./retry_after.ts";
+import { settleTry, type TryAnswer } from "./settle.ts";
 import { signWebhook } from "./signing.ts";
 
 /** At most this much of a receiver's answer is read (kept in the log as nothing more than its status). */
@@ -32,9 +34,10 @@ export type TryResult = { outcome: TryOutcome | "skipped"; status: number | null
  * the lease its dispatcher claimed (so a duplicate job sends nothing), POSTs `{type, timestamp, data}`
  * signed as Standard Webhooks to the receiver through the guarded fetch (the URL import's guard: public
  * addresses only, DNS pinned, no redirect followed, WEBHOOK_TIMEOUT_MS), reads at most 4 KB of the
- * answer, and settles the row: delivered on 2xx, else the next try per WEBHOOK_RETRY_SCHEDULE_S (with
- * jitter) or failed once the schedule is spent. An endpoint failing for WEBHOOK_DISABLE_AFTER_S is
- * disabled with the reason.
+ * answer, and settles the row (settleTry): delivered on 2xx; 410 Gone disables the endpoint; else the
+ * next try per WEBHOOK_RETRY_SCHEDULE_S (with jitter; a 429/503's Retry-After honoured within its longest
+ * step) or failed once the schedule is spent. `status` is always the receiver's, a 3xx included (a
+ * redirect is never followed). An endpoint failing for WEBHOOK_DISABLE_AFTER_S is disabled with the reason.
  */
 export async function deliverWebhook(
   ctx: Context,
@@ -79,8 +82,8 @@ export async function deliverWebhook(
   const result = await post(ctx, row.url, body, headers, opts.fetchTls);
   const seconds = (performance.now() - t0) / 1000;
   observeTry(row.type, result.outcome, seconds, (Date.now() - eventAt.getTime()) / 1000);
-  await settle(ctx, row, job.leaseToken, result);
-  return result;
+  await settleTry(ctx, row, job.leaseToken, result);
+  return { outcome: result.outcome, status: result.status, error: result.error };
 }
 
 async function post(
@@ -89,7 +92,7 @@ async function post(
   body: string,
   headers: Record<string, string>,
   tls: { ca?: string | string[] } | undefined,
-): Promise<{ outcome: TryOutcome; status: number | null; error: string | null }> {
+): Promise<TryAnswer> {
   try {
     const res = await guardedFetchStream(url, {
       method: "POST",
@@ -111,20 +114,25 @@ async function post(
     });
     await readSome(res.body);
     if (res.status >= 200 && res.status < 300)
-      return { outcome: "delivered", status: res.status, error: null };
-    return { outcome: "http_error", status: res.status, error: `the receiver answered HTTP ${res.status}` };
+      return { outcome: "delivered", status: res.status, error: null, retryAfterMs: null };
+    // Standard Webhooks 1.0, "Delivery success and failure": a 3xx is a failure, never followed.
+    const error =
+      res.status >= 300 && res.status < 400
+        ? `the receiver answered HTTP ${res.status}, a redirect; redirects are not followed (give the final URL)`
+        : `the receiver answered HTTP ${res.status}`;
+    return {
+      outcome: "http_error",
+      status: res.status,
+      error,
+      retryAfterMs: retryAfterMs(res.headers["retry-after"], ctx.clock.now()),
+    };
   } catch (err) {
     if (!(err instanceof GuardedFetchError))
       return {
         outcome: "network",
         status: null,
         error: String((err as Error)?.message ?? err).slice(0, 300),
-      };
-    if (err.kind === "too_many_redirects")
-      return {
-        outcome: "http_error",
-        status: null,
-        error: "the receiver answered with a redirect; redirects are not followed (give the final URL)",
+        retryAfterMs: null,
       };
     const outcome: TryOutcome =
       err.kind === "timeout"
@@ -132,7 +140,7 @@ async function post(
         : err.kind === "blocked" || err.kind === "invalid_url"
           ? "refused"
           : "network";
-    return { outcome, status: null, error: err.message.slice(0, 300) };
+    return { outcome, status: null, error: err.message.slice(0, 300), retryAfterMs: null };
   }
 }
 
@@ -151,57 +159,4 @@ async function readSome(stream: ReadableStream<Uint8Array>): Promise<void> {
   } finally {
     reader.cancel().catch(() => {});
   }
-}
-
-/** The wait before try `attempts + 1`, with ±10% jitter; null when the schedule is spent. */
-export function nextDelayMs(schedule: number[], attempts: number, random = Math.random): number | null {
-  const base = schedule[attempts - 1];
-  if (base === undefined) return null;
-  return Math.round(base * 1000 * (0.9 + 0.2 * random()));
-}
-
-async function settle(
-  ctx: Context,
-  row: Claimed,
-  leaseToken: string,
-  result: { outcome: TryOutcome; status: number | null; error: string | null },
-): Promise<void> {
-  const cfg = ctx.config.webhooks;
-  if (result.outcome === "delivered") {
-    await ctx.db.transaction(async (tx) => {
-      await tx.execute(sql`
-        update webhook_deliveries set status = 'delivered', last_status_code = ${result.status},
-          last_error = null, next_attempt_at = null, lease_until = null, lease_token = null,
-          delivered_at = now(), updated_at = now()
-        where id = ${row.id}::uuid and lease_token = ${leaseToken}::uuid`);
-      await tx.execute(sql`
-        update webhook_endpoints set failing_since = null
-        where id = ${row.endpoint_id}::uuid and failing_since is not null`);
-    });
-    return;
-  }
-  const delay = nextDelayMs(cfg.retryScheduleS, row.attempts);
-  await ctx.db.transaction(async (tx) => {
-    await tx.execute(sql`
-      update webhook_deliveries set
-        status = ${delay === null ? "failed" : "pending"},
-        last_status_code = ${result.status}, last_error = ${result.error},
-        next_attempt_at = ${delay === null ? null : sql`now() + ${`${delay} milliseconds`}::interval`},
-        lease_until = null, lease_token = null, updated_at = now()
-      where id = ${row.id}::uuid and lease_token = ${leaseToken}::uuid`);
-    // The endpoint's failure clock starts at its first failure since its last success.
-    const [ep] = await tx.execute<{ disable: boolean; since: string }>(sql`
-      update webhook_endpoints set failing_since = coalesce(failing_since, now())
-      where id = ${row.endpoint_id}::uuid
-      returning failing_since <= now() - ${`${cfg.disableAfterS} seconds`}::interval as disable,
-        failing_since::text as since`);
-    if (!ep?.disable) return;
-    const days = Math.round((cfg.disableAfterS / 86400) * 10) / 10;
-    const reason = `disabled: every try has failed since ${new Date(ep.since).toISOString()} (${days} days or more); the last: ${result.error ?? "no answer"}`;
-    await tx.execute(sql`
-      update webhook_endpoints set enabled = false, disabled_reason = ${reason.slice(0, 500)}, updated_at = now()
-      where id = ${row.endpoint_id}::uuid and enabled`);
-    await failPendingOf(tx, row.endpoint_id, "the endpoint was disabled after failing for too long");
-    ctx.log.warn("webhook endpoint disabled", { endpointId: row.endpoint_id, orgId: row.org_id, reason });
-  });
 }

@@ -8,6 +8,7 @@ import {
   notFound,
   olderThan,
   type Principal,
+  validationError,
 } from "@site/domain/core";
 import { and, eq, sql } from "drizzle-orm";
 import { ownWebhook } from "./endpoints.ts";
@@ -77,10 +78,51 @@ export async function retryDelivery(
     );
   await ctx.db.transaction(async (tx) => {
     const rows = await tx.execute<{ id: string }>(sql`
-      update webhook_deliveries set status = 'pending', next_attempt_at = now(), updated_at = now()
+      update webhook_deliveries set status = 'pending', next_attempt_at = ${ctx.clock.now().toISOString()}::timestamptz,
+        updated_at = now()
       where id = ${deliveryId}::uuid and endpoint_id = ${endpoint.id}::uuid
       returning id`);
     if (rows.length === 0) throw notFound("delivery");
     await tx.execute(sql`select pg_notify(${WEBHOOK_NOTIFY_CHANNEL}, ${principal.orgId})`);
+  });
+}
+
+/** How far back `recover` reaches (CONTRACT "Webhooks, second pass": at most 14 days). */
+export const RECOVER_MAX_BACK_MS = 14 * 86_400_000;
+
+/**
+ * Svix's "recover" (decision 1403): every failed delivery of an endpoint created at or after `since`
+ * is tried again at once, each with its own webhook-id, as a manual retry does; pending and delivered
+ * ones are left alone. `since`: an ISO 8601 date-time, not in the future and at most 14 days back, else
+ * 400 VALIDATION_ERROR; 409 while the endpoint is disabled. Answers how many were queued.
+ */
+export async function recoverDeliveries(
+  ctx: Context,
+  principal: Principal,
+  webhookId: string,
+  since: string,
+): Promise<{ deliveries: number }> {
+  const endpoint = await ownWebhook(ctx, principal, webhookId);
+  const at = Date.parse(since);
+  const now = ctx.clock.now();
+  if (!/^\d{4}-\d{2}-\d{2}T/.test(since) || Number.isNaN(at))
+    throw validationError("since", "since must be an ISO 8601 date-time, e.g. 2026-01-31T12:00:00Z");
+  if (at > now.getTime()) throw validationError("since", "since is in the future");
+  if (at < now.getTime() - RECOVER_MAX_BACK_MS)
+    throw validationError("since", "since may be at most 14 days back");
+  if (!endpoint.enabled)
+    throw new AppError(
+      "CONFLICT",
+      "the webhook is disabled: enable it (PATCH enabled: true) before recovering its deliveries",
+    );
+  return ctx.db.transaction(async (tx) => {
+    const rows = await tx.execute<{ id: string }>(sql`
+      update webhook_deliveries set status = 'pending', next_attempt_at = ${now.toISOString()}::timestamptz,
+        updated_at = now()
+      where endpoint_id = ${endpoint.id}::uuid and status = 'failed'
+        and created_at >= ${new Date(at).toISOString()}::timestamptz
+      returning id`);
+    if (rows.length > 0) await tx.execute(sql`select pg_notify(${WEBHOOK_NOTIFY_CHANNEL}, ${principal.orgId})`);
+    return { deliveries: rows.length };
   });
 }

@@ -24,11 +24,14 @@ export type ClaimedDelivery = { id: string; lease_token: string; attempts: numbe
  * WEBHOOK_ENDPOINT_CONCURRENCY per endpoint and WEBHOOK_ORG_CONCURRENCY per organization in flight
  * counting the leases already held anywhere, endpoints of one organization taken in turn. Rows are
  * locked FOR UPDATE SKIP LOCKED and leased (WEBHOOK_LEASE_MS, a fresh token, the try counted) in one
- * statement, under a transaction-scoped advisory lock so two claimers cannot both fill one cap.
+ * statement, under a transaction-scoped advisory lock so two claimers cannot both fill one cap. "Due"
+ * is reckoned on `ctx.clock`, as settling a try reckons the next one (decision 1401); leases, which
+ * say whether a process is alive, on the database's clock.
  */
 export async function claimDueDeliveries(ctx: Context, limit: number): Promise<ClaimedDelivery[]> {
   if (limit <= 0) return [];
   const cfg = ctx.config.webhooks;
+  const now = ctx.clock.now().toISOString();
   return ctx.db.transaction(async (tx) => {
     await tx.execute(sql`select pg_advisory_xact_lock(${CLAIM_LOCK})`);
     const rows = await tx.execute<ClaimedDelivery>(sql`
@@ -44,7 +47,7 @@ export async function claimDueDeliveries(ctx: Context, limit: number): Promise<C
         from webhook_endpoints w
         cross join lateral (
           select x.id, x.org_id, x.endpoint_id, x.next_attempt_at from webhook_deliveries x
-          where x.endpoint_id = w.id and x.status = 'pending' and x.next_attempt_at <= now()
+          where x.endpoint_id = w.id and x.status = 'pending' and x.next_attempt_at <= ${now}::timestamptz
             and (x.lease_until is null or x.lease_until <= now())
           order by x.next_attempt_at, x.id
           limit ${cfg.endpointConcurrency}
@@ -157,7 +160,7 @@ export function startWebhookDispatcher(
     }
     // Wake up when the next retry (or an expired lease) falls due, at the latest at the sweep period.
     const due = await nextDueAt(ctx);
-    const waitMs = due ? Math.max(10, due.getTime() - Date.now() + 5) : cfg.sweepEveryMs;
+    const waitMs = due ? Math.max(10, due.getTime() - ctx.clock.now().getTime() + 5) : cfg.sweepEveryMs;
     arm(Math.min(waitMs, cfg.sweepEveryMs));
   };
 

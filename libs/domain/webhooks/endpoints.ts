@@ -1,4 +1,4 @@
-import { webhookEndpoints } from "@site/db";
+import { type Tx, webhookEndpoints } from "@site/db";
 import {
   AppError,
   type Context,
@@ -11,6 +11,7 @@ import {
 } from "@site/domain/core";
 import { checkFetchTarget, GuardedFetchError, resolvePinned, TargetError } from "@site/net";
 import { and, asc, eq, sql } from "drizzle-orm";
+import { recordEvent } from "./events.ts";
 import type { WebhookCreateBody, WebhookEventType, WebhookPatchBody, WebhookView } from "./models.ts";
 import { newWebhookSecret } from "./signing.ts";
 
@@ -31,6 +32,7 @@ export function webhookView(row: EndpointRow): WebhookView {
     description: row.description,
     enabled: row.enabled,
     disabledReason: row.disabledReason,
+    disabledAt: row.disabledAt?.toISOString() ?? null,
     createdAt: row.createdAt.toISOString(),
   };
 }
@@ -121,8 +123,9 @@ export async function getWebhook(ctx: Context, principal: Principal, id: string)
 }
 
 /**
- * Changes an endpoint. Enabling clears the reason it was disabled and its failure clock; disabling
- * fails its pending deliveries (they can be retried once it is enabled again: decision 0842).
+ * Changes an endpoint. Enabling clears when and why it was disabled and its failure clock; disabling
+ * fails its pending deliveries (they can be retried once it is enabled again: decision 0842) and tells
+ * the organization's other endpoints (webhook.endpoint.disabled, decision 1402).
  */
 export async function updateWebhook(
   ctx: Context,
@@ -139,17 +142,47 @@ export async function updateWebhook(
         ...(url !== undefined ? { url } : {}),
         ...(body.events !== undefined ? { events: [...new Set(body.events)] } : {}),
         ...(body.description !== undefined ? { description: body.description } : {}),
-        ...(body.enabled === true ? { enabled: true, disabledReason: null, failingSince: null } : {}),
-        ...(body.enabled === false ? { enabled: false } : {}),
+        ...(body.enabled === true
+          ? { enabled: true, disabledReason: null, disabledAt: null, failingSince: null }
+          : {}),
         updatedAt: sql`now()`,
       })
       .where(and(eq(webhookEndpoints.id, id), eq(webhookEndpoints.orgId, principal.orgId)))
       .returning();
     if (!updated) throw notFound("webhook");
-    if (body.enabled === false) await failPendingOf(tx, id, "the endpoint was disabled");
-    return updated;
+    if (body.enabled !== false) return updated;
+    // Already disabled: it keeps when and why, and nobody is told twice.
+    const disabled = await disableEndpoint(tx, id, {
+      reason: "disabled with PATCH enabled: false",
+      pendingWhy: "the endpoint was disabled",
+      at: ctx.clock.now(),
+    });
+    return disabled ?? updated;
   });
   return webhookView(row);
+}
+
+/**
+ * Disables an endpoint IN THE CALLER'S TRANSACTION, for any reason (a PATCH, a 410 Gone from the
+ * receiver, failing for WEBHOOK_DISABLE_AFTER_S): records when and why, fails its pending deliveries
+ * with `pendingWhy`, and records `webhook.endpoint.disabled` (data: the endpoint as its GET answers it)
+ * for the organization's other enabled endpoints subscribed to it (CONTRACT "Webhooks, second pass";
+ * decision 1402). Does nothing to an endpoint already disabled (null), so nobody is told twice.
+ */
+export async function disableEndpoint(
+  tx: Tx,
+  endpointId: string,
+  why: { reason: string; pendingWhy: string; at: Date },
+): Promise<EndpointRow | null> {
+  const [row] = await tx
+    .update(webhookEndpoints)
+    .set({ enabled: false, disabledReason: why.reason.slice(0, 500), disabledAt: why.at, updatedAt: sql`now()` })
+    .where(and(eq(webhookEndpoints.id, endpointId), eq(webhookEndpoints.enabled, true)))
+    .returning();
+  if (!row) return null;
+  await failPendingOf(tx, endpointId, why.pendingWhy);
+  await recordEvent(tx, { orgId: row.orgId, type: "webhook.endpoint.disabled", data: webhookView(row) });
+  return row;
 }
 
 /** Fails every pending delivery of an endpoint with `why` (inside the caller's transaction). */

@@ -8,5 +8,7 @@ export * from "./events.ts";
 export * from "./metrics.ts";
 export * from "./models.ts";
 export * from "./retention.ts";
+export * from "./retry_after.ts";
+export * from "./settle.ts";
 export * from "./signing.ts";
 export * from "./subscribed.ts";

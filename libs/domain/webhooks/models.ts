@@ -16,6 +16,7 @@ export const WEBHOOK_EVENT_TYPES = [
   "social.account.reconnect_required",
   "newsletter.campaign.sent",
   "newsletter.campaign.paused",
+  "webhook.endpoint.disabled",
 ] as const;
 /** An event's name. */
 export type WebhookEventType = (typeof WEBHOOK_EVENT_TYPES)[number];
@@ -34,6 +35,7 @@ export const WebhookEventName = Type.Union(
     Type.Literal("social.account.reconnect_required"),
     Type.Literal("newsletter.campaign.sent"),
     Type.Literal("newsletter.campaign.paused"),
+    Type.Literal("webhook.endpoint.disabled"),
   ],
   { description: "an event name" },
 );
@@ -46,7 +48,11 @@ export const WebhookView = Type.Object({
   description: Type.Union([Type.String(), Type.Null()]),
   enabled: Type.Boolean(),
   disabledReason: Type.Union([Type.String(), Type.Null()], {
-    description: "why the service disabled it (failing for WEBHOOK_DISABLE_AFTER_S), or null",
+    description:
+      "why it was disabled (the receiver answered 410 Gone, every try failed for WEBHOOK_DISABLE_AFTER_S, or PATCH enabled: false), or null while enabled",
+  }),
+  disabledAt: Type.Union([Type.String({ format: "date-time" }), Type.Null()], {
+    description: "when it was disabled, or null while enabled",
   }),
   createdAt: Type.String({ format: "date-time" }),
 });
@@ -125,6 +131,26 @@ export const SubscribedEndpoint = Type.Object({
   ),
   events: Type.Array(WebhookEventName, { description: "those of the job's events this endpoint takes" }),
 });
+/** The body of POST /api/v1/webhooks/<id>/recover. */
+export const WebhookRecoverBody = Type.Object(
+  {
+    since: Type.String({
+      format: "date-time",
+      maxLength: 64,
+      description: "ISO 8601 date-time, at most 14 days back: failed deliveries created since then are sent again",
+    }),
+  },
+  { additionalProperties: false },
+);
+/** The body of POST /api/v1/webhooks/<id>/recover. */
+export type WebhookRecoverBody = Static<typeof WebhookRecoverBody>;
+
+/** The answer of POST /api/v1/webhooks/<id>/recover. */
+export const WebhookRecoverAnswer = Type.Object({
+  accepted: Type.Literal(true),
+  deliveries: Type.Integer({ minimum: 0, description: "failed deliveries queued to be tried again" }),
+});
+
 /** An enabled endpoint that will be sent some of the events asked about. */
 export type SubscribedEndpoint = Static<typeof SubscribedEndpoint>;
 

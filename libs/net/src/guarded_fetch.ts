@@ -44,7 +44,8 @@ export type GuardedFetchOptions = {
   body?: string;
   /**
    * Answer every final status (not only 2xx) with its body, instead of failing with `http_status`: a
-   * caller that records the receiver's answer (webhooks). Redirects are still redirects.
+   * caller that records the receiver's answer (webhooks). Redirects within `maxRedirects` are followed;
+   * one past it is answered as it came (its 3xx status), not thrown as `too_many_redirects`.
    */
   anyStatus?: boolean;
   /**
@@ -105,7 +106,14 @@ export async function resolvePinned(
 
 type Hop =
   | { kind: "redirect"; location: string }
-  | { kind: "body"; status: number; contentType: string | null; length: number | null; res: IncomingMessage };
+  | {
+      kind: "body";
+      status: number;
+      contentType: string | null;
+      length: number | null;
+      headers: IncomingMessage["headers"];
+      res: IncomingMessage;
+    };
 
 const hostPortOf = (target: FetchTarget) =>
   `${target.host.includes(":") ? `[${target.host}]` : target.host}:${target.port}`;
@@ -115,6 +123,7 @@ function fetchOnce(
   pinned: { address: string; family: 4 | 6 },
   opts: GuardedFetchOptions,
   progress: { stage: FetchStage; destroy: ((err: Error) => void) | null },
+  followRedirect = true,
 ): Promise<Hop> {
   // Plain http only ever reaches a local address (development switch; see resolvePinned).
   const send = target.url.protocol === "http:" ? httpRequest : request;
@@ -143,7 +152,7 @@ function fetchOnce(
         progress.stage = "reading";
         const status = res.statusCode ?? 0;
         const location = res.headers.location;
-        if (status >= 300 && status < 400 && location) {
+        if (status >= 300 && status < 400 && location && followRedirect) {
           res.destroy();
           resolve({ kind: "redirect", location });
           return;
@@ -165,6 +174,7 @@ function fetchOnce(
           status,
           contentType: (res.headers["content-type"] as string | undefined) ?? null,
           length: Number.isSafeInteger(declared) && declared >= 0 ? declared : null,
+          headers: res.headers,
           res,
         });
       },
@@ -190,6 +200,8 @@ export type GuardedStream = {
   contentType: string | null;
   /** The declared Content-Length, when the server sent one (never above maxBytes). */
   length: number | null;
+  /** The answer's headers (lower-case names), e.g. a receiver's Retry-After. */
+  headers: IncomingMessage["headers"];
   body: ReadableStream<Uint8Array>;
 };
 
@@ -250,7 +262,9 @@ export async function guardedFetchStream(url: string, opts: GuardedFetchOptions)
           throw new GuardedFetchError(err.kind, err.message, { refusedBeforeConnecting: true });
         throw err;
       }
-      const out = await fetchOnce(target, pinned, opts, progress);
+      // anyStatus: a redirect past the cap is the answer (a webhook records its 3xx), not an error.
+      const follow = !opts.anyStatus || hop < opts.maxRedirects;
+      const out = await fetchOnce(target, pinned, opts, progress, follow);
       if (out.kind === "body")
         return { ...out, url: current, host: target.host, hostPort: hostPortOf(target) };
       if (hop >= opts.maxRedirects)
@@ -313,7 +327,14 @@ export async function guardedFetchStream(url: string, opts: GuardedFetchOptions)
     },
     { highWaterMark: 8 },
   );
-  return { url: hop.url, status: hop.status, contentType: hop.contentType, length: hop.length, body };
+  return {
+    url: hop.url,
+    status: hop.status,
+    contentType: hop.contentType,
+    length: hop.length,
+    headers: hop.headers,
+    body,
+  };
 }
 
 /** guardedFetchStream, with the whole body read into memory (at most maxBytes). */

@@ -5,6 +5,7 @@ import {
   getWebhook,
   listDeliveries,
   listWebhooks,
+  recoverDeliveries,
   retryDelivery,
   rotateWebhookSecret,
   updateWebhook,
@@ -12,6 +13,8 @@ import {
   WebhookCreated,
   WebhookDeliveryPage,
   WebhookPatchBody,
+  WebhookRecoverAnswer,
+  WebhookRecoverBody,
   WebhookSecretAnswer,
   WebhookView,
 } from "@site/domain/webhooks";
@@ -129,6 +132,25 @@ export function webhookRoutes(deps: AppDeps, auth: AuthMacros) {
           summary: "Send a delivery again now (same webhook-id)",
           description:
             "Pending, failed or delivered: the delivery is tried again at once. 409 while the endpoint is disabled.",
+          tags: ["webhooks"],
+        },
+      },
+    )
+    .post(
+      "/api/v1/webhooks/:webhookId/recover",
+      async ({ principal, params, body, set }) => {
+        const { deliveries } = await recoverDeliveries(deps, principal, params.webhookId, body.since);
+        set.status = 202;
+        return { accepted: true as const, deliveries };
+      },
+      {
+        scope: "webhooks:write",
+        body: WebhookRecoverBody,
+        response: { 202: WebhookRecoverAnswer, ...errors(400, 401, 403, 404, 409) },
+        detail: {
+          summary: "Send again every failed delivery since a time (after an outage)",
+          description:
+            "Every failed delivery of this endpoint created at or after `since` (ISO 8601, at most 14 days back, else 400) is tried again now, each with its own webhook-id as before; pending and delivered ones are left alone. Answers how many were queued. 409 while the endpoint is disabled: enable it first.",
           tags: ["webhooks"],
         },
       },

@@ -7,7 +7,8 @@ import { organizations } from "./organizations.ts";
  * A receiver of an organization's events (CONTRACT "Webhooks"). The signing secret is stored sealed
  * (AES-256-GCM under SECRET_KEY: it must be read back to sign); after a rotation the previous one keeps
  * signing beside it until `previous_secret_expires_at`. `failing_since` is the first failed try since
- * the last success; an endpoint failing for WEBHOOK_DISABLE_AFTER_S is disabled with `disabled_reason`.
+ * the last success; an endpoint failing for WEBHOOK_DISABLE_AFTER_S, or answering 410 Gone, is disabled
+ * with `disabled_reason` and `disabled_at`.
  */
 export const webhookEndpoints = pgTable(
   "webhook_endpoints",
@@ -25,6 +26,8 @@ export const webhookEndpoints = pgTable(
     previousSecretExpiresAt: ts("previous_secret_expires_at"),
     failingSince: ts("failing_since"),
     disabledReason: text("disabled_reason"),
+    /** When it was disabled (any reason); null while enabled. */
+    disabledAt: ts("disabled_at"),
     createdAt: createdAt(),
     updatedAt: ts("updated_at").notNull().defaultNow(),
   },
