@@ -122,7 +122,8 @@ export async function recoverDeliveries(
       where endpoint_id = ${endpoint.id}::uuid and status = 'failed'
         and created_at >= ${new Date(at).toISOString()}::timestamptz
       returning id`);
-    if (rows.length > 0) await tx.execute(sql`select pg_notify(${WEBHOOK_NOTIFY_CHANNEL}, ${principal.orgId})`);
+    if (rows.length > 0)
+      await tx.execute(sql`select pg_notify(${WEBHOOK_NOTIFY_CHANNEL}, ${principal.orgId})`);
     return { deliveries: rows.length };
   });
 }

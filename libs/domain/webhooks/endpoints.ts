@@ -176,7 +176,12 @@ export async function disableEndpoint(
 ): Promise<EndpointRow | null> {
   const [row] = await tx
     .update(webhookEndpoints)
-    .set({ enabled: false, disabledReason: why.reason.slice(0, 500), disabledAt: why.at, updatedAt: sql`now()` })
+    .set({
+      enabled: false,
+      disabledReason: why.reason.slice(0, 500),
+      disabledAt: why.at,
+      updatedAt: sql`now()`,
+    })
     .where(and(eq(webhookEndpoints.id, endpointId), eq(webhookEndpoints.enabled, true)))
     .returning();
   if (!row) return null;

@@ -137,7 +137,8 @@ export const WebhookRecoverBody = Type.Object(
     since: Type.String({
       format: "date-time",
       maxLength: 64,
-      description: "ISO 8601 date-time, at most 14 days back: failed deliveries created since then are sent again",
+      description:
+        "ISO 8601 date-time, at most 14 days back: failed deliveries created since then are sent again",
     }),
   },
   { additionalProperties: false },

@@ -62,7 +62,10 @@ export async function settleTry(
         at: now,
       });
       if (off)
-        ctx.log.warn("webhook endpoint disabled: 410 Gone", { endpointId: row.endpoint_id, orgId: row.org_id });
+        ctx.log.warn("webhook endpoint disabled: 410 Gone", {
+          endpointId: row.endpoint_id,
+          orgId: row.org_id,
+        });
     });
     return;
   }
@@ -90,6 +93,7 @@ export async function settleTry(
       pendingWhy: "the endpoint was disabled after failing for too long",
       at: now,
     });
-    if (off) ctx.log.warn("webhook endpoint disabled", { endpointId: row.endpoint_id, orgId: row.org_id, reason });
+    if (off)
+      ctx.log.warn("webhook endpoint disabled", { endpointId: row.endpoint_id, orgId: row.org_id, reason });
   });
 }

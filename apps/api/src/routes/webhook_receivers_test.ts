@@ -54,7 +54,9 @@ function clockAt(ms = 0): Date {
 /** Claims every delivery due on the test clock and tries each once (what a dispatcher pass does). */
 async function runDue(): Promise<TryResult[]> {
   const claimed = await claimDueDeliveries(ctx, 100);
-  return Promise.all(claimed.map((c) => deliverWebhook(ctx, { deliveryId: c.id, leaseToken: c.lease_token })));
+  return Promise.all(
+    claimed.map((c) => deliverWebhook(ctx, { deliveryId: c.id, leaseToken: c.lease_token })),
+  );
 }
 
 type Delivery = {
@@ -129,7 +131,11 @@ describe("what the receiver answers", () => {
       key: o.key,
       body: { enabled: true },
     });
-    expect((await on.json()).webhook).toMatchObject({ enabled: true, disabledReason: null, disabledAt: null });
+    expect((await on.json()).webhook).toMatchObject({
+      enabled: true,
+      disabledReason: null,
+      disabledAt: null,
+    });
   });
 
   test("an endpoint disabled with PATCH, or after failing for days, tells the others too (once)", async () => {

@@ -248,6 +248,7 @@ describe("delivery", () => {
     });
     expect(d.attempts).toBe(4); // one try and the three retries of the schedule
     expect(d.lastError).toContain("redirect");
+    expect(d.lastStatusCode).toBe(307); // the receiver's status, a 3xx included (issue 38)
     expect(rx.to("/redirect")).toHaveLength(4);
     expect(rx.to("/target")).toHaveLength(0);
   });
