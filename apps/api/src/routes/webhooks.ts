@@ -43,7 +43,7 @@ export function webhookRoutes(deps: AppDeps, auth: AuthMacros) {
         response: { 201: WebhookCreated, ...errors(400, 401, 403, 409) },
         detail: {
           summary: "Add a webhook endpoint (its secret is shown once)",
-          description: `The URL goes through the URL import's guard: https (plain http only to a FETCH_ALLOW_HOSTS host), no private or local address, no redirects followed; anything else is 400. ${SIGNING} Tries that fail are retried after about 5 s, 5 min, 30 min, 2 h, 5 h, 10 h and 10 h (WEBHOOK_RETRY_SCHEDULE_S); an endpoint failing for 5 days is disabled. At most 20 endpoints per organization (409).`,
+          description: `The URL goes through the URL import's guard: https (plain http only to a FETCH_ALLOW_HOSTS host), no private or local address, no redirects followed; anything else is 400. ${SIGNING} Tries that fail (a 3xx included: redirects are not followed) are retried after about 5 s, 5 min, 30 min, 2 h, 5 h, 10 h and 10 h (WEBHOOK_RETRY_SCHEDULE_S); a 429 or 503 with Retry-After waits at least that, up to the longest step. A 410 Gone disables the endpoint at once, and so does failing for 5 days; the organization's endpoints subscribed to webhook.endpoint.disabled are told. At most 20 endpoints per organization (409).`,
           tags: ["webhooks"],
         },
       },
