@@ -332,3 +332,24 @@ describe("POST /api/v1/webhooks/<id>/recover", () => {
     expect(disabled.status).toBe(409);
   });
 });
+
+describe("OpenAPI", () => {
+  test("documents POST /webhooks/{webhookId}/recover beside its siblings, and the new event and fields", async () => {
+    const doc = (await (await h.call("GET", "/swagger/json")).json()) as {
+      paths: Record<
+        string,
+        Record<string, { tags?: string[]; requestBody?: unknown; responses: Record<string, unknown> }>
+      >;
+    };
+    const recover = doc.paths["/api/v1/webhooks/{webhookId}/recover"]?.post;
+    expect(recover).toBeDefined();
+    expect(recover!.tags).toEqual(["webhooks"]);
+    expect(Object.keys(recover!.responses)).toEqual(
+      expect.arrayContaining(["202", "400", "401", "403", "404", "409"]),
+    );
+    expect(JSON.stringify(recover!.requestBody)).toContain("since");
+    const text = JSON.stringify(doc);
+    expect(text).toContain("webhook.endpoint.disabled");
+    expect(text).toContain("disabledAt");
+  });
+});
