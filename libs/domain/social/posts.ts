@@ -19,6 +19,7 @@ import { jpegVariant, loadPublishMedia } from "./media.ts";
 import { platformMediaViolation, publishedTypeOn } from "./media_rules.ts";
 import type { CreatePostBody, SocialPostView, SocialPostWithMetrics, SocialTargetView } from "./models.ts";
 import { type PlatformAdapters, PlatformError, type SocialPlatform } from "./platform.ts";
+import { publishWithShortWait } from "./rate_limit.ts";
 import { postTextViolations } from "./text_rules.ts";
 import { recordPostEvents } from "./webhook_events.ts";
 
@@ -182,13 +183,18 @@ export async function createSocialPost(
       const adapter = adapters[account.platform];
       try {
         if (!adapter) throw new PlatformError("rejected", `no adapter for ${account.platform}`);
-        const published = await adapter.publish(await account.ready(), {
-          text: overrides[account.platform] ?? content,
-          media: mediaFor.get(account.platform) ?? media,
-          ...(account.platform === "tiktok" && platformOptions.tiktok
-            ? { tiktok: { privacyLevel: platformOptions.tiktok.privacyLevel } }
-            : {}),
-        });
+        const ready = await account.ready();
+        // A rate-limit wait short enough for the request is slept through once (decision 1490); a
+        // longer one fails the target with the platform's words, as before.
+        const published = await publishWithShortWait(() =>
+          adapter.publish(ready, {
+            text: overrides[account.platform] ?? content,
+            media: mediaFor.get(account.platform) ?? media,
+            ...(account.platform === "tiktok" && platformOptions.tiktok
+              ? { tiktok: { privacyLevel: platformOptions.tiktok.privacyLevel } }
+              : {}),
+          }),
+        );
         return { account, published, error: null };
       } catch (err) {
         ctx.log.warn("social publish failed", { platform: account.platform, cause: err });
@@ -209,6 +215,7 @@ export async function createSocialPost(
           url: r.published?.url ?? null,
           status: r.published ? ("published" as const) : ("failed" as const),
           error: r.error,
+          note: r.published?.note ?? null,
           publishedAt: r.published?.publishedAt ?? null,
         })),
       )
@@ -234,6 +241,7 @@ export async function createSocialPost(
       url: t.url,
       status: t.status,
       error: t.error,
+      note: t.note,
     })),
   };
 }
@@ -254,6 +262,7 @@ function targetView(t: typeof socialTargets.$inferSelect): SocialTargetView {
     url: t.url,
     status: t.status,
     error: t.error,
+    note: t.note,
   };
 }
 

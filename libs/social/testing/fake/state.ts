@@ -57,8 +57,11 @@ export type FakePublication = {
 /** The type and size of a file a platform fetched or was sent. */
 export type Fetched = { contentType: string; size: number };
 
-/** A failure rule set by `failNext`: the next `count` requests answer `status`. */
-type FailureRule = { count: number; status: number; retryAfterS?: number };
+/**
+ * A failure rule set by `failNext`: the next `count` requests answer `status`. `dailyResetS`: on X, the
+ * 429 is the 24-hour cap's, whose reset is that many seconds away (beyond the 15-minute window's).
+ */
+type FailureRule = { count: number; status: number; retryAfterS?: number; dailyResetS?: number };
 
 /** An access token the fake issued; it expires by the fake's clock. */
 type Issued = {
@@ -128,6 +131,13 @@ export function createFakeState() {
     offsetMs: 0,
     /** How many status checks answer "not ready yet" before a container/upload/publish is ready. */
     processingChecks: 0,
+    /** X: how long a finalized video is processed (ms of the fake's clock), stated as check_after_secs. */
+    xProcessingMs: 0,
+    /**
+     * Reddit: the next `count` submits are refused with RATELIMIT inside a 200, in `message` (Reddit's
+     * words, e.g. "you are doing that too much. try again in 9 minutes.").
+     */
+    redditRatelimit: null as { count: number; message: string } | null,
     /** Fetches a media URL the way the platform would (cURL from its servers). */
     fetcher: (url: string): Promise<Response> => fetch(url),
     issued: new Map<string, Issued>(),
@@ -294,10 +304,44 @@ export function injectedFailure(s: FakeState, platform: SocialPlatform): Respons
   rule.count--;
   if (rule.status !== 429)
     return json(rule.status, { error: { message: "Service temporarily unavailable", code: 2 } });
-  const headers: Record<string, string> = { "retry-after": String(rule.retryAfterS ?? 1) };
-  if (platform === "x")
-    headers["x-rate-limit-reset"] = String(Math.ceil(Date.now() / 1000 + (rule.retryAfterS ?? 1)));
-  if (platform === "reddit") headers["x-ratelimit-reset"] = String(rule.retryAfterS ?? 1);
+  const wait = rule.retryAfterS ?? 1;
+  const headers: Record<string, string> = { "retry-after": String(wait) };
+  if (platform === "x") {
+    // https://docs.x.com/x-api/fundamentals/rate-limits : a 429 carries x-rate-limit-limit/-remaining/
+    // -reset (epoch seconds of the 15-minute window's end); the 24-hour cap of POST /2/tweets adds
+    // x-user-limit-24hour-limit/-remaining/-reset, and once it is spent the window's reset is not enough.
+    const at = (s: number) => String(Math.ceil(Date.now() / 1000 + s));
+    Object.assign(headers, {
+      "x-rate-limit-limit": "100",
+      "x-rate-limit-remaining": "0",
+      "x-rate-limit-reset": at(wait),
+    });
+    if (rule.dailyResetS !== undefined)
+      Object.assign(headers, {
+        "x-user-limit-24hour-limit": "17",
+        "x-user-limit-24hour-remaining": "0",
+        "x-user-limit-24hour-reset": at(rule.dailyResetS),
+      });
+    delete headers["retry-after"];
+  }
+  if (platform === "reddit") headers["x-ratelimit-reset"] = String(wait);
+  if (platform === "tiktok") {
+    // https://developers.tiktok.com/doc/tiktok-api-v2-rate-limit : over the limit of a 1-minute sliding
+    // window, 429 with error code `rate_limit_exceeded` (no Retry-After is documented).
+    delete headers["retry-after"];
+    return json(
+      429,
+      {
+        data: {},
+        error: {
+          code: "rate_limit_exceeded",
+          message: "The API rate limit was exceeded. Please try again later.",
+          log_id: `2026${nextSeq(s)}`,
+        },
+      },
+      headers,
+    );
+  }
   return json(
     429,
     platform === "instagram" || platform === "threads"

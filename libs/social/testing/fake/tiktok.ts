@@ -95,7 +95,8 @@ async function upload(ctx: TikTokCtx, req: Request, parts: string[]): Promise<Re
 /**
  * https://developers.tiktok.com/doc/content-posting-api-reference-get-video-status : PROCESSING_DOWNLOAD
  * while TikTok pulls the files, FAILED with fail_reason (photos: JPEG or WebP only,
- * `file_format_check_failed`), PUBLISH_COMPLETE with `publicaly_available_post_id` once public.
+ * `file_format_check_failed`), PUBLISH_COMPLETE with `publicaly_available_post_id` once public (none
+ * for a private post).
  */
 async function status(ctx: TikTokCtx, c: PlatformCall, a: Answers): Promise<Response> {
   const b = (await c.req.json().catch(() => ({}))) as { publish_id?: string };
@@ -117,6 +118,19 @@ async function status(ctx: TikTokCtx, c: PlatformCall, a: Answers): Promise<Resp
     return a.ok({ status: "PROCESSING_DOWNLOAD", uploaded_bytes: 0 });
   }
   if ("fail" in p.result) return a.ok({ status: "FAILED", fail_reason: p.result.fail });
+  // A private (SELF_ONLY) post is complete without a public id: "developers are not provided with the
+  // post_id until [moderation] is complete", and only posts "created for public viewership" go through
+  // it (https://developers.tiktok.com/doc/content-posting-api-reference-get-video-status). The fake
+  // records it under the publish id the client holds.
+  if (p.privacy === "SELF_ONLY") {
+    ctx.s.published.set(`publish:${b.publish_id}`, {
+      platform: "tiktok",
+      text: p.text,
+      media: p.result.media,
+      privacy: p.privacy,
+    });
+    return a.ok({ status: "PUBLISH_COMPLETE" });
+  }
   // Ids are int64 numbers in the JSON, 19 digits like TikTok's: beyond 2^53, so the raw text is
   // written here (JSON.parse of it yields a neighbouring number).
   if (!p.postId) {
