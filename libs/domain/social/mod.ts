@@ -14,3 +14,4 @@ export * from "./rate_limit.ts";
 export * from "./report.ts";
 export * from "./text_rules.ts";
 export * from "./tokens.ts";
+export * from "./video_rules.ts";

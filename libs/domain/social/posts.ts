@@ -21,6 +21,7 @@ import type { CreatePostBody, SocialPostView, SocialPostWithMetrics, SocialTarge
 import { type PlatformAdapters, PlatformError, type SocialPlatform } from "./platform.ts";
 import { publishWithShortWait } from "./rate_limit.ts";
 import { postTextViolations } from "./text_rules.ts";
+import { assertPostVideos } from "./video_rules.ts";
 import { recordPostEvents } from "./webhook_events.ts";
 
 // The shape is CreatePostBody's; these are the rules a schema does not say.
@@ -147,6 +148,8 @@ export async function createSocialPost(
       `media: ${broken.map((b) => b.message).join("; ")}; nothing was published`,
       broken,
     );
+  // Each video against each target platform's documented video rules, before any upload (issue 33).
+  await assertPostVideos(platforms, media);
   const platformOptions = recordedOptions(ctx, principal, platforms, input);
   // Each platform's files: a JPEG made once per file where the platform takes JPEG only (decision 1003).
   const variants = new Map<string, Promise<(typeof media)[number]>>();

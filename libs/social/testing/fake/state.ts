@@ -3,7 +3,7 @@
  * publications, failure rules, the clock offset, refresh holds) and the small helpers each platform's
  * handler uses on it.
  */
-import { sniffImage } from "@site/domain/media";
+import { readMp4, sniffImage } from "@site/domain/media";
 import type { SocialPlatform } from "@site/domain/social";
 
 /** Metric values a fake post reports, by the platforms' own names. */
@@ -283,7 +283,11 @@ export function graphError(
 }
 
 /** Fetches a media URL; the type by its bytes, or why it could not be fetched. */
-export async function fetchMedia(s: FakeState, url: string | null | undefined): Promise<Fetched | string> {
+export async function fetchMedia(
+  s: FakeState,
+  url: string | null | undefined,
+  inspect?: (bytes: Uint8Array) => string | null,
+): Promise<Fetched | string> {
   if (!url) return "no URL";
   let res: Response;
   try {
@@ -294,7 +298,19 @@ export async function fetchMedia(s: FakeState, url: string | null | undefined): 
   if (!res.ok) return `fetching the media answered HTTP ${res.status}`;
   const bytes = new Uint8Array(await res.arrayBuffer());
   const type = typeOfBytes(bytes);
-  return type ? { contentType: type, size: bytes.byteLength } : "the media is not an image or an MP4 video";
+  if (!type) return "the media is not an image or an MP4 video";
+  return inspect?.(bytes) ?? { contentType: type, size: bytes.byteLength };
+}
+
+/**
+ * Why a platform that needs videos of at least `minS` seconds (Instagram Reels, TikTok, LinkedIn: 3 s)
+ * refuses these bytes once it processed them, or null (also for bytes it cannot read as an MP4).
+ */
+export function tooShort(bytes: Uint8Array, minS: number): string | null {
+  const facts = readMp4(bytes);
+  return facts && facts.durationS < minS
+    ? `the video lasts ${Math.round(facts.durationS * 100) / 100} s, under the ${minS} s minimum`
+    : null;
 }
 
 /** The answer of a failure rule `failNext` set for the platform (spending it), or null when none is due. */

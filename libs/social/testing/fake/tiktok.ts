@@ -12,6 +12,7 @@ import {
   metricsOf,
   nextSeq,
   type PlatformCall,
+  tooShort,
   typeOfBytes,
 } from "./state.ts";
 import { type Answers, initPost, type TikTokCtx, type TikTokPublish } from "./tiktok_init.ts";
@@ -107,10 +108,14 @@ async function status(ctx: TikTokCtx, c: PlatformCall, a: Answers): Promise<Resp
   if (!p.result && p.upload) {
     const all = Buffer.concat(p.upload.chunks);
     const type = typeOfBytes(all);
+    // A video under 3 s fails once TikTok processed it (`duration_check_failed`,
+    // https://developers.tiktok.com/doc/content-posting-api-reference-get-video-status).
     p.result =
-      type === "video/mp4"
-        ? { media: [{ contentType: type, size: all.byteLength }] }
-        : { fail: "video_format_check_failed" };
+      type !== "video/mp4"
+        ? { fail: "video_format_check_failed" }
+        : tooShort(all, 3)
+          ? { fail: "duration_check_failed" }
+          : { media: [{ contentType: type, size: all.byteLength }] };
   }
   if (!p.result) p.result = await pullFiles(ctx.s, p);
   if (p.checksLeft > 0) {
@@ -153,8 +158,9 @@ async function pullFiles(s: FakeState, p: TikTokPublish): Promise<{ media: Fetch
   const media: Fetched[] = [];
   let fail: string | null = null;
   for (const u of p.urls) {
-    const got = await fetchMedia(s, u);
-    if (typeof got === "string") fail = "picture_size_check_failed";
+    const got = await fetchMedia(s, u, p.video ? (b) => tooShort(b, 3) : undefined);
+    if (typeof got === "string")
+      fail = got.includes("minimum") ? "duration_check_failed" : "picture_size_check_failed";
     else if (
       p.video ? got.contentType !== "video/mp4" : !["image/jpeg", "image/webp"].includes(got.contentType)
     )
