@@ -160,6 +160,8 @@ export function startFakePlatforms(opts: { latencyMs?: number } = {}) {
     setTikTokAudited: (audited: boolean) => {
       s.app.tiktokAudited = audited;
     },
+    /** The user unticks `scope` in `platform`'s consent dialog (authorizations go through without it). */
+    declineScope: (platform: SocialPlatform, scope: string) => s.declinedScopes.add(`${platform}:${scope}`),
     /** The scopes a token was issued with (null: not issued after a consent). */
     scopesOf: (token: string) => s.issued.get(token)?.scopes ?? null,
     /** Every privacy level TikTok knows. */

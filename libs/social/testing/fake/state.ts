@@ -117,6 +117,11 @@ export function createFakeState() {
     hosted: new Map<string, { bytes: Uint8Array; contentType: string }>(),
     tiktokPrivacy: new Map<string, string[]>(),
     /** The provider-side facts about our app that the strict rules follow (see each rule's page). */
+    /**
+     * `${platform}:${scope}` a user unticks in the consent dialog: the authorization goes through
+     * without it, and the token answer lists what was granted (Meta's `permissions`, others' `scope`).
+     */
+    declinedScopes: new Set<string>(),
     app: {
       /** LinkedIn scopes of the app's products: the self-serve ones; r_member_social only when granted. */
       linkedinScopes: new Set(["openid", "profile", "email", "w_member_social"]),
