@@ -7,6 +7,7 @@ export * from "./import_url.ts";
 export * from "./landing.ts";
 export * from "./library.ts";
 export * from "./models.ts";
+export * from "./mp4.ts";
 export * from "./quota.ts";
 export * from "./refs.ts";
 export * from "./share.ts";

@@ -10,6 +10,8 @@ export * from "./media_rules.ts";
 export * from "./models.ts";
 export * from "./platform.ts";
 export * from "./posts.ts";
+export * from "./rate_limit.ts";
 export * from "./report.ts";
 export * from "./text_rules.ts";
 export * from "./tokens.ts";
+export * from "./video_rules.ts";

@@ -150,6 +150,15 @@ export const SocialTargetView = Type.Object({
   url: Type.Union([Type.String(), Type.Null()]),
   status: Type.Union([Type.Literal("published"), Type.Literal("failed")]),
   error: Type.Union([Type.String({ description: "why publishing failed" }), Type.Null()]),
+  note: Type.Optional(
+    Type.Union([
+      Type.String({
+        description:
+          "why a published target has no public URL (an unaudited TikTok app posts privately, SELF_ONLY)",
+      }),
+      Type.Null(),
+    ]),
+  ),
 });
 /** One publication of a post as the API answers it. */
 export type SocialTargetView = Static<typeof SocialTargetView>;

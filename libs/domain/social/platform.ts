@@ -44,8 +44,11 @@ export type AdapterAccount = {
 /** A published target as an adapter needs it to read metrics. */
 export type AdapterTarget = { platformPostId: string; url: string | null; publishedAt: Date };
 
-/** What publishing on a platform returned. */
-export type PublishResult = { platformPostId: string; url: string; publishedAt: Date };
+/**
+ * What publishing on a platform returned. `url` is null where the post has no public address (a TikTok
+ * post of an unaudited app is private, SELF_ONLY), and `note` then says why.
+ */
+export type PublishResult = { platformPostId: string; url: string | null; publishedAt: Date; note?: string };
 
 /**
  * One file of a post as an adapter needs it: its kind and type, a URL the platform can fetch without a
@@ -120,23 +123,29 @@ export type TokenSet = {
 export type PlatformAdapters = Partial<Record<SocialPlatform, PlatformAdapter>>;
 
 /**
- * A failed platform call. `rate_limited` carries the wait the platform asked for; `auth` means the token
- * is invalid or expired; `permission` that it lacks a permission; `transient` a 5xx or network failure.
+ * A failed platform call. `rate_limited` is a refusal for now, never a permanent one: it carries the wait
+ * the platform stated (`retryAfterMs`, from when it answered) and, where the platform named the moment
+ * itself (X's `x-rate-limit-reset`, an HTTP-date `Retry-After`), `retryAt`; the message is the platform's
+ * words. `auth` means the token is invalid or expired; `permission` that it lacks a permission;
+ * `transient` a 5xx or network failure (with the wait of its `Retry-After`, if any).
  */
 export class PlatformError extends Error {
   readonly kind: "rate_limited" | "auth" | "permission" | "rejected" | "transient";
   readonly status: number;
   readonly retryAfterMs: number | null;
+  /** The moment the platform said to try again, when it named one (absolute); else null. */
+  readonly retryAt: Date | null;
   constructor(
     kind: PlatformError["kind"],
     message: string,
-    opts: { status?: number; retryAfterMs?: number | null } = {},
+    opts: { status?: number; retryAfterMs?: number | null; retryAt?: Date | null } = {},
   ) {
     super(message);
     this.name = "PlatformError";
     this.kind = kind;
     this.status = opts.status ?? 0;
     this.retryAfterMs = opts.retryAfterMs ?? null;
+    this.retryAt = opts.retryAt ?? null;
   }
 }
 

@@ -19,7 +19,9 @@ import { jpegVariant, loadPublishMedia } from "./media.ts";
 import { platformMediaViolation, publishedTypeOn } from "./media_rules.ts";
 import type { CreatePostBody, SocialPostView, SocialPostWithMetrics, SocialTargetView } from "./models.ts";
 import { type PlatformAdapters, PlatformError, type SocialPlatform } from "./platform.ts";
+import { publishWithShortWait } from "./rate_limit.ts";
 import { postTextViolations } from "./text_rules.ts";
+import { assertPostVideos } from "./video_rules.ts";
 import { recordPostEvents } from "./webhook_events.ts";
 
 // The shape is CreatePostBody's; these are the rules a schema does not say.
@@ -146,6 +148,8 @@ export async function createSocialPost(
       `media: ${broken.map((b) => b.message).join("; ")}; nothing was published`,
       broken,
     );
+  // Each video against each target platform's documented video rules, before any upload (issue 33).
+  await assertPostVideos(platforms, media);
   const platformOptions = recordedOptions(ctx, principal, platforms, input);
   // Each platform's files: a JPEG made once per file where the platform takes JPEG only (decision 1003).
   const variants = new Map<string, Promise<(typeof media)[number]>>();
@@ -182,13 +186,18 @@ export async function createSocialPost(
       const adapter = adapters[account.platform];
       try {
         if (!adapter) throw new PlatformError("rejected", `no adapter for ${account.platform}`);
-        const published = await adapter.publish(await account.ready(), {
-          text: overrides[account.platform] ?? content,
-          media: mediaFor.get(account.platform) ?? media,
-          ...(account.platform === "tiktok" && platformOptions.tiktok
-            ? { tiktok: { privacyLevel: platformOptions.tiktok.privacyLevel } }
-            : {}),
-        });
+        const ready = await account.ready();
+        // A rate-limit wait short enough for the request is slept through once (decision 1490); a
+        // longer one fails the target with the platform's words, as before.
+        const published = await publishWithShortWait(() =>
+          adapter.publish(ready, {
+            text: overrides[account.platform] ?? content,
+            media: mediaFor.get(account.platform) ?? media,
+            ...(account.platform === "tiktok" && platformOptions.tiktok
+              ? { tiktok: { privacyLevel: platformOptions.tiktok.privacyLevel } }
+              : {}),
+          }),
+        );
         return { account, published, error: null };
       } catch (err) {
         ctx.log.warn("social publish failed", { platform: account.platform, cause: err });
@@ -209,6 +218,7 @@ export async function createSocialPost(
           url: r.published?.url ?? null,
           status: r.published ? ("published" as const) : ("failed" as const),
           error: r.error,
+          note: r.published?.note ?? null,
           publishedAt: r.published?.publishedAt ?? null,
         })),
       )
@@ -234,6 +244,7 @@ export async function createSocialPost(
       url: t.url,
       status: t.status,
       error: t.error,
+      note: t.note,
     })),
   };
 }
@@ -254,6 +265,7 @@ function targetView(t: typeof socialTargets.$inferSelect): SocialTargetView {
     url: t.url,
     status: t.status,
     error: t.error,
+    note: t.note,
   };
 }
 

@@ -1,6 +1,6 @@
 import { socialAccounts } from "@site/db";
 import { type Context, decryptSecret, encryptSecret } from "@site/domain/core";
-import { and, eq, gt, inArray, isNull, lte } from "drizzle-orm";
+import { and, eq, gt, inArray, isNotNull, isNull, lte } from "drizzle-orm";
 import {
   type AdapterAccount,
   type PlatformAdapters,
@@ -34,7 +34,7 @@ export function needsRenewal(r: { tokenExpiresAt: Date | null }, now: Date): boo
 
 /**
  * The account ready for a platform call at `now`: its token renewed first when it expires within the
- * margin. The renewal runs under the account row's lock (SELECT … FOR UPDATE) and re-checks the expiry
+ * margin (or when `due` says so: the background renewal of long-lived tokens). The renewal runs under the account row's lock (SELECT … FOR UPDATE) and re-checks the expiry
  * once it holds it, so two processes never renew one token twice (a rotating refresh token used twice
  * would be refused). A refusal marks the account `reconnect_required` and throws a PlatformError `auth`;
  * an account already marked throws it at once. A transient failure keeps a token that is still valid.
@@ -44,6 +44,7 @@ export async function readyAccount(
   accountRowId: string,
   adapters: PlatformAdapters,
   now: Date,
+  due: (r: { tokenExpiresAt: Date | null }, now: Date) => boolean = needsRenewal,
 ): Promise<AdapterAccount & { id: string }> {
   const [row] = await ctx.db.select().from(socialAccounts).where(eq(socialAccounts.id, accountRowId));
   if (!row) throw new PlatformError("auth", "the account is no longer connected");
@@ -53,7 +54,7 @@ export async function readyAccount(
       `${row.platform}: the account must be reconnected (its token was refused)`,
     );
   const renew = adapters[row.platform as SocialPlatform]?.renew;
-  if (!needsRenewal(row, now) || !renew) return adapterAccountOf(ctx, row);
+  if (!due(row, now) || !renew) return adapterAccountOf(ctx, row);
   const outcome = await ctx.db.transaction(async (tx) => {
     const [locked] = await tx
       .select()
@@ -61,7 +62,7 @@ export async function readyAccount(
       .where(eq(socialAccounts.id, accountRowId))
       .for("update");
     if (locked?.status !== "connected") return { refused: true as const, row: locked ?? row };
-    if (!needsRenewal(locked, now)) return { refused: false as const, row: locked };
+    if (!due(locked, now)) return { refused: false as const, row: locked };
     const current = adapterAccountOf(ctx, locked);
     const refresh = locked.refreshTokenCiphertext
       ? decryptSecret(ctx.config.secretKey, locked.refreshTokenCiphertext)
@@ -172,4 +173,83 @@ export async function checkTokenExpiry(
       expiresAt: a.expiresAt?.toISOString(),
     });
   return { warned: warned.length, expired: expired.length };
+}
+
+/**
+ * Tokens that can be renewed only while still valid and at least 24 hours old, and that renew themselves
+ * without a refresh token: Instagram's (https://developers.facebook.com/docs/instagram-platform/reference/refresh_access_token)
+ * and Threads' (https://developers.facebook.com/docs/threads/get-started/long-lived-tokens) 60-day tokens.
+ */
+export const SELF_RENEWING_PLATFORMS = ["instagram", "threads"] as const;
+
+/** The lifetime of a Meta long-lived token (60 days, the pages above). */
+export const LONG_LIVED_TOKEN_MS = 60 * 86_400_000;
+
+/**
+ * How old a long-lived token is when the background renewal takes it: a few days, well past Meta's
+ * 24-hour minimum, and far from its expiry, so a month of missed passes still leaves time (decision 1491).
+ */
+export const BACKGROUND_RENEW_AGE_MS = 3 * 86_400_000;
+
+/**
+ * True when a long-lived token is due for its background renewal at `now`: valid, and at least
+ * BACKGROUND_RENEW_AGE_MS old, its age read from its expiry (issued LONG_LIVED_TOKEN_MS before it).
+ * An expired one is not: Meta refuses it, and the account must be reconnected.
+ */
+export function dueForBackgroundRenewal(r: { tokenExpiresAt: Date | null }, now: Date): boolean {
+  if (!r.tokenExpiresAt || r.tokenExpiresAt <= now) return false;
+  return r.tokenExpiresAt.getTime() - now.getTime() <= LONG_LIVED_TOKEN_MS - BACKGROUND_RENEW_AGE_MS;
+}
+
+/**
+ * Renews, in the background, every connected Instagram and Threads account whose token is due
+ * (dueForBackgroundRenewal), whether or not it is used, through readyAccount (the row lock, the
+ * re-check, `reconnect_required` on a refusal). Run by every collector pass (the metrics app's hourly
+ * schedule). Answers how many were renewed and refused; one account's failure does not stop the others.
+ */
+export async function renewLongLivedTokens(
+  ctx: Context,
+  adapters: PlatformAdapters,
+  now: Date,
+): Promise<{ renewed: number; refused: number }> {
+  const rows = await ctx.db
+    .select({
+      id: socialAccounts.id,
+      platform: socialAccounts.platform,
+      expiresAt: socialAccounts.tokenExpiresAt,
+    })
+    .from(socialAccounts)
+    .where(
+      and(
+        eq(socialAccounts.status, "connected"),
+        inArray(socialAccounts.platform, [...SELF_RENEWING_PLATFORMS]),
+        isNotNull(socialAccounts.tokenExpiresAt),
+        gt(socialAccounts.tokenExpiresAt, now),
+        lte(
+          socialAccounts.tokenExpiresAt,
+          new Date(now.getTime() + LONG_LIVED_TOKEN_MS - BACKGROUND_RENEW_AGE_MS),
+        ),
+      ),
+    );
+  let renewed = 0;
+  let refused = 0;
+  for (const r of rows) {
+    if (!adapters[r.platform as SocialPlatform]?.renew) continue;
+    try {
+      const ready = await readyAccount(ctx, r.id, adapters, now, dueForBackgroundRenewal);
+      const [after] = await ctx.db
+        .select({ expiresAt: socialAccounts.tokenExpiresAt })
+        .from(socialAccounts)
+        .where(eq(socialAccounts.id, ready.id));
+      if (after?.expiresAt?.getTime() !== r.expiresAt?.getTime()) renewed++;
+    } catch (err) {
+      refused++;
+      ctx.log.warn("social background token renewal failed", {
+        accountId: r.id,
+        platform: r.platform,
+        cause: err,
+      });
+    }
+  }
+  return { renewed, refused };
 }

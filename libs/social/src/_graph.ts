@@ -33,17 +33,20 @@ export const DEFAULT_POLL: PollOptions = { intervalMs: 3000, maxAttempts: 60 };
 
 /**
  * Polls `check` until it says done (returns a value) or failed (throws); the first check runs at once,
- * then one every `intervalMs`, at most `maxAttempts` in all, after which `what` failed as not ready.
+ * then one every `intervalMs` (or, when `statedWaitMs` gives one, after the wait the platform stated in
+ * its last answer, such as X's `check_after_secs`), at most `maxAttempts` in all, after which `what`
+ * failed as not ready.
  */
 export async function pollUntil<T>(
   poll: PollOptions,
   what: string,
   check: () => Promise<T | null>,
+  statedWaitMs?: () => number | null,
 ): Promise<T> {
   for (let attempt = 1; attempt <= poll.maxAttempts; attempt++) {
     const done = await check();
     if (done !== null) return done;
-    if (attempt < poll.maxAttempts) await Bun.sleep(poll.intervalMs);
+    if (attempt < poll.maxAttempts) await Bun.sleep(statedWaitMs?.() ?? poll.intervalMs);
   }
   throw new PlatformError(
     "rejected",

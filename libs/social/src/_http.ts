@@ -38,16 +38,42 @@ export async function callPlatform(url: string, init: RequestInit = {}): Promise
   return { status: res.status, headers: res.headers, body, raw: text };
 }
 
-/** The generic meaning of an HTTP failure status, for platforms without a richer error body. */
-export function statusError(a: ApiAnswer, message: string, retryAfterMs?: number | null): PlatformError {
+/**
+ * The moment an HTTP-date `Retry-After` names (RFC 9110 §10.2.3), or null for a delay in seconds or
+ * none.
+ */
+function retryAfterDate(value: string | null): Date | null {
+  if (!value || /^\s*\d+(\.\d+)?\s*$/.test(value)) return null;
+  const at = Date.parse(value);
+  return Number.isNaN(at) ? null : new Date(at);
+}
+
+/**
+ * The generic meaning of an HTTP failure status, for platforms without a richer error body. A 429 is
+ * rate-limited with the wait given (else its `Retry-After`, RFC 6585 §4, RFC 9110 §10.2.3); a 5xx is
+ * transient, with the wait of a `Retry-After` it carries (503, RFC 9110 §15.6.4).
+ */
+export function statusError(
+  a: ApiAnswer,
+  message: string,
+  retryAfterMs?: number | null,
+  retryAt?: Date | null,
+): PlatformError {
+  const header = a.headers.get("retry-after");
   if (a.status === 429)
     return new PlatformError("rate_limited", message, {
       status: 429,
-      retryAfterMs: retryAfterMs ?? parseRetryAfter(a.headers.get("retry-after")),
+      retryAfterMs: retryAfterMs ?? parseRetryAfter(header),
+      retryAt: retryAt ?? (retryAfterMs == null ? retryAfterDate(header) : null),
     });
   if (a.status === 401) return new PlatformError("auth", message, { status: 401 });
   if (a.status === 403) return new PlatformError("permission", message, { status: 403 });
-  if (a.status >= 500) return new PlatformError("transient", message, { status: a.status });
+  if (a.status >= 500)
+    return new PlatformError("transient", message, {
+      status: a.status,
+      retryAfterMs: parseRetryAfter(header),
+      retryAt: retryAfterDate(header),
+    });
   return new PlatformError("rejected", message, { status: a.status });
 }
 

@@ -173,6 +173,8 @@ type TokenAnswer = {
   refresh_token?: string;
   expires_in?: number;
   scope?: string;
+  /** Instagram's granted permissions: a list, or comma-separated text. */
+  permissions?: string[] | string;
   user_id?: string | number;
   open_id?: string;
   error?: string | { code?: string; message?: string };
@@ -196,8 +198,19 @@ function tokenSet(b: TokenAnswer, now: Date, keepRefresh: string | null, raw?: s
     expiresAt: typeof b.expires_in === "number" ? new Date(now.getTime() + b.expires_in * 1000) : null,
     // A numeric user_id beyond 2^53 is read as its digits, never through the lossy double.
     accountId: b.open_id ?? exactId(raw, "user_id"),
-    scopes: typeof b.scope === "string" ? b.scope.split(/[ ,]+/).filter(Boolean) : null,
+    scopes: grantedScopes(b),
   };
+}
+
+/**
+ * What the token answer says was granted: OAuth's `scope` (RFC 6749 §5.1), or Instagram's
+ * `permissions` (https://developers.facebook.com/docs/instagram-platform/instagram-api-with-instagram-login/business-login#step-2--exchange-the-code-for-a-token);
+ * null when it says neither.
+ */
+function grantedScopes(b: TokenAnswer): string[] | null {
+  const raw = typeof b.scope === "string" ? b.scope : b.permissions;
+  if (Array.isArray(raw)) return raw.filter((x) => typeof x === "string" && x !== "");
+  return typeof raw === "string" ? raw.split(/[ ,]+/).filter(Boolean) : null;
 }
 
 async function postToken(

@@ -33,6 +33,8 @@ const reading_ = createPlatformAdapters({
       poll: { intervalMs: 5, maxAttempts: 10 },
       tiktokVerifiedUrlPrefixes: [fake.mediaPrefix],
       tiktokReadMetrics: true,
+      // Metrics are read of public posts, which only an audited app makes (a private post has no id).
+      tiktokAudited: true,
     },
   },
   clock,
@@ -40,14 +42,14 @@ const reading_ = createPlatformAdapters({
 afterAll(() => fake.close());
 
 /** A post each platform accepts: a JPEG where media is required (Instagram, TikTok), else text. */
-function post(platform: SocialPlatform, text: string): PublishInput {
+function post(platform: SocialPlatform, text: string, privacyLevel = "SELF_ONLY"): PublishInput {
   if (platform !== "instagram" && platform !== "tiktok") return { text, media: [] };
   const bytes = sampleImage("jpeg", { size: 256 });
   const url = fake.host(bytes, "image/jpeg");
   return {
     text,
     media: [{ kind: "image", contentType: "image/jpeg", size: 256, url, read: async () => bytes }],
-    ...(platform === "tiktok" ? { tiktok: { privacyLevel: "SELF_ONLY" } } : {}),
+    ...(platform === "tiktok" ? { tiktok: { privacyLevel } } : {}),
   };
 }
 
@@ -65,7 +67,12 @@ function account(platform: SocialPlatform, o: Partial<AdapterAccount> = {}): Ada
 
 async function publishAndRead(platform: SocialPlatform, a: AdapterAccount, metrics = {}, set = adapters) {
   const adapter = set[platform]!;
-  const published = await adapter.publish(a, post(platform, "Hello from the test"));
+  // The reading set is the audited app's: its TikTok posts are public, as TikTok lets an audited app post.
+  const audited = set === reading_ && platform === "tiktok";
+  fake.setTikTokAudited(audited);
+  const published = await adapter
+    .publish(a, post(platform, "Hello from the test", audited ? "PUBLIC_TO_EVERYONE" : "SELF_ONLY"))
+    .finally(() => fake.setTikTokAudited(false));
   fake.setMetrics(published.platformPostId, metrics);
   const reading = await adapter.readMetrics(a, { ...published });
   return { published, reading };
@@ -371,7 +378,10 @@ describe("tiktok (the further platform: null metrics unless SOCIAL_TIKTOK_READ_M
   test("the fake refuses /video/query/ to a token issued without video.list (scope_not_authorized)", async () => {
     const t = fake.issueTokens("tiktok", ["user.info.basic", "video.publish"]);
     const a = account("tiktok", { accessToken: t.accessToken, permissions: ["video.list"] });
-    const published = await reading_.tiktok!.publish(a, post("tiktok", "x"));
+    fake.setTikTokAudited(true);
+    const published = await reading_
+      .tiktok!.publish(a, post("tiktok", "x", "PUBLIC_TO_EVERYONE"))
+      .finally(() => fake.setTikTokAudited(false));
     const err = await reading_.tiktok!.readMetrics(a, published).catch((e) => e);
     expect(err.kind).toBe("permission");
     expect(err.message).toContain("scope_not_authorized");

@@ -199,19 +199,36 @@ describe("tiktok: Content Posting API", () => {
     clock: systemClock,
   });
 
-  test("an unaudited app posts with the user's SELF_ONLY; the real post id (19 digits, beyond 2^53) comes from status/fetch", async () => {
+  test("an audited app's public post: the real post id (19 digits, beyond 2^53) comes from status/fetch once public", async () => {
     fake.setProcessingChecks(2);
+    fake.setTikTokAudited(true);
+    try {
+      const a = account("tiktok");
+      const done = await audited.tiktok!.publish(a, {
+        text: "photos",
+        media: [file("jpeg"), file("webp")],
+        tiktok: { privacyLevel: "PUBLIC_TO_EVERYONE" },
+      });
+      expect(done.platformPostId).toMatch(/^7\d{18}$/);
+      expect(fake.publication(done.platformPostId)).toMatchObject({
+        privacy: "PUBLIC_TO_EVERYONE",
+        media: [
+          { contentType: "image/jpeg", size: 300 },
+          { contentType: "image/webp", size: 300 },
+        ],
+      });
+      expect(calls(a).filter((c) => c.includes("status/fetch"))).toHaveLength(3);
+    } finally {
+      fake.setTikTokAudited(false);
+    }
+  });
+
+  test("an unaudited app posts with the user's SELF_ONLY: published once complete, without a public id or URL (issue 33)", async () => {
     const a = account("tiktok");
     const done = await publish(a, { text: "photos", media: [file("jpeg"), file("webp")], tiktok: SELF });
-    expect(done.platformPostId).toMatch(/^7\d{18}$/);
-    expect(fake.publication(done.platformPostId)).toMatchObject({
-      privacy: "SELF_ONLY",
-      media: [
-        { contentType: "image/jpeg", size: 300 },
-        { contentType: "image/webp", size: 300 },
-      ],
-    });
-    expect(calls(a).filter((c) => c.includes("status/fetch"))).toHaveLength(3);
+    expect(done.platformPostId).toMatch(/^publish:/);
+    expect(done.url).toBeNull();
+    expect(fake.publication(done.platformPostId)).toMatchObject({ privacy: "SELF_ONLY" });
   });
 
   test("audited app, no privacy level chosen by the user: refused before any call (no public default)", async () => {
@@ -275,7 +292,8 @@ describe("tiktok: Content Posting API", () => {
       clock: systemClock,
     });
     const up = await elsewhere.tiktok!.publish(a, { text: "clip", media: [file("mp4")], tiktok: SELF });
-    expect(up.url).toContain("/video/");
+    // Private (SELF_ONLY): published without a public URL (issue 33).
+    expect(up.url).toBeNull();
     expect(fake.publication(up.platformPostId)?.media).toEqual([{ contentType: "video/mp4", size: 300 }]);
     expect(fake.requests.some((r) => r.method === "PUT" && r.path.startsWith("/tiktok-upload/"))).toBe(true);
     const b = account("tiktok");

@@ -5,6 +5,7 @@ import {
   PlatformError,
   parseRetryAfter,
   platformMediaViolation,
+  redditRatelimitMs,
 } from "@site/domain/social";
 import { pollUntil } from "./_graph.ts";
 import { type ApiAnswer, callPlatform, endpoint, num, ok, statusError } from "./_http.ts";
@@ -142,8 +143,19 @@ export function redditAdapter(opts: AdapterOptions, base = REDDIT_API_BASE): Pla
       const json = (
         a.body as { json?: { errors?: unknown[][]; data?: { name?: string; url?: string } } } | null
       )?.json;
-      if (json?.errors?.length)
-        throw new PlatformError("rejected", `reddit: ${json.errors.map((e) => e.join(" ")).join("; ")}`);
+      if (json?.errors?.length) {
+        const words = `reddit: ${json.errors.map((e) => e.join(" ")).join("; ")}`;
+        // Reddit's own rate limit comes inside a 200 ("RATELIMIT", "you are doing that too much. try again
+        // in 9 minutes."): nothing was posted, and the text says when to try again, read as PRAW reads
+        // it (https://praw.readthedocs.io/en/stable/getting_started/ratelimits.html).
+        const limit = json.errors.find((e) => e[0] === "RATELIMIT");
+        if (limit)
+          throw new PlatformError("rate_limited", words, {
+            status: a.status,
+            retryAfterMs: redditRatelimitMs(String(limit[1] ?? "")),
+          });
+        throw new PlatformError("rejected", words);
+      }
       if (json?.data?.name && json.data.url)
         return { platformPostId: json.data.name, url: json.data.url, publishedAt: opts.clock.now() };
       if (!mediaUrl) throw new PlatformError("rejected", "reddit: no post in the answer");

@@ -3,6 +3,7 @@ import {
   buildReading,
   type PlatformAdapter,
   PlatformError,
+  parseRetryAfter,
   platformMediaViolation,
   unavailableReading,
 } from "@site/domain/social";
@@ -13,6 +14,13 @@ import type { AdapterOptions } from "./options.ts";
 /** TikTok's Content Posting API's real address. */
 export const TIKTOK_API_BASE = "https://open.tiktokapis.com/v2";
 
+/** The window of TikTok's per-minute rate limits. */
+const TIKTOK_RATE_WINDOW_MS = 60_000;
+
+/** Why an unaudited app's TikTok post has no public address. */
+export const TIKTOK_PRIVATE_NOTE =
+  "posted SELF_ONLY (private): an app TikTok has not audited may post privately only, and a private post gets no public id or URL";
+
 /** TikTok answers `{data, error: {code, message, log_id}}`; `code` is "ok" on success. */
 function tiktokError(a: ApiAnswer): PlatformError {
   const e = ((a.body ?? {}) as { error?: { code?: string; message?: string } }).error;
@@ -20,9 +28,20 @@ function tiktokError(a: ApiAnswer): PlatformError {
   if (e?.code === "access_token_invalid") return new PlatformError("auth", message, { status: a.status });
   if (e?.code === "scope_not_authorized")
     return new PlatformError("permission", message, { status: a.status });
-  if (e?.code === "rate_limit_exceeded") return statusError({ ...a, status: 429 }, message);
+  // Over the limit of TikTok's 1-minute sliding window: 429 `rate_limit_exceeded`; no Retry-After is
+  // documented, so one window is waited unless one is sent
+  // (https://developers.tiktok.com/doc/tiktok-api-v2-rate-limit).
+  if (e?.code === "rate_limit_exceeded")
+    return statusError(
+      { ...a, status: 429 },
+      message,
+      parseRetryAfter(a.headers.get("retry-after")) ?? TIKTOK_RATE_WINDOW_MS,
+    );
   return statusError(a, message);
 }
+
+/** What the status poll answers for a private post complete without a public id. */
+const PRIVATE = "";
 
 /** Up to MAX_SINGLE a video is uploaded whole; above, in chunks of CHUNK (5–64 MB, media transfer guide). */
 const MAX_SINGLE = 64 * 1024 * 1024;
@@ -167,6 +186,11 @@ export function tiktokAdapter(opts: AdapterOptions, base = TIKTOK_API_BASE): Pla
       // Public posts pass moderation before TikTok gives their id; a complete post still waiting for it
       // keeps its publish id (prefixed) and the profile's address (decision 1000).
       let completeWithoutId = false;
+      // A private (SELF_ONLY) post never gets a public id: TikTok gives one only after the moderation of
+      // posts "created for public viewership"
+      // (https://developers.tiktok.com/doc/content-posting-api-reference-get-video-status). It is
+      // published once PUBLISH_COMPLETE, without a public URL, saying why.
+      const isPrivate = privacy === "SELF_ONLY";
       const postId = await pollUntil(opts.poll, `tiktok publish ${publishId}`, async () => {
         const answer = await call(account, "/post/publish/status/fetch/", { publish_id: publishId });
         const s = data<{ status?: string; fail_reason?: string }>(answer);
@@ -179,11 +203,19 @@ export function tiktokAdapter(opts: AdapterOptions, base = TIKTOK_API_BASE): Pla
         const id = exactId(answer.raw, "publicaly_available_post_id");
         if (s.status === "PUBLISH_COMPLETE" && id !== null) return id;
         completeWithoutId = s.status === "PUBLISH_COMPLETE";
+        if (completeWithoutId && isPrivate) return PRIVATE;
         return null;
       }).catch((err) => {
         if (completeWithoutId) return null;
         throw err;
       });
+      if (postId === PRIVATE)
+        return {
+          platformPostId: `publish:${publishId}`,
+          url: null,
+          publishedAt: opts.clock.now(),
+          note: `tiktok: ${TIKTOK_PRIVATE_NOTE}`,
+        };
       if (!postId)
         return { platformPostId: `publish:${publishId}`, url: profile, publishedAt: opts.clock.now() };
       return {

@@ -23,15 +23,32 @@ export const X_API_BASE = "https://api.x.com/2";
 
 type Problem = { title?: string; detail?: string; type?: string; reason?: string };
 
-/** X API v2 errors: 429 with `x-rate-limit-reset` (epoch seconds); 403 client-forbidden on the free tier. */
+/** An epoch-seconds header as a time, or null when absent or not a positive number. */
+function epochHeader(a: ApiAnswer, name: string): Date | null {
+  const v = Number(a.headers.get(name));
+  return Number.isFinite(v) && v > 0 ? new Date(v * 1000) : null;
+}
+
+/**
+ * X API v2 errors: 429 is rate-limited until `x-rate-limit-reset` (epoch seconds, the 15-minute
+ * window's end), or, when a 24-hour cap is spent (`x-user-limit-24hour-remaining` or
+ * `x-app-limit-24hour-remaining` 0), until that cap's `…-24hour-reset`
+ * (https://docs.x.com/x-api/fundamentals/rate-limits); 403 client-forbidden on the free tier.
+ */
 function xError(a: ApiAnswer): PlatformError {
   const p = (a.body ?? {}) as Problem;
   const message = `${p.title ?? `HTTP ${a.status}`}: ${p.detail ?? ""}`.trim();
   if (a.status === 429) {
-    const reset = Number(a.headers.get("x-rate-limit-reset"));
-    // A wait slept in real time against the platform's wall clock, not the (possibly fixed) domain clock.
-    const retry = Number.isFinite(reset) && reset > 0 ? Math.max(0, reset * 1000 - Date.now()) : null;
-    return statusError(a, message, retry);
+    const spent = ["user", "app"].flatMap((who) =>
+      a.headers.get(`x-${who}-limit-24hour-remaining`) === "0"
+        ? [epochHeader(a, `x-${who}-limit-24hour-reset`)]
+        : [],
+    );
+    const daily = spent.filter((d): d is Date => d !== null).sort((x, y) => y.getTime() - x.getTime())[0];
+    const at = daily ?? epochHeader(a, "x-rate-limit-reset");
+    // The moment is the platform's; the wait is measured against the wall clock it is stated on.
+    const retry = at ? Math.max(0, at.getTime() - Date.now()) : null;
+    return statusError(a, daily ? `${message} (24-hour limit)` : message, retry, at);
   }
   return statusError(a, message);
 }
@@ -59,7 +76,12 @@ export function xAdapter(opts: AdapterOptions, base = X_API_BASE): PlatformAdapt
       headers: { ...auth(account), "content-type": "application/json" },
       body: body === undefined ? undefined : JSON.stringify(body),
     });
-  type Media = { data?: { id?: string; processing_info?: { state?: string; error?: { message?: string } } } };
+  type Media = {
+    data?: {
+      id?: string;
+      processing_info?: { state?: string; check_after_secs?: number; error?: { message?: string } };
+    };
+  };
   /** Uploads one file, returning its media id: an image in one call, a video in chunks then processed. */
   async function upload(account: AdapterAccount, m: PublishMedia): Promise<string> {
     const bytes = await m.read();
@@ -96,21 +118,40 @@ export function xAdapter(opts: AdapterOptions, base = X_API_BASE): PlatformAdapt
     const fin = await postJson(account, `/media/upload/${id}/finalize`);
     if (!ok(fin)) throw xError(fin);
     let info = (fin.body as Media | null)?.data?.processing_info;
-    // https://docs.x.com/x-api/media/get-media-upload-status : poll until `succeeded` or `failed`.
-    await pollUntil(opts.poll, `x ${gif ? "gif" : "video"} ${id}`, async () => {
-      if (!info || info.state === "succeeded") return true;
-      if (info.state === "failed")
-        throw new PlatformError(
-          "rejected",
-          `x could not process the video: ${info.error?.message ?? "failed"}`,
-        );
-      const a = await callPlatform(endpoint(base, "/media/upload", { command: "STATUS", media_id: id }), {
-        headers: auth(account),
-      });
-      if (!ok(a)) throw xError(a);
-      info = (a.body as Media | null)?.data?.processing_info;
-      return info && info.state !== "succeeded" ? null : true;
-    });
+    // https://docs.x.com/x-api/media/get-media-upload-status : poll until `succeeded` or `failed`, each
+    // check after the `check_after_secs` the last answer stated (the configured interval when none).
+    const statedWait = () => {
+      const secs = num(info?.check_after_secs);
+      return secs !== undefined && secs > 0 ? secs * 1000 : null;
+    };
+    if (info && info.state !== "succeeded" && info.state !== "failed") {
+      const first = statedWait();
+      if (first) await Bun.sleep(first);
+    }
+    await pollUntil(
+      opts.poll,
+      `x ${gif ? "gif" : "video"} ${id}`,
+      async () => {
+        if (!info || info.state === "succeeded") return true;
+        if (info.state === "failed")
+          throw new PlatformError(
+            "rejected",
+            `x could not process the video: ${info.error?.message ?? "failed"}`,
+          );
+        const a = await callPlatform(endpoint(base, "/media/upload", { command: "STATUS", media_id: id }), {
+          headers: auth(account),
+        });
+        if (!ok(a)) throw xError(a);
+        info = (a.body as Media | null)?.data?.processing_info;
+        if (info?.state === "failed")
+          throw new PlatformError(
+            "rejected",
+            `x could not process the video: ${info.error?.message ?? "failed"}`,
+          );
+        return info && info.state !== "succeeded" ? null : true;
+      },
+      statedWait,
+    );
     return id;
   }
   const noTier = () => {

@@ -160,6 +160,8 @@ export function startFakePlatforms(opts: { latencyMs?: number } = {}) {
     setTikTokAudited: (audited: boolean) => {
       s.app.tiktokAudited = audited;
     },
+    /** The user unticks `scope` in `platform`'s consent dialog (authorizations go through without it). */
+    declineScope: (platform: SocialPlatform, scope: string) => s.declinedScopes.add(`${platform}:${scope}`),
     /** The scopes a token was issued with (null: not issued after a consent). */
     scopesOf: (token: string) => s.issued.get(token)?.scopes ?? null,
     /** Every privacy level TikTok knows. */
@@ -176,6 +178,17 @@ export function startFakePlatforms(opts: { latencyMs?: number } = {}) {
     /** The next `count` requests to `platform` answer `status` (429 with retry-after `retryAfterS`). */
     failNext: (platform: SocialPlatform, count: number, status = 429, retryAfterS = 1) =>
       s.rules.set(platform, { count, status, retryAfterS }),
+    /** X's next `count` requests answer 429 for the spent 24-hour cap, reset in `dailyResetS` (window: 1 s). */
+    xDailyLimitNext: (count: number, dailyResetS: number) =>
+      s.rules.set("x", { count, status: 429, retryAfterS: 1, dailyResetS }),
+    /** Reddit's next `count` submits answer 200 with json.errors RATELIMIT in `message`. */
+    redditRatelimitNext: (count: number, message: string) => {
+      s.redditRatelimit = { count, message };
+    },
+    /** X processes each finalized video this long (fake clock), saying so in check_after_secs. */
+    setXProcessingSeconds: (seconds: number) => {
+      s.xProcessingMs = seconds * 1000;
+    },
     close: () => server.stop(true),
   };
 }

@@ -435,7 +435,7 @@ describe("TikTok: the user's privacy level and consent (decisions 1013, 1031)", 
 
 describe("TikTok metrics: the spec's further platform, opt-in reading (decision 1032)", () => {
   /** connect (OAuth) → a SELF_ONLY photo post → a collector pass an hour later: the target's snapshot. */
-  async function connectPostCollect(app: TestApp) {
+  async function connectPostCollect(app: TestApp, audited = false) {
     const { key } = await app.seedOrg();
     const started = await app.call("POST", "/api/v1/social/accounts/connect", {
       key,
@@ -452,7 +452,16 @@ describe("TikTok metrics: the spec's further platform, opt-in reading (decision 
     const id = (await uploadSocialMedia(app, key, sampleImage("jpeg", { size: 2048 }), "image/jpeg")).id;
     const res = await app.call("POST", "/api/v1/social/posts", {
       key,
-      body: { content: "metrics?", media: [id], accounts: [account.id] },
+      // Metrics are read of a public post, which only an audited app makes: a private (SELF_ONLY) post
+      // has no id to ask for (issue 33).
+      body: {
+        content: "metrics?",
+        media: [id],
+        accounts: [account.id],
+        ...(audited
+          ? { platformOptions: { tiktok: { privacyLevel: "PUBLIC_TO_EVERYONE", consent: true } } }
+          : {}),
+      },
     });
     expect(res.status).toBe(201);
     const post = (await body(res)).post;
@@ -496,18 +505,21 @@ describe("TikTok metrics: the spec's further platform, opt-in reading (decision 
         ...fake.oauthEnv,
         SOCIAL_POLL_INTERVAL_MS: "5",
         SOCIAL_TIKTOK_READ_METRICS: "1",
+        SOCIAL_TIKTOK_AUDITED: "1",
         SOCIAL_TIKTOK_VERIFIED_URL_PREFIXES: "http://127.0.0.1:3000/api/media/",
       },
     });
     fetchMediaFromApp(fake, reads);
+    fake.setTikTokAudited(true);
     try {
-      const { scope, account, snapshot, queried } = await connectPostCollect(reads);
+      const { scope, account, snapshot, queried } = await connectPostCollect(reads, true);
       expect(scope.split(",")).toContain("video.list");
       expect(account.permissions).toContain("video.list");
       expect(snapshot).toMatchObject({ views: 640, likes: 12, comments: 3, shares: 2, saves: null });
       expect(snapshot.extra.unavailable).toEqual({ saves: "not_exposed" });
       expect(queried).toBe(1);
     } finally {
+      fake.setTikTokAudited(false);
       fetchMediaFromApp(fake, h);
       await reads.close();
     }

@@ -1,4 +1,5 @@
-// Frames piped into FFmpeg as raw RGBA (decision 1222): H.264, yuv420p, faststart, CRF, no audio.
+// Frames piped into FFmpeg as raw RGBA (decision 1222): H.264, yuv420p, faststart, CRF, no audio; a
+// keyframe every 2 s and no edit list (decision 1493).
 import { spawn } from "node:child_process";
 
 /** How a clip is encoded: libx264 on a CPU host, NVENC where the host has a GPU and FFmpeg has it. */
@@ -54,8 +55,18 @@ export function ffmpegArgs(o: {
     "tv",
     "-r",
     String(o.fps),
+    // A keyframe at least every 2 s (GOP of 2 × fps frames), as the platforms' encoding guides ask; no
+    // B-frames, so no composition delay: the first frame is shown at 0 without an edit list.
+    "-g",
+    String(o.fps * 2),
+    "-bf",
+    "0",
     "-video_track_timescale",
     String(o.fps * 1000),
+    // No edit list (`edts/elst`): Meta's video specifications forbid one ("no edit lists",
+    // https://developers.facebook.com/docs/instagram-platform/instagram-graph-api/reference/ig-user/media#reel-specifications).
+    "-use_editlist",
+    "0",
     "-movflags",
     "+faststart",
     "-f",

@@ -71,6 +71,8 @@ export const socialTargets = pgTable(
     url: text("url"),
     status: text("status", { enum: ["published", "failed"] }).notNull(),
     error: text("error"),
+    /** Why a published target has no public URL (an unaudited TikTok app's private post); else null. */
+    note: text("note"),
     publishedAt: ts("published_at"),
     nextStage: smallint("next_stage").notNull().default(1),
     createdAt: createdAt(),

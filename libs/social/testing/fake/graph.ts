@@ -16,6 +16,7 @@ import {
   nextSeq,
   now,
   type PlatformCall,
+  tooShort,
 } from "./state.ts";
 
 type GraphPlatform = "instagram" | "threads";
@@ -213,7 +214,9 @@ async function singleMedia(
   // (https://developers.facebook.com/docs/instagram-platform/instagram-graph-api/reference/ig-user/media#image-specifications),
   // Threads images JPEG or PNG (https://developers.facebook.com/docs/threads/posts#media-specifications),
   // videos MP4 on both.
-  const got = await fetchMedia(s, url);
+  // A Reel lasts "3 seconds min" (https://developers.facebook.com/docs/instagram-platform/instagram-graph-api/reference/ig-user/media#reel-specifications):
+  // a shorter one is refused late, its container ending in ERROR once processed.
+  const got = await fetchMedia(s, url, ig && isVideo ? (b) => tooShort(b, 3) : undefined);
   if (typeof got === "string") return { media: [], error: got };
   const accepted = isVideo ? ["video/mp4"] : ig ? ["image/jpeg"] : ["image/jpeg", "image/png"];
   if (!accepted.includes(got.contentType))

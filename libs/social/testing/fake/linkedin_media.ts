@@ -9,6 +9,7 @@ import {
   json,
   nextSeq,
   type PlatformCall,
+  tooShort,
   typeOfBytes,
 } from "./state.ts";
 
@@ -175,7 +176,9 @@ async function finalizeVideo(ctx: LinkedinCtx, c: PlatformCall): Promise<Respons
   const all = new Uint8Array(v.size);
   for (const p of v.parts) all.set(p.bytes!, p.first);
   const type = typeOfBytes(all);
-  if (type !== "video/mp4") {
+  // "Length: 3 seconds to 30 minutes" (https://learn.microsoft.com/en-us/linkedin/marketing/community-management/shares/videos-api#video-specifications):
+  // a shorter video fails processing, after the upload.
+  if (type !== "video/mp4" || tooShort(all, 3)) {
     v.status = "PROCESSING_FAILED";
     return new Response(null, { status: 200 });
   }

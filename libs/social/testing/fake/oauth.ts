@@ -109,7 +109,12 @@ function authorize(ctx: OAuthCtx, c: AuthCall): Response {
   const needsPkce = platform === "x" || platform === "tiktok";
   if (needsPkce && (!q.get("code_challenge") || q.get("code_challenge_method") !== "S256"))
     return oauthError(400, "invalid_request", "code_challenge with S256 is required");
-  const scopes = (q.get("scope") ?? "").split(/[ ,]+/).filter(Boolean);
+  // The user may untick a permission in the consent dialog; the token answer then lists only the ones
+  // granted (Instagram's `permissions`,
+  // https://developers.facebook.com/docs/instagram-platform/instagram-api-with-instagram-login/business-login#step-2--exchange-the-code-for-a-token).
+  const scopes = (q.get("scope") ?? "")
+    .split(/[ ,]+/)
+    .filter((sc) => sc && !ctx.s.declinedScopes.has(`${platform}:${sc}`));
   // LinkedIn grants only the scopes of the app's products; asking for another (r_member_social
   // without the restricted product) sends the user back with error=unauthorized_scope_error
   // (https://learn.microsoft.com/en-us/linkedin/shared/authentication/authorization-code-flow#failed-requests).

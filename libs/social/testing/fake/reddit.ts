@@ -125,6 +125,14 @@ async function submit(ctx: RedditCtx, c: PlatformCall): Promise<Response> {
   const sr = form.get("sr") ?? "";
   if (!title || title.length > 300)
     return json(200, { json: { errors: [["BAD_TITLE", "title must be 1 to 300 characters", "title"]] } });
+  // Reddit's own rate limit on submitting is not an HTTP status: a 200 whose json.errors holds
+  // ["RATELIMIT", "you are doing that too much. try again in 9 minutes.", "ratelimit"]
+  // (https://praw.readthedocs.io/en/stable/getting_started/ratelimits.html); nothing is posted.
+  const limit = ctx.s.redditRatelimit;
+  if (limit && limit.count > 0) {
+    limit.count--;
+    return json(200, { json: { errors: [["RATELIMIT", limit.message, "ratelimit"]] } });
+  }
   const kind = form.get("kind");
   const id = nextSeq(ctx.s).toString(36).padStart(6, "a");
   if (kind === "image" || kind === "video") return submitMedia(ctx, c, { form, kind, id });

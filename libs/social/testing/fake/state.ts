@@ -3,7 +3,7 @@
  * publications, failure rules, the clock offset, refresh holds) and the small helpers each platform's
  * handler uses on it.
  */
-import { sniffImage } from "@site/domain/media";
+import { readMp4, sniffImage } from "@site/domain/media";
 import type { SocialPlatform } from "@site/domain/social";
 
 /** Metric values a fake post reports, by the platforms' own names. */
@@ -57,8 +57,11 @@ export type FakePublication = {
 /** The type and size of a file a platform fetched or was sent. */
 export type Fetched = { contentType: string; size: number };
 
-/** A failure rule set by `failNext`: the next `count` requests answer `status`. */
-type FailureRule = { count: number; status: number; retryAfterS?: number };
+/**
+ * A failure rule set by `failNext`: the next `count` requests answer `status`. `dailyResetS`: on X, the
+ * 429 is the 24-hour cap's, whose reset is that many seconds away (beyond the 15-minute window's).
+ */
+type FailureRule = { count: number; status: number; retryAfterS?: number; dailyResetS?: number };
 
 /** An access token the fake issued; it expires by the fake's clock. */
 type Issued = {
@@ -114,6 +117,11 @@ export function createFakeState() {
     hosted: new Map<string, { bytes: Uint8Array; contentType: string }>(),
     tiktokPrivacy: new Map<string, string[]>(),
     /** The provider-side facts about our app that the strict rules follow (see each rule's page). */
+    /**
+     * `${platform}:${scope}` a user unticks in the consent dialog: the authorization goes through
+     * without it, and the token answer lists what was granted (Meta's `permissions`, others' `scope`).
+     */
+    declinedScopes: new Set<string>(),
     app: {
       /** LinkedIn scopes of the app's products: the self-serve ones; r_member_social only when granted. */
       linkedinScopes: new Set(["openid", "profile", "email", "w_member_social"]),
@@ -128,6 +136,13 @@ export function createFakeState() {
     offsetMs: 0,
     /** How many status checks answer "not ready yet" before a container/upload/publish is ready. */
     processingChecks: 0,
+    /** X: how long a finalized video is processed (ms of the fake's clock), stated as check_after_secs. */
+    xProcessingMs: 0,
+    /**
+     * Reddit: the next `count` submits are refused with RATELIMIT inside a 200, in `message` (Reddit's
+     * words, e.g. "you are doing that too much. try again in 9 minutes.").
+     */
+    redditRatelimit: null as { count: number; message: string } | null,
     /** Fetches a media URL the way the platform would (cURL from its servers). */
     fetcher: (url: string): Promise<Response> => fetch(url),
     issued: new Map<string, Issued>(),
@@ -273,7 +288,11 @@ export function graphError(
 }
 
 /** Fetches a media URL; the type by its bytes, or why it could not be fetched. */
-export async function fetchMedia(s: FakeState, url: string | null | undefined): Promise<Fetched | string> {
+export async function fetchMedia(
+  s: FakeState,
+  url: string | null | undefined,
+  inspect?: (bytes: Uint8Array) => string | null,
+): Promise<Fetched | string> {
   if (!url) return "no URL";
   let res: Response;
   try {
@@ -284,7 +303,19 @@ export async function fetchMedia(s: FakeState, url: string | null | undefined): 
   if (!res.ok) return `fetching the media answered HTTP ${res.status}`;
   const bytes = new Uint8Array(await res.arrayBuffer());
   const type = typeOfBytes(bytes);
-  return type ? { contentType: type, size: bytes.byteLength } : "the media is not an image or an MP4 video";
+  if (!type) return "the media is not an image or an MP4 video";
+  return inspect?.(bytes) ?? { contentType: type, size: bytes.byteLength };
+}
+
+/**
+ * Why a platform that needs videos of at least `minS` seconds (Instagram Reels, TikTok, LinkedIn: 3 s)
+ * refuses these bytes once it processed them, or null (also for bytes it cannot read as an MP4).
+ */
+export function tooShort(bytes: Uint8Array, minS: number): string | null {
+  const facts = readMp4(bytes);
+  return facts && facts.durationS < minS
+    ? `the video lasts ${Math.round(facts.durationS * 100) / 100} s, under the ${minS} s minimum`
+    : null;
 }
 
 /** The answer of a failure rule `failNext` set for the platform (spending it), or null when none is due. */
@@ -294,10 +325,44 @@ export function injectedFailure(s: FakeState, platform: SocialPlatform): Respons
   rule.count--;
   if (rule.status !== 429)
     return json(rule.status, { error: { message: "Service temporarily unavailable", code: 2 } });
-  const headers: Record<string, string> = { "retry-after": String(rule.retryAfterS ?? 1) };
-  if (platform === "x")
-    headers["x-rate-limit-reset"] = String(Math.ceil(Date.now() / 1000 + (rule.retryAfterS ?? 1)));
-  if (platform === "reddit") headers["x-ratelimit-reset"] = String(rule.retryAfterS ?? 1);
+  const wait = rule.retryAfterS ?? 1;
+  const headers: Record<string, string> = { "retry-after": String(wait) };
+  if (platform === "x") {
+    // https://docs.x.com/x-api/fundamentals/rate-limits : a 429 carries x-rate-limit-limit/-remaining/
+    // -reset (epoch seconds of the 15-minute window's end); the 24-hour cap of POST /2/tweets adds
+    // x-user-limit-24hour-limit/-remaining/-reset, and once it is spent the window's reset is not enough.
+    const at = (s: number) => String(Math.ceil(Date.now() / 1000 + s));
+    Object.assign(headers, {
+      "x-rate-limit-limit": "100",
+      "x-rate-limit-remaining": "0",
+      "x-rate-limit-reset": at(wait),
+    });
+    if (rule.dailyResetS !== undefined)
+      Object.assign(headers, {
+        "x-user-limit-24hour-limit": "17",
+        "x-user-limit-24hour-remaining": "0",
+        "x-user-limit-24hour-reset": at(rule.dailyResetS),
+      });
+    delete headers["retry-after"];
+  }
+  if (platform === "reddit") headers["x-ratelimit-reset"] = String(wait);
+  if (platform === "tiktok") {
+    // https://developers.tiktok.com/doc/tiktok-api-v2-rate-limit : over the limit of a 1-minute sliding
+    // window, 429 with error code `rate_limit_exceeded` (no Retry-After is documented).
+    delete headers["retry-after"];
+    return json(
+      429,
+      {
+        data: {},
+        error: {
+          code: "rate_limit_exceeded",
+          message: "The API rate limit was exceeded. Please try again later.",
+          log_id: `2026${nextSeq(s)}`,
+        },
+      },
+      headers,
+    );
+  }
   return json(
     429,
     platform === "instagram" || platform === "threads"

@@ -12,6 +12,7 @@ import {
   metricsOf,
   nextSeq,
   type PlatformCall,
+  tooShort,
   typeOfBytes,
 } from "./state.ts";
 import { type Answers, initPost, type TikTokCtx, type TikTokPublish } from "./tiktok_init.ts";
@@ -95,7 +96,8 @@ async function upload(ctx: TikTokCtx, req: Request, parts: string[]): Promise<Re
 /**
  * https://developers.tiktok.com/doc/content-posting-api-reference-get-video-status : PROCESSING_DOWNLOAD
  * while TikTok pulls the files, FAILED with fail_reason (photos: JPEG or WebP only,
- * `file_format_check_failed`), PUBLISH_COMPLETE with `publicaly_available_post_id` once public.
+ * `file_format_check_failed`), PUBLISH_COMPLETE with `publicaly_available_post_id` once public (none
+ * for a private post).
  */
 async function status(ctx: TikTokCtx, c: PlatformCall, a: Answers): Promise<Response> {
   const b = (await c.req.json().catch(() => ({}))) as { publish_id?: string };
@@ -106,10 +108,14 @@ async function status(ctx: TikTokCtx, c: PlatformCall, a: Answers): Promise<Resp
   if (!p.result && p.upload) {
     const all = Buffer.concat(p.upload.chunks);
     const type = typeOfBytes(all);
+    // A video under 3 s fails once TikTok processed it (`duration_check_failed`,
+    // https://developers.tiktok.com/doc/content-posting-api-reference-get-video-status).
     p.result =
-      type === "video/mp4"
-        ? { media: [{ contentType: type, size: all.byteLength }] }
-        : { fail: "video_format_check_failed" };
+      type !== "video/mp4"
+        ? { fail: "video_format_check_failed" }
+        : tooShort(all, 3)
+          ? { fail: "duration_check_failed" }
+          : { media: [{ contentType: type, size: all.byteLength }] };
   }
   if (!p.result) p.result = await pullFiles(ctx.s, p);
   if (p.checksLeft > 0) {
@@ -117,6 +123,19 @@ async function status(ctx: TikTokCtx, c: PlatformCall, a: Answers): Promise<Resp
     return a.ok({ status: "PROCESSING_DOWNLOAD", uploaded_bytes: 0 });
   }
   if ("fail" in p.result) return a.ok({ status: "FAILED", fail_reason: p.result.fail });
+  // A private (SELF_ONLY) post is complete without a public id: "developers are not provided with the
+  // post_id until [moderation] is complete", and only posts "created for public viewership" go through
+  // it (https://developers.tiktok.com/doc/content-posting-api-reference-get-video-status). The fake
+  // records it under the publish id the client holds.
+  if (p.privacy === "SELF_ONLY") {
+    ctx.s.published.set(`publish:${b.publish_id}`, {
+      platform: "tiktok",
+      text: p.text,
+      media: p.result.media,
+      privacy: p.privacy,
+    });
+    return a.ok({ status: "PUBLISH_COMPLETE" });
+  }
   // Ids are int64 numbers in the JSON, 19 digits like TikTok's: beyond 2^53, so the raw text is
   // written here (JSON.parse of it yields a neighbouring number).
   if (!p.postId) {
@@ -139,8 +158,9 @@ async function pullFiles(s: FakeState, p: TikTokPublish): Promise<{ media: Fetch
   const media: Fetched[] = [];
   let fail: string | null = null;
   for (const u of p.urls) {
-    const got = await fetchMedia(s, u);
-    if (typeof got === "string") fail = "picture_size_check_failed";
+    const got = await fetchMedia(s, u, p.video ? (b) => tooShort(b, 3) : undefined);
+    if (typeof got === "string")
+      fail = got.includes("minimum") ? "duration_check_failed" : "picture_size_check_failed";
     else if (
       p.video ? got.contentType !== "video/mp4" : !["image/jpeg", "image/webp"].includes(got.contentType)
     )

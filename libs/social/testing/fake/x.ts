@@ -10,6 +10,7 @@ import {
   json,
   metricsOf,
   nextSeq,
+  now,
   type PlatformCall,
   typeOfBytes,
 } from "./state.ts";
@@ -22,6 +23,8 @@ type XMedia = {
   chunks: Uint8Array[];
   state: "uploading" | "processing" | "succeeded" | "failed";
   checksLeft: number;
+  /** When processing ends (fake clock, ms); 0: by status checks only (`checksLeft`). */
+  readyAt: number;
 };
 
 /** The shared state and the media uploaded to X (with the category each chunked upload declared). */
@@ -104,6 +107,7 @@ async function uploadImage(ctx: XCtx, c: PlatformCall): Promise<Response> {
     chunks: [],
     state: "succeeded",
     checksLeft: 0,
+    readyAt: 0,
   });
   return json(200, {
     data: { id, media_key: `3_${id}`, size: bytes.byteLength, expires_after_secs: 86400 },
@@ -132,6 +136,7 @@ async function initializeUpload(ctx: XCtx, c: PlatformCall): Promise<Response> {
     chunks: [],
     state: "uploading",
     checksLeft: ctx.s.processingChecks,
+    readyAt: 0,
   });
   return json(200, { data: { id, media_key: `7_${id}`, expires_after_secs: 86400 } });
 }
@@ -161,28 +166,50 @@ function finalizeUpload(ctx: XCtx, m: XMedia, id: string): Response {
   // (https://docs.x.com/x-api/media/quickstart/best-practices).
   const wanted = ctx.category.get(id) === "tweet_gif" ? "image/gif" : "video/mp4";
   m.state = typeOfBytes(all) === wanted && m.contentType === wanted ? "processing" : "failed";
+  if (m.state === "processing" && ctx.s.xProcessingMs > 0) m.readyAt = now(ctx.s) + ctx.s.xProcessingMs;
   return json(200, {
     data: {
       id,
       media_key: `7_${id}`,
       size: m.size,
-      processing_info: { state: m.state === "failed" ? "failed" : "pending", check_after_secs: 1 },
+      processing_info: {
+        state: m.state === "failed" ? "failed" : "pending",
+        check_after_secs: checkAfterSecs(ctx, m),
+      },
     },
   });
 }
 
-/** https://docs.x.com/x-api/media/get-media-upload-status */
+/**
+ * `check_after_secs`: "the number of seconds to wait before checking the status again"
+ * (https://docs.x.com/x-api/media/get-media-upload-status); here the processing time still left.
+ */
+function checkAfterSecs(ctx: XCtx, m: XMedia): number {
+  return m.readyAt > 0 ? Math.max(1, Math.ceil((m.readyAt - now(ctx.s)) / 1000)) : 1;
+}
+
+/**
+ * https://docs.x.com/x-api/media/get-media-upload-status : a video is processed for a time (a check
+ * before `check_after_secs` finds it still in progress), or, in tests that count checks, for
+ * `processingChecks` checks.
+ */
 function uploadStatus(ctx: XCtx, c: PlatformCall): Response {
   const id = c.url.searchParams.get("media_id") ?? "";
   const m = ctx.media.get(id);
   if (!m || m.owner !== c.token) return xProblem(400, "Invalid Request", "unknown media id");
   if (m.state === "processing") {
-    if (m.checksLeft > 0) m.checksLeft--;
+    if (m.readyAt > 0) {
+      if (now(ctx.s) >= m.readyAt) m.state = "succeeded";
+    } else if (m.checksLeft > 0) m.checksLeft--;
     else m.state = "succeeded";
   }
   const s = m.state === "processing" ? "in_progress" : m.state;
   return json(200, {
-    data: { id, media_key: `7_${id}`, processing_info: { state: s, check_after_secs: 1 } },
+    data: {
+      id,
+      media_key: `7_${id}`,
+      processing_info: { state: s, check_after_secs: checkAfterSecs(ctx, m) },
+    },
   });
 }
 
