@@ -61,7 +61,12 @@ export function authMacros(ctx: Context, principals: PrincipalCache = principalC
     };
   return new Elysia().macro({
     operation: (name: OperationName) => ({
-      detail: { security: bearer, "x-operation": name, "x-required-scope": OPERATION_SCOPES[name] },
+      detail: {
+        security: bearer,
+        "x-operation": name,
+        // An operation open to any key of the organization documents no scope.
+        ...(OPERATION_SCOPES[name] ? { "x-required-scope": OPERATION_SCOPES[name] } : {}),
+      },
       transform: guard(OPERATION_SCOPES[name]),
       resolve,
     }),

@@ -94,7 +94,7 @@ export function createMcpServer(deps: AppDeps, principal: Principal): Server {
     const t = TOOLS.find((x) => x.name === request.params.name);
     if (!t) return toolError(new AppError("NOT_FOUND", `no tool named ${request.params.name}`), deps);
     try {
-      requireScope(principal, t.scope);
+      if (t.scope) requireScope(principal, t.scope);
       const args = checkToolArgs(t, request.params.arguments);
       const { value, note } = await t.run(deps, principal, args as never);
       const text = note ? `${note}\n\n${JSON.stringify(value, null, 2)}` : JSON.stringify(value, null, 2);

@@ -1,13 +1,17 @@
 import { checkInput } from "@site/domain/core";
 import { SITE_TOOLS as SITE_BUILDING_TOOLS } from "./mcp_site_tools.ts";
+import { CAMPAIGN_TOOLS } from "./mcp_tools/campaigns.ts";
 import { CLIP_TOOLS } from "./mcp_tools/clips.ts";
 import { JOB_TOOLS } from "./mcp_tools/jobs.ts";
 import { MEDIA_TOOLS } from "./mcp_tools/media.ts";
 import { NEWSLETTER_TOOLS } from "./mcp_tools/newsletters.ts";
 import { SCREENSHOT_TOOLS } from "./mcp_tools/screenshots.ts";
+import { SITE_ONE_TOOLS } from "./mcp_tools/site_one.ts";
 import { SITE_TOOLS } from "./mcp_tools/sites.ts";
 import { SOCIAL_TOOLS } from "./mcp_tools/social.ts";
+import { SOCIAL_ACCOUNT_TOOLS } from "./mcp_tools/social_accounts.ts";
 import type { Tool } from "./mcp_tools/tool.ts";
+import { WEBHOOK_TOOLS } from "./mcp_tools/webhooks.ts";
 
 export { mediaEmbedSnippet } from "./mcp_tools/inputs.ts";
 export type { Tool } from "./mcp_tools/tool.ts";
@@ -29,6 +33,7 @@ function strict(t: Tool): Tool {
  */
 export const TOOLS: Tool[] = [
   ...SITE_TOOLS,
+  ...SITE_ONE_TOOLS,
   ...MEDIA_TOOLS,
   ...SCREENSHOT_TOOLS,
   ...SITE_BUILDING_TOOLS,
@@ -36,11 +41,14 @@ export const TOOLS: Tool[] = [
   ...SOCIAL_TOOLS,
   ...CLIP_TOOLS,
   ...JOB_TOOLS,
+  ...CAMPAIGN_TOOLS,
+  ...SOCIAL_ACCOUNT_TOOLS,
+  ...WEBHOOK_TOOLS,
 ].map(strict);
 
-/** The tools a key may call: those whose scope it carries (tools/list shows no others). */
+/** The tools a key may call: those whose scope it carries, or that need none (tools/list shows no others). */
 export function toolsFor(scopes: readonly string[]): Tool[] {
-  return TOOLS.filter((t) => scopes.includes(t.scope));
+  return TOOLS.filter((t) => t.scope === null || scopes.includes(t.scope));
 }
 
 /** Checks a tool's arguments against its model: 400-style VALIDATION_ERROR naming each field. */

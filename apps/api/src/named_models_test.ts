@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { SCOPES } from "@site/domain/core";
 import { completeRender } from "@site/domain/screenshots";
 import { sampleImage } from "@site/domain/testing";
 import { type AppServer, callTool, listenApp, mcpClient } from "../testing/mcp.ts";
@@ -60,6 +61,17 @@ const MODELS = [
   "SubscriberAdded",
   "MediaDeleted",
   "PageDeleted",
+  "SiteDeleted",
+  "SocialAccountList",
+  "SocialAccountAnswer",
+  "ConnectStarted",
+  "SocialAccountDisconnected",
+  "WebhookList",
+  "WebhookAnswer",
+  "WebhookCreated",
+  "WebhookSecretAnswer",
+  "WebhookDeliveryPage",
+  "WebhookRecoverAnswer",
   "ErrorDetails",
   "FieldProblem",
 ];
@@ -103,6 +115,22 @@ const TOOL_OUTPUTS: Record<string, string> = {
   create_campaign: "CampaignAnswer",
   send_campaign: "CampaignAnswer",
   send_test_campaign: "TestCampaignAccepted",
+  get_site: "SiteAnswer",
+  rename_site: "SiteAnswer",
+  delete_site: "SiteDeleted",
+  get_campaign: "CampaignAnswer",
+  cancel_campaign: "CampaignAnswer",
+  resume_campaign: "CampaignAnswer",
+  list_social_accounts: "SocialAccountList",
+  connect_social_account: "SocialAccountAnswer",
+  start_social_connection: "ConnectStarted",
+  confirm_social_connection: "SocialAccountAnswer",
+  disconnect_social_account: "SocialAccountDisconnected",
+  create_webhook: "WebhookCreated",
+  list_webhooks: "WebhookList",
+  rotate_webhook_secret: "WebhookSecretAnswer",
+  list_webhook_deliveries: "WebhookDeliveryPage",
+  recover_webhook_deliveries: "WebhookRecoverAnswer",
 };
 
 /** A schema with every `$ref` to a component replaced by the component (itself resolved). */
@@ -124,7 +152,7 @@ beforeAll(async () => {
   h = await buildTestApp({ env: { PUBLIC_BASE_URL: mcp.base } });
   mcp.serve(h);
   doc = await (await h.call("GET", "/swagger/json")).json();
-  ({ key } = await h.seedOrg({ siteLimit: 10, credits: 100 }));
+  ({ key } = await h.seedOrg({ siteLimit: 10, credits: 100, scopes: [...SCOPES] }));
   const res = await h.call("POST", "/api/v1/sites", {
     key,
     body: { name: "Named", slug: `named-${Date.now()}` },
@@ -242,7 +270,7 @@ describe("MCP tools answer the same models", () => {
       // Every tool declares its model, and the list names each tool once.
       expect(tools.filter((t) => !t.outputSchema).map((t) => t.name)).toEqual([]);
       expect(tools.map((t) => t.name).sort()).toEqual(Object.keys(TOOL_OUTPUTS).sort());
-      expect(Object.keys(TOOL_OUTPUTS)).toHaveLength(37);
+      expect(Object.keys(TOOL_OUTPUTS)).toHaveLength(53);
       for (const [tool, model] of Object.entries(TOOL_OUTPUTS)) {
         const listed = tools.find((t) => t.name === tool);
         expect({ tool, schema: listed?.outputSchema }).toEqual({ tool, schema: resolved(ref(model)) });

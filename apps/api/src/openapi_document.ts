@@ -40,14 +40,32 @@ import {
   PageWrite,
   PublishAnswer,
   SiteAnswer,
+  SiteDeleted,
   SitePage,
   SiteView,
   TemplateList,
   TemplateView,
   TranslatedLinks,
 } from "@site/domain/sites";
-import { SocialMediaPage, SocialPostAnswer, SocialPostPage } from "@site/domain/social";
-import { SubscribedEndpoint, WebhooksTold } from "@site/domain/webhooks";
+import {
+  ConnectStarted,
+  SocialAccountAnswer,
+  SocialAccountDisconnected,
+  SocialAccountList,
+  SocialMediaPage,
+  SocialPostAnswer,
+  SocialPostPage,
+} from "@site/domain/social";
+import {
+  SubscribedEndpoint,
+  WebhookAnswer,
+  WebhookCreated,
+  WebhookDeliveryPage,
+  WebhookList,
+  WebhookRecoverAnswer,
+  WebhookSecretAnswer,
+  WebhooksTold,
+} from "@site/domain/webhooks";
 import type { AnyElysia } from "elysia";
 
 /** The OpenAPI version the document declares (and keeps: `const`, `type: [x, "null"]`, `examples`). */
@@ -134,6 +152,15 @@ export const NAMED_SCHEMAS: Record<string, TSchema> = {
   TestCampaignAccepted,
   SubscribedEndpoint,
   WebhooksTold,
+  SocialAccountList,
+  SocialAccountAnswer,
+  ConnectStarted,
+  WebhookList,
+  WebhookAnswer,
+  WebhookCreated,
+  WebhookSecretAnswer,
+  WebhookDeliveryPage,
+  WebhookRecoverAnswer,
   // What an MCP tool answers beyond REST's model, composed with it.
   PublishAnswer,
   LayoutAnswer,
@@ -143,6 +170,8 @@ export const NAMED_SCHEMAS: Record<string, TSchema> = {
   SubscriberAdded,
   MediaDeleted,
   PageDeleted,
+  SiteDeleted,
+  SocialAccountDisconnected,
 };
 
 const TAGS = [

@@ -13,6 +13,10 @@ export const OPERATION_SCOPES = {
   // Listing the organization's sites is reading (decision 0750): one site reads with any key, and the
   // id is what every content tool takes.
   getSites: "content:read",
+  // One site reads with any key of the organization (decision 0750): no scope, for REST and MCP alike.
+  getSitesSiteId: null,
+  patchSitesSiteId: "sites:write",
+  deleteSitesSiteId: "sites:write",
   postSites: "sites:write",
   postSitesSiteIdPublish: "sites:write",
   postSitesSiteIdUnpublish: "sites:write",
@@ -48,18 +52,32 @@ export const OPERATION_SCOPES = {
   postSitesSiteIdCampaigns: "content:write",
   postSitesSiteIdCampaignsCampaignIdTest: "content:write",
   postSitesSiteIdCampaignsCampaignIdSend: "content:write",
+  getSitesSiteIdCampaignsCampaignId: "content:read",
+  postSitesSiteIdCampaignsCampaignIdCancel: "content:write",
+  postSitesSiteIdCampaignsCampaignIdResume: "content:write",
   // Social
   getSocialMedia: "social:write",
   postSocialMediaClips: "social:write",
   getSocialMediaClipsClipId: "social:write",
   getSocialPosts: "social:write",
   postSocialPosts: "social:write",
-} as const satisfies Record<string, Scope>;
+  getSocialAccounts: "social:write",
+  postSocialAccounts: "social:write",
+  postSocialAccountsConnect: "social:write",
+  postSocialAccountsConnectConfirm: "social:write",
+  deleteSocialAccountsAccountId: "social:write",
+  // Webhooks
+  postWebhooks: "webhooks:write",
+  getWebhooks: "webhooks:write",
+  postWebhooksWebhookIdRotateSecret: "webhooks:write",
+  getWebhooksWebhookIdDeliveries: "webhooks:write",
+  postWebhooksWebhookIdRecover: "webhooks:write",
+} as const satisfies Record<string, Scope | null>;
 
 /** An operation of OPERATION_SCOPES: the OpenAPI operationId of a route an MCP tool mirrors. */
 export type OperationName = keyof typeof OPERATION_SCOPES;
 
-/** The scope operation `name` needs, over REST and MCP alike. */
-export function scopeOf(name: OperationName): Scope {
+/** The scope operation `name` needs, over REST and MCP alike; null: any key of the organization. */
+export function scopeOf(name: OperationName): Scope | null {
   return OPERATION_SCOPES[name];
 }

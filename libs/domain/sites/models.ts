@@ -139,3 +139,17 @@ export const PageDeleted = Type.Object({
   deleted: Type.Literal(true),
   pageId: Type.String({ format: "uuid", description: "the page that is gone" }),
 });
+
+/** The body of PATCH /api/v1/sites/<id>. */
+export const RenameSiteBody = Type.Object(
+  { name: Type.Optional(Type.String({ description: "human-readable site name, at most 100 characters" })) },
+  { additionalProperties: false },
+);
+/** The delete_site tool's answer (REST answers 204 with no body). */
+export const SiteDeleted = Type.Object({
+  deleted: Type.Literal(true),
+  siteId: Type.String({
+    format: "uuid",
+    description: "the site that is gone (its slug freed after the grace)",
+  }),
+});

@@ -364,3 +364,20 @@ export const CreatorInfoView = Type.Object({
   stitchDisabled: Type.Boolean(),
   maxVideoPostDurationSec: Type.Union([Type.Integer(), Type.Null()]),
 });
+
+/** The answer of GET /api/v1/social/accounts. */
+export const SocialAccountList = Type.Object({ accounts: Type.Array(SocialAccountView) });
+/** The answer of POST /api/v1/social/accounts (and of confirming a connection). */
+export const SocialAccountAnswer = Type.Object({ account: SocialAccountView });
+/** The answer of POST /api/v1/social/accounts/connect. */
+export const ConnectStarted = Type.Object({
+  authorizeUrl: Type.String({ description: "send the user here to authorize" }),
+  state: Type.String({
+    description: "single use, valid 10 minutes, bound to this organization and this key's user",
+  }),
+});
+/** The disconnect_social_account tool's answer (REST answers 204 with no body). */
+export const SocialAccountDisconnected = Type.Object({
+  disconnected: Type.Literal(true),
+  accountId: Type.String({ format: "uuid", description: "the account whose tokens are erased" }),
+});

@@ -166,3 +166,8 @@ export const WebhooksTold = Type.Object({
     }),
   ),
 });
+
+/** The answer of GET /api/v1/webhooks. */
+export const WebhookList = Type.Object({ webhooks: Type.Array(WebhookView) });
+/** The answer of GET and PATCH /api/v1/webhooks/<id>. */
+export const WebhookAnswer = Type.Object({ webhook: WebhookView });

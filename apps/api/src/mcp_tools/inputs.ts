@@ -3,6 +3,10 @@ import { Type } from "@sinclair/typebox";
 /** A UUID, as a pattern (the tool arguments are checked without format plugins). */
 export const UUID_PATTERN = "^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$";
 
+/** The id (UUID) of a resource a tool acts on, said in words an agent can act on. */
+export const Id = (what: string) =>
+  Type.String({ pattern: UUID_PATTERN, maxLength: 36, description: `id (UUID) of ${what}` });
+
 /** The site a tool acts on. */
 export const SiteId = Type.String({
   pattern: UUID_PATTERN,

@@ -28,15 +28,12 @@ import {
 } from "@site/domain/social";
 import { createPlatformAdapters } from "@site/social";
 import type { AppDeps } from "../deps.ts";
-import { Cursor, EMBED_RULE, SiteId, UUID_PATTERN } from "./inputs.ts";
+import { Cursor, EMBED_RULE, Id, SiteId } from "./inputs.ts";
 import { type Tool, tool } from "./tool.ts";
 
 /** The largest file upload_media takes: an agent's small file travels inside one JSON-RPC message. */
 export const MCP_UPLOAD_MAX_BYTES = 5 * 1024 * 1024;
 const BASE64_MAX = Math.ceil(MCP_UPLOAD_MAX_BYTES / 3) * 4;
-
-const Id = (what: string) =>
-  Type.String({ pattern: UUID_PATTERN, maxLength: 36, description: `id (UUID) of ${what}` });
 
 const mailers = new WeakMap<object, Mailer>();
 /** The app's mailer, or one opened from the configuration as the app opens it (SMTP_URL or the outbox). */

@@ -13,8 +13,11 @@ export type Tool<S extends TSchema = TSchema> = {
   description: string;
   /** The REST operation (OpenAPI operationId) this tool mirrors: the tool needs that route's scope. */
   operation: OperationName;
-  /** The scope the key needs: OPERATION_SCOPES of `operation`, never declared by the tool itself. */
-  scope: Scope;
+  /**
+   * The scope the key needs: OPERATION_SCOPES of `operation`, never declared by the tool itself; null
+   * where the route takes any key of the organization (one site's read).
+   */
+  scope: Scope | null;
   input: S;
   /**
    * The model of the structured result (MCP `outputSchema`): a named model of the OpenAPI document, the

@@ -73,7 +73,7 @@ export function campaignRoutes(deps: AppDeps & MailContext, auth: AuthMacros) {
         campaign: await getCampaign(deps, await site(principal, params.siteId), params.campaignId),
       }),
       {
-        scope: "content:read",
+        operation: "getSitesSiteIdCampaignsCampaignId",
         response: { 200: CampaignAnswer, ...errors(401, 403, 404) },
         detail: {
           summary: "Read a campaign: the draft with member-signed media, status and delivery counts",
@@ -187,7 +187,7 @@ export function campaignRoutes(deps: AppDeps & MailContext, auth: AuthMacros) {
         return { campaign };
       },
       {
-        scope: "content:write",
+        operation: "postSitesSiteIdCampaignsCampaignIdResume",
         response: { 202: CampaignAnswer, ...errors(400, 401, 403, 404) },
         detail: {
           summary: "Resume a paused campaign (after the mail server was fixed)",
@@ -219,7 +219,7 @@ export function campaignRoutes(deps: AppDeps & MailContext, auth: AuthMacros) {
         campaign: await cancelCampaign(deps, await site(principal, params.siteId), params.campaignId),
       }),
       {
-        scope: "content:write",
+        operation: "postSitesSiteIdCampaignsCampaignIdCancel",
         response: { 200: CampaignAnswer, ...errors(400, 401, 403, 404) },
         detail: { summary: "Cancel a scheduled campaign (until sending starts; after: 400)", tags },
       },

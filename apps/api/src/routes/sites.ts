@@ -5,6 +5,7 @@ import {
   deleteSite,
   getOwnSite,
   listSites,
+  RenameSiteBody,
   renameSite,
   SiteAnswer,
   SitePage,
@@ -79,7 +80,7 @@ export function siteRoutes(deps: AppDeps, auth: AuthMacros) {
         return { site };
       },
       {
-        authenticated: true,
+        operation: "getSitesSiteId",
         response: { 200: SiteAnswer, ...errors(401, 403, 404) },
         detail: {
           summary: "Read one site",
@@ -94,11 +95,8 @@ export function siteRoutes(deps: AppDeps, auth: AuthMacros) {
         site: await renameSite(deps, principal, params.siteId, body),
       }),
       {
-        scope: "sites:write",
-        body: t.Object(
-          { name: t.Optional(t.String({ description: "human-readable site name, at most 100 characters" })) },
-          { additionalProperties: false },
-        ),
+        operation: "patchSitesSiteId",
+        body: RenameSiteBody,
         response: { 200: SiteAnswer, ...errors(400, 401, 403, 404) },
         detail: {
           summary: "Rename a site",
@@ -115,7 +113,7 @@ export function siteRoutes(deps: AppDeps, auth: AuthMacros) {
         set.status = 204;
       },
       {
-        scope: "sites:write",
+        operation: "deleteSitesSiteId",
         response: { 204: t.Void(), ...errors(401, 403, 404, 409) },
         detail: {
           summary: "Delete a site (soft delete; the slug is freed after SITE_DELETE_GRACE_S)",

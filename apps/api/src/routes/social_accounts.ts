@@ -2,6 +2,7 @@ import {
   ConnectAccountBody,
   ConnectConfirmBody,
   ConnectStartBody,
+  ConnectStarted,
   CreatorInfoView,
   confirmConnect,
   connectSetCookie,
@@ -9,7 +10,8 @@ import {
   disconnectSocialAccount,
   listSocialAccounts,
   type PlatformAdapters,
-  SocialAccountView,
+  SocialAccountAnswer,
+  SocialAccountList,
   startConnect,
   tiktokCreatorInfo,
 } from "@site/domain/social";
@@ -35,8 +37,8 @@ export function socialAccountRoutes(deps: AppDeps, auth: AuthMacros, adapters: P
         return { accounts: await listSocialAccounts(deps, principal) };
       },
       {
-        scope: "social:write",
-        response: { 200: t.Object({ accounts: t.Array(SocialAccountView) }), ...errors(401, 403) },
+        operation: "getSocialAccounts",
+        response: { 200: SocialAccountList, ...errors(401, 403) },
         detail: detail("List connected social accounts (tokens are never returned)"),
       },
     )
@@ -48,11 +50,11 @@ export function socialAccountRoutes(deps: AppDeps, auth: AuthMacros, adapters: P
         return { account };
       },
       {
-        scope: "social:write",
+        operation: "postSocialAccounts",
         body: ConnectAccountBody,
         response: {
-          201: t.Object({ account: SocialAccountView }),
-          200: t.Object({ account: SocialAccountView }),
+          201: SocialAccountAnswer,
+          200: SocialAccountAnswer,
           ...errors(400, 401, 403),
         },
         detail: detail(
@@ -73,15 +75,10 @@ export function socialAccountRoutes(deps: AppDeps, auth: AuthMacros, adapters: P
         return out;
       },
       {
-        scope: "social:write",
+        operation: "postSocialAccountsConnect",
         body: ConnectStartBody,
         response: {
-          201: t.Object({
-            authorizeUrl: t.String({ description: "send the user here to authorize" }),
-            state: t.String({
-              description: "single use, valid 10 minutes, bound to this organization and this key's user",
-            }),
-          }),
+          201: ConnectStarted,
           ...errors(400, 401, 403, 501),
         },
         detail: detail(
@@ -98,9 +95,9 @@ export function socialAccountRoutes(deps: AppDeps, auth: AuthMacros, adapters: P
         return { account };
       },
       {
-        scope: "social:write",
+        operation: "postSocialAccountsConnectConfirm",
         body: ConnectConfirmBody,
-        response: { 201: t.Object({ account: SocialAccountView }), ...errors(400, 401, 403) },
+        response: { 201: SocialAccountAnswer, ...errors(400, 401, 403) },
         detail: detail(
           "Confirm a connection the platform granted",
           "For a callback that came back in another browser than the one that started the connection (no `sca_connect` cookie). Only the user whose key started the connection (same organization and user), with the `confirm` the callback gave the returning browser, within 10 minutes, once. Another user's confirmation is 403 and discards the connection; an unknown, expired, used or wrong confirmation is 400 VALIDATION_ERROR.",
@@ -129,7 +126,7 @@ export function socialAccountRoutes(deps: AppDeps, auth: AuthMacros, adapters: P
         return null;
       },
       {
-        scope: "social:write",
+        operation: "deleteSocialAccountsAccountId",
         response: { 204: t.Null(), ...errors(401, 403, 404) },
         detail: detail(
           "Disconnect a social account",

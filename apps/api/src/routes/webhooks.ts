@@ -9,14 +9,15 @@ import {
   retryDelivery,
   rotateWebhookSecret,
   updateWebhook,
+  WebhookAnswer,
   WebhookCreateBody,
   WebhookCreated,
   WebhookDeliveryPage,
+  WebhookList,
   WebhookPatchBody,
   WebhookRecoverAnswer,
   WebhookRecoverBody,
   WebhookSecretAnswer,
-  WebhookView,
 } from "@site/domain/webhooks";
 import { Elysia, t } from "elysia";
 import type { AuthMacros } from "../auth.ts";
@@ -38,7 +39,7 @@ export function webhookRoutes(deps: AppDeps, auth: AuthMacros) {
         return out;
       },
       {
-        scope: "webhooks:write",
+        operation: "postWebhooks",
         body: WebhookCreateBody,
         response: { 201: WebhookCreated, ...errors(400, 401, 403, 409) },
         detail: {
@@ -49,8 +50,8 @@ export function webhookRoutes(deps: AppDeps, auth: AuthMacros) {
       },
     )
     .get("/api/v1/webhooks", async ({ principal }) => ({ webhooks: await listWebhooks(deps, principal) }), {
-      scope: "webhooks:write",
-      response: { 200: t.Object({ webhooks: t.Array(WebhookView) }), ...errors(401, 403) },
+      operation: "getWebhooks",
+      response: { 200: WebhookList, ...errors(401, 403) },
       detail: { summary: "List the organization's webhook endpoints", tags: ["webhooks"] },
     })
     .get(
@@ -58,7 +59,7 @@ export function webhookRoutes(deps: AppDeps, auth: AuthMacros) {
       async ({ principal, params }) => ({ webhook: await getWebhook(deps, principal, params.webhookId) }),
       {
         scope: "webhooks:write",
-        response: { 200: t.Object({ webhook: WebhookView }), ...errors(401, 403, 404) },
+        response: { 200: WebhookAnswer, ...errors(401, 403, 404) },
         detail: { summary: "One webhook endpoint", tags: ["webhooks"] },
       },
     )
@@ -70,7 +71,7 @@ export function webhookRoutes(deps: AppDeps, auth: AuthMacros) {
       {
         scope: "webhooks:write",
         body: WebhookPatchBody,
-        response: { 200: t.Object({ webhook: WebhookView }), ...errors(400, 401, 403, 404) },
+        response: { 200: WebhookAnswer, ...errors(400, 401, 403, 404) },
         detail: {
           summary: "Change a webhook endpoint (url, events, enabled, description)",
           description:
@@ -95,7 +96,7 @@ export function webhookRoutes(deps: AppDeps, auth: AuthMacros) {
       "/api/v1/webhooks/:webhookId/rotate-secret",
       async ({ principal, params }) => rotateWebhookSecret(deps, principal, params.webhookId),
       {
-        scope: "webhooks:write",
+        operation: "postWebhooksWebhookIdRotateSecret",
         response: { 200: WebhookSecretAnswer, ...errors(401, 403, 404, 409) },
         detail: {
           summary: "Rotate the signing secret (the old one keeps verifying for 24 h)",
@@ -109,7 +110,7 @@ export function webhookRoutes(deps: AppDeps, auth: AuthMacros) {
       "/api/v1/webhooks/:webhookId/deliveries",
       async ({ principal, params, query }) => listDeliveries(deps, principal, params.webhookId, query),
       {
-        scope: "webhooks:write",
+        operation: "getWebhooksWebhookIdDeliveries",
         query: queryOf(ListQuery),
         response: { 200: WebhookDeliveryPage, ...errors(400, 401, 403, 404) },
         detail: {
@@ -144,7 +145,7 @@ export function webhookRoutes(deps: AppDeps, auth: AuthMacros) {
         return { accepted: true as const, deliveries };
       },
       {
-        scope: "webhooks:write",
+        operation: "postWebhooksWebhookIdRecover",
         body: WebhookRecoverBody,
         response: { 202: WebhookRecoverAnswer, ...errors(400, 401, 403, 404, 409) },
         detail: {

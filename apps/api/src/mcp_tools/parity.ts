@@ -1,0 +1,171 @@
+/**
+ * Why a REST operation has no MCP tool (CONTRACT "Agents over MCP: every job without REST"):
+ * - `browser`: a person's step in a browser (approving an OAuth connection, a signed link's page);
+ * - `bytes`: file bytes that do not fit a JSON-RPC message (over 5 MB: the signed upload);
+ * - `operator`: the operator's own route, not an API key's;
+ * - `public`: no API key at all (published sites, the newsletter's signed links, health);
+ * - `protocol`: MCP itself;
+ * - `gap`: an operation an API key may call that has no tool yet (listed in the README until it has).
+ */
+export type NoToolReason = "browser" | "bytes" | "operator" | "public" | "protocol" | "gap";
+
+/** One REST operation (OpenAPI operationId): the MCP tool that does it, or why none does. */
+export type ParityRow = { tool: string } | { none: NoToolReason; why: string };
+
+const t = (tool: string): ParityRow => ({ tool });
+const none = (reason: NoToolReason, why: string): ParityRow => ({ none: reason, why });
+
+const publicRead = none("public", "no API key: a visitor's read of a published site");
+const signedLink = none("public", "no API key: the signed link in a newsletter mail is the credential");
+
+/**
+ * Every REST operation of the OpenAPI document, by operationId. parity_test.ts fails when the document
+ * has an operation missing here (or a row names a tool that does not mirror it), and the README's MCP
+ * table is this table (the test compares them).
+ */
+export const PARITY: Record<string, ParityRow> = {
+  // Sites and templates
+  getTemplates: t("list_templates"),
+  getSites: t("list_sites"),
+  postSites: t("create_site"),
+  getSitesSiteId: t("get_site"),
+  patchSitesSiteId: t("rename_site"),
+  deleteSitesSiteId: t("delete_site"),
+  postSitesSiteIdPublish: t("publish_site"),
+  postSitesSiteIdUnpublish: t("unpublish_site"),
+  // Pages
+  getSitesSiteIdPages: t("list_pages"),
+  postSitesSiteIdPages: t("create_page"),
+  getSitesSiteIdPagesPageId: none("gap", "list_pages answers each page with its content"),
+  patchSitesSiteIdPagesPageId: t("update_page"),
+  deleteSitesSiteIdPagesPageId: t("delete_page"),
+  putSitesSiteIdPagesOrder: t("reorder_pages"),
+  // Layout, chrome, collections, links
+  getSitesSiteIdLayout: t("get_site_layout"),
+  putSitesSiteIdLayout: t("update_site_layout"),
+  getSitesSiteIdChrome: t("get_chrome_strings"),
+  patchSitesSiteIdChrome: none("gap", "the default locale is set over REST"),
+  putSitesSiteIdChromeLocale: t("set_chrome_strings"),
+  getSitesSiteIdCollections: none("gap", "list_collection_items reads one collection by key"),
+  putSitesSiteIdCollectionsKey: t("define_collection"),
+  deleteSitesSiteIdCollectionsKey: none("gap", "deleting a collection is REST only for now"),
+  getSitesSiteIdCollectionsKeyItems: t("list_collection_items"),
+  postSitesSiteIdCollectionsKeyItems: t("upsert_collection_items"),
+  putSitesSiteIdCollectionsKeyItemsOrder: none("gap", "reordering items is REST only for now"),
+  patchSitesSiteIdCollectionsKeyItemsItemId: none("gap", "upsert_collection_items changes items by key"),
+  deleteSitesSiteIdCollectionsKeyItemsItemId: none("gap", "deleting an item is REST only for now"),
+  postSitesSiteIdLinksTranslate: t("translate_links"),
+  getSitesSiteIdLinksBroken: none("gap", "translate_links names each link's target"),
+  // Media library and screenshots
+  getSitesSiteIdMedia: t("list_media"),
+  postSitesSiteIdMediaUpload: t("upload_media"),
+  postSitesSiteIdMediaUploadNameComplete: none(
+    "bytes",
+    "completes a signed upload of over 5 MB; upload_media takes a file up to 5 MB in one call",
+  ),
+  postSitesSiteIdMediaImportUrl: t("import_media_from_url"),
+  deleteSitesSiteIdMediaMediaId: t("delete_media"),
+  getSitesSiteIdMediaScreenshotStyles: t("list_screenshot_styles"),
+  postSitesSiteIdMediaScreenshot: t("queue_screenshot"),
+  getSitesSiteIdMediaScreenshotRenderId: t("get_screenshot"),
+  postSitesSiteIdMediaScreenshotLogin: t("create_screenshot_login_link"),
+  getPublicScreenshotStylesStyleIdPreview: none("public", "no API key: a style's preview image"),
+  // Newsletters
+  getSitesSiteIdSubscribers: t("list_subscribers"),
+  postSitesSiteIdSubscribers: t("add_subscriber"),
+  deleteSitesSiteIdSubscribersSubscriberId: none("gap", "removing a subscriber is REST only for now"),
+  getSitesSiteIdCampaigns: t("list_campaigns"),
+  postSitesSiteIdCampaigns: t("create_campaign"),
+  getSitesSiteIdCampaignsCampaignId: t("get_campaign"),
+  patchSitesSiteIdCampaignsCampaignId: none("gap", "changing a draft is REST only for now"),
+  deleteSitesSiteIdCampaignsCampaignId: none("gap", "deleting a campaign is REST only for now"),
+  getSitesSiteIdCampaignsCampaignIdPreview: none(
+    "browser",
+    "an HTML page for the dashboard's preview frame; send_test_campaign mails the real thing",
+  ),
+  postSitesSiteIdCampaignsCampaignIdTest: t("send_test_campaign"),
+  postSitesSiteIdCampaignsCampaignIdSend: t("send_campaign"),
+  postSitesSiteIdCampaignsCampaignIdResume: t("resume_campaign"),
+  postSitesSiteIdCampaignsCampaignIdRevokeMedia: none(
+    "gap",
+    "revoking mailed image links is REST only for now",
+  ),
+  postSitesSiteIdCampaignsCampaignIdCancel: t("cancel_campaign"),
+  postPublicSitesSlugSubscribe: none("public", "no API key: a visitor's sign-up form"),
+  getPublicNewsletterConfirm: signedLink,
+  getPublicNewsletterUnsubscribe: signedLink,
+  postPublicNewsletterUnsubscribe: signedLink,
+  postNewsletterInbound: none("operator", "the mail server's bounce reports, with the operator's token"),
+  // Social
+  getSocialAccounts: t("list_social_accounts"),
+  postSocialAccounts: t("connect_social_account"),
+  postSocialAccountsConnect: t("start_social_connection"),
+  postSocialAccountsConnectConfirm: t("confirm_social_connection"),
+  getSocialAccountsAccountIdCreatorInfo: none(
+    "gap",
+    "a TikTok account's posting options are REST only for now",
+  ),
+  deleteSocialAccountsAccountId: t("disconnect_social_account"),
+  getSocialOauthPlatformCallback: none(
+    "browser",
+    "the platform sends the user's browser here after approving a connection",
+  ),
+  getSocialPosts: t("list_social_posts"),
+  postSocialPosts: t("create_social_post"),
+  getSocialPostsPostId: none("gap", "list_social_posts answers each post with its targets"),
+  getSocialPerformance: none("gap", "the performance report is REST only for now"),
+  getSocialMedia: t("list_social_media"),
+  postSocialMedia: none("gap", "adding a site's image to the social library is REST only for now"),
+  deleteSocialMediaMediaId: none("gap", "deleting a social library file is REST only for now"),
+  postSocialMediaUpload: none("bytes", "a signed upload of the file's bytes (up to 100 MB videos)"),
+  postSocialMediaGenerate: none("gap", "generating an image is REST only for now"),
+  postSocialMediaClips: t("create_clip"),
+  getSocialMediaClipsClipId: t("get_clip"),
+  // Webhooks
+  postWebhooks: t("create_webhook"),
+  getWebhooks: t("list_webhooks"),
+  getWebhooksWebhookId: none("gap", "list_webhooks answers every endpoint"),
+  patchWebhooksWebhookId: none("gap", "changing an endpoint is REST only for now"),
+  deleteWebhooksWebhookId: none("gap", "deleting an endpoint is REST only for now"),
+  postWebhooksWebhookIdRotateSecret: t("rotate_webhook_secret"),
+  getWebhooksWebhookIdDeliveries: t("list_webhook_deliveries"),
+  postWebhooksWebhookIdDeliveriesDeliveryIdRetry: none(
+    "gap",
+    "recover_webhook_deliveries sends every failed delivery since a time again",
+  ),
+  postWebhooksWebhookIdRecover: t("recover_webhook_deliveries"),
+  // Delivery, public reads, health, MCP
+  getApiMediaKey: none("public", "file delivery behind grants, share tokens or a session cookie"),
+  headApiMediaKey: none("public", "file delivery behind grants, share tokens or a session cookie"),
+  putApiMediaKey: none("bytes", "the signed PUT of a file's bytes (its signature is the credential)"),
+  getPublicSitesSlug: publicRead,
+  getPublicSitesSlugPages: publicRead,
+  getPublicSitesSlugPagesPageId: publicRead,
+  getPublicSitesSlugCollectionsKeyItems: publicRead,
+  getHealthz: none("public", "the process's health"),
+  getReadyz: none("public", "the process's readiness"),
+  postMcp: none("protocol", "MCP itself"),
+  getMcp: none("protocol", "MCP itself (405 in stateless mode)"),
+  deleteMcp: none("protocol", "MCP itself (405 in stateless mode)"),
+};
+
+const REASON_WORDS: Record<NoToolReason, string> = {
+  browser: "a browser step",
+  bytes: "file bytes over 5 MB",
+  operator: "operator only",
+  public: "no API key",
+  protocol: "MCP itself",
+  gap: "no tool yet",
+};
+
+/**
+ * The README's table of the REST operations an API key may call without a tool of their own (public,
+ * protocol and health routes left out), generated from PARITY: `| operation | why |`.
+ */
+export function parityExceptionsMarkdown(paths: Record<string, string>): string {
+  const rows = Object.entries(PARITY)
+    .filter((e): e is [string, { none: NoToolReason; why: string }] => "none" in e[1])
+    .filter(([, r]) => r.none !== "public" && r.none !== "protocol")
+    .map(([op, r]) => `| \`${paths[op] ?? op}\` | ${REASON_WORDS[r.none]}: ${r.why} |`);
+  return ["| REST operation | why no tool |", "| --- | --- |", ...rows].join("\n");
+}

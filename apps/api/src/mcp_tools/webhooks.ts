@@ -1,0 +1,117 @@
+import { Type } from "@sinclair/typebox";
+import { ListQuery } from "@site/domain/core";
+import {
+  createWebhook,
+  listDeliveries,
+  listWebhooks,
+  recoverDeliveries,
+  rotateWebhookSecret,
+  WebhookCreateBody,
+  WebhookCreated,
+  WebhookDeliveryPage,
+  WebhookList,
+  WebhookRecoverAnswer,
+  WebhookRecoverBody,
+  WebhookSecretAnswer,
+} from "@site/domain/webhooks";
+import { Cursor, Id } from "./inputs.ts";
+import { type Tool, tool } from "./tool.ts";
+
+const WebhookId = Id("a webhook endpoint, from list_webhooks or create_webhook");
+
+/** Webhook endpoints and their delivery log: the same models and domain functions as routes/webhooks.ts. */
+export const WEBHOOK_TOOLS: Tool[] = [
+  tool({
+    name: "create_webhook",
+    title: "Add a webhook endpoint",
+    description:
+      "Adds an https endpoint the service POSTs events to, signed as Standard Webhooks (webhook-id, webhook-timestamp, webhook-signature). The answer's secret (whsec_…) is shown only this once: keep it to verify signatures. Private or local addresses are refused; at most 20 endpoints per organization (CONFLICT). Needs webhooks:write.",
+    operation: "postWebhooks",
+    output: WebhookCreated,
+    input: Type.Object({
+      ...WebhookCreateBody.properties,
+      url: Type.String({ ...WebhookCreateBody.properties.url, maxLength: 2048, pattern: "^https?://" }),
+    }),
+    readOnly: false,
+    openWorld: true,
+    run: async (deps, principal, args) => {
+      const out = await createWebhook(deps, principal, args);
+      return {
+        value: out,
+        note: `Endpoint ${out.webhook.id} added. Store its secret now (it is not shown again; rotate_webhook_secret makes a new one). list_webhook_deliveries shows each try.`,
+      };
+    },
+  }),
+  tool({
+    name: "list_webhooks",
+    title: "List webhook endpoints",
+    description:
+      "Lists the organization's webhook endpoints (url, events, enabled, and why the service disabled one). Needs webhooks:write.",
+    operation: "getWebhooks",
+    output: WebhookList,
+    input: Type.Object({}),
+    readOnly: true,
+    run: async (deps, principal) => ({ value: { webhooks: await listWebhooks(deps, principal) } }),
+  }),
+  tool({
+    name: "rotate_webhook_secret",
+    title: "Rotate a webhook's signing secret",
+    description:
+      "Makes a new signing secret, shown only in this answer; for 24 hours every try carries a signature with each secret, so the receiver can switch without losing one. Needs webhooks:write.",
+    operation: "postWebhooksWebhookIdRotateSecret",
+    output: WebhookSecretAnswer,
+    input: Type.Object({ webhookId: WebhookId }),
+    readOnly: false,
+    run: async (deps, principal, args) => {
+      const out = await rotateWebhookSecret(deps, principal, args.webhookId);
+      return {
+        value: out,
+        note: `Store the new secret now; the previous one keeps verifying until ${out.previousSecretExpiresAt}.`,
+      };
+    },
+  }),
+  tool({
+    name: "list_webhook_deliveries",
+    title: "Read a webhook's delivery log",
+    description:
+      "The endpoint's deliveries, newest first: event, status (pending, delivered, failed), attempts, the last status code or error, the next try. Pass nextCursor back as cursor for the next page. Needs webhooks:write.",
+    operation: "getWebhooksWebhookIdDeliveries",
+    output: WebhookDeliveryPage,
+    input: Type.Object({ webhookId: WebhookId, ...ListQuery.properties, cursor: Type.Optional(Cursor) }),
+    readOnly: true,
+    run: async (deps, principal, args) => {
+      const { webhookId, ...page } = args;
+      const out = await listDeliveries(deps, principal, webhookId, page);
+      const failed = out.deliveries.filter((d) => d.status === "failed").length;
+      return {
+        value: out,
+        ...(failed > 0
+          ? {
+              note: `${failed} failed deliveries on this page; once the receiver is fixed, recover_webhook_deliveries sends every failed one since a time again.`,
+            }
+          : {}),
+      };
+    },
+  }),
+  tool({
+    name: "recover_webhook_deliveries",
+    title: "Send failed webhook deliveries again",
+    description:
+      "After an outage of the receiver: every failed delivery of this endpoint created at or after `since` (ISO 8601, at most 14 days back) is tried again now, each with its own webhook-id as before. CONFLICT while the endpoint is disabled. Needs webhooks:write.",
+    operation: "postWebhooksWebhookIdRecover",
+    output: WebhookRecoverAnswer,
+    input: Type.Object({
+      webhookId: WebhookId,
+      since: Type.String({ ...WebhookRecoverBody.properties.since, maxLength: 64 }),
+    }),
+    readOnly: false,
+    openWorld: true,
+    run: async (deps, principal, args) => {
+      const { deliveries } = await recoverDeliveries(deps, principal, args.webhookId, args.since);
+      return {
+        value: { accepted: true, deliveries },
+        note: `${deliveries} failed deliveries queued again; list_webhook_deliveries shows how they go.`,
+      };
+    },
+  }),
+];
