@@ -28,6 +28,7 @@ import {
 } from "@site/domain/social";
 import { createPlatformAdapters } from "@site/social";
 import type { AppDeps } from "../deps.ts";
+import { campaignNextStep } from "./campaigns.ts";
 import { Cursor, EMBED_RULE, Id, SiteId } from "./inputs.ts";
 import { type Tool, tool } from "./tool.ts";
 
@@ -194,7 +195,7 @@ export const JOB_TOOLS: Tool[] = [
     run: async (deps, principal, args) => {
       const site = await getOwnSite(deps, principal, args.siteId);
       const campaign = await sendCampaign(deps, site.id, args.campaignId, { sendAt: args.sendAt });
-      return { value: { campaign } };
+      return { value: { campaign }, note: campaignNextStep(campaign) };
     },
   }),
   tool({
@@ -212,7 +213,7 @@ export const JOB_TOOLS: Tool[] = [
     name: "create_social_post",
     title: "Create and publish a social post",
     description:
-      "Publishes a post on each connected account in `accounts` (ids from GET /api/v1/social/accounts), with optional media ids from list_social_media. Each platform's rules (text length, media combination, TikTok's privacyLevel and consent in platformOptions.tiktok) are checked for every target first: a refusal publishes nothing. A target that fails later says why in its `error`. Needs social:write.",
+      "Publishes a post on each connected account in `accounts` (ids from list_social_accounts; add one with connect_social_account or start_social_connection), with optional media ids from list_social_media. Each platform's rules (text length, media combination, TikTok's privacyLevel and consent in platformOptions.tiktok) are checked for every target first: a refusal publishes nothing. A target that fails later says why in its `error`. Needs social:write.",
     operation: "postSocialPosts",
     output: SocialPostAnswer,
     input: CreatePostBody,

@@ -34,7 +34,7 @@ export const NEWSLETTER_TOOLS: Tool[] = [
     name: "create_campaign",
     title: "Create a newsletter campaign draft",
     description:
-      "Creates a draft: subject (1-200 characters), optional preheader and fromName, and the mail's HTML. Images must be files of the site's library named by their url (/api/media/<key>, from list_media); unknown files, displayUrls, outside images, scripts and event handlers are refused, each named with its line. Nothing is sent: review it, then send a test or send it from the API. Needs content:write.",
+      "Creates a draft: subject (1-200 characters), optional preheader and fromName, and the mail's HTML. Images must be files of the site's library named by their url (/api/media/<key>, from list_media); unknown files, displayUrls, outside images, scripts and event handlers are refused, each named with its line. Nothing is sent: review it, then send_test_campaign and send_campaign. Needs content:write.",
     operation: "postSitesSiteIdCampaigns",
     output: CampaignAnswer,
     input: Type.Object({ siteId: SiteId, ...CreateCampaignBody.properties }),
@@ -45,7 +45,7 @@ export const NEWSLETTER_TOOLS: Tool[] = [
       const campaign = await createCampaign(deps, site.id, body);
       return {
         value: { campaign },
-        note: `Draft ${campaign.id} created. Preview: GET /api/v1/sites/${site.id}/campaigns/${campaign.id}/preview; send: POST …/campaigns/${campaign.id}/send.`,
+        note: `Draft ${campaign.id} created. Check it with send_test_campaign (up to 10 addresses), then send or schedule it with send_campaign; get_campaign follows it.`,
       };
     },
   }),

@@ -10,7 +10,7 @@ export const SOCIAL_TOOLS: Tool[] = [
     name: "list_social_media",
     title: "List the social media library",
     description:
-      "Lists the organization's social media files (images and MP4 videos for social posts), newest first. Pass their `id`s as `media` when creating a post (POST /api/v1/social/posts); each platform checks the combination (Instagram: 1 file or 2–10, JPEG images (PNG and WebP are converted); TikTok: 1–35 JPEG/WebP photos or one video; X: up to 4 images or one video; Threads: text, one file or up to 20; LinkedIn: text or images; Reddit: text or one image). `thumbnailUrl` is a short-lived signed preview, never to be stored. Needs social:write.",
+      "Lists the organization's social media files (images and MP4 videos for social posts), newest first. Pass their `id`s as `media` to create_social_post; each platform checks the combination (Instagram: 1 file or 2–10, JPEG images (PNG and WebP are converted); TikTok: 1–35 JPEG/WebP photos or one video; X: up to 4 images or one video; Threads: text, one file or up to 20; LinkedIn: text or images; Reddit: text or one image). `thumbnailUrl` is a short-lived signed preview, never to be stored. Needs social:write.",
     operation: "getSocialMedia",
     output: SocialMediaPage,
     input: Type.Object({ ...ListQuery.properties, cursor: Type.Optional(Cursor) }),
