@@ -1,5 +1,6 @@
 import type { Context } from "@site/domain/core";
 import type { Mailer, SubscribeLimits } from "@site/domain/newsletters";
+import type { RenderWaits } from "@site/domain/screenshots";
 import type { JobQueue } from "@site/queue";
 import type { ObjectStore } from "@site/storage";
 import type { ApiMetrics } from "./api_metrics.ts";
@@ -23,6 +24,11 @@ export type AppDeps = Context & {
   subscribeLimits?: SubscribeLimits;
   /** Where the app counts its answers (GET /metrics on API_METRICS_PORT); none: not counted. */
   metrics?: ApiMetrics;
+  /**
+   * The process's one LISTEN for renders and clips that end (waitSeconds over REST and MCP); none:
+   * waiters read once a second.
+   */
+  renderWaits?: RenderWaits;
   /** Called when the app is closed; closes what the builder opened. */
   onClose?: () => Promise<void>;
 };

@@ -2,6 +2,7 @@ import { recordServer } from "@site/config";
 import { createKeyCache, errorBody } from "@site/domain/core";
 import { startMediaSweeper } from "@site/domain/media";
 import { type NewsletterSender, openMailer, startNewsletterSender } from "@site/domain/newsletters";
+import { startRenderWaits } from "@site/domain/screenshots";
 import { startWebhookDispatcher } from "@site/domain/webhooks";
 import { openRateLimiter, type Runtime } from "@site/runtime";
 import { createApiMetrics, serveApiMetrics } from "./api_metrics.ts";
@@ -49,11 +50,14 @@ export function startApi(rt: Runtime): RunningApi {
   const limiter = rt.limiter ?? openRateLimiter(rt.config, rt.log);
   // A long template clone lifts the idle timeout of its own request (the listener is made below).
   const mailer = openMailer(rt.config, rt.log);
+  // One LISTEN for every waiter on a render or clip (waitSeconds), none without a database URL.
+  const renderWaits = rt.databaseUrl ? startRenderWaits(rt.databaseUrl) : undefined;
   const deps = {
     ...rt,
     keys,
     limiter,
     mailer,
+    renderWaits,
     liftTimeout: (request: Request) => server.timeout(request, 0),
     // Answers by route template, the pool, the event loop: GET /metrics on its own port (decision 0711).
     metrics:
@@ -122,6 +126,7 @@ export function startApi(rt: Runtime): RunningApi {
         await webhooks.stop();
         await (await sender?.catch(() => null))?.stop();
         await mailer.close();
+        await renderWaits?.close();
         if (keys !== rt.keys) await keys?.close();
         if (limiter !== rt.limiter) await limiter?.close();
         log.info("api stopped", {

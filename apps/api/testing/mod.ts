@@ -14,6 +14,7 @@ import {
   type Scope,
 } from "@site/domain/core";
 import type { Mailer } from "@site/domain/newsletters";
+import { startRenderWaits } from "@site/domain/screenshots";
 import { createMemoryQueue, type JobQueue } from "@site/queue";
 import type { Runtime } from "@site/runtime";
 import { openRateLimiter } from "@site/runtime";
@@ -85,7 +86,9 @@ export async function buildTestApp(
     });
   // The render queue: in-process unless the test brings its own (BullMQ on TEST_REDIS_URL).
   const queue = opts.queue ?? createMemoryQueue({ log });
-  const app = createApp({ ...ctx, store, queue, fetchTls: opts.fetchTls, mailer: opts.mailer });
+  // Waiters on renders and clips share one LISTEN, as in a serving process.
+  const renderWaits = startRenderWaits(handle.url);
+  const app = createApp({ ...ctx, store, queue, fetchTls: opts.fetchTls, mailer: opts.mailer, renderWaits });
   const call = (
     method: string,
     path: string,
@@ -144,6 +147,7 @@ export async function buildTestApp(
     return { id: body.site.id, slug: body.site.slug };
   };
   const close = async () => {
+    await renderWaits.close();
     await keys?.close();
     await limiter?.close();
     await queue.close();
@@ -164,6 +168,8 @@ export async function buildTestApp(
     newSite,
     clock,
     store,
+    /** The app's one LISTEN for renders and clips that end (its `waiting` counts sleeping waiters). */
+    renderWaits,
     close,
   };
 }

@@ -1,7 +1,13 @@
 import { Type } from "@sinclair/typebox";
-import type { Principal } from "@site/domain/core";
-import { ClipQueued, ClipRequestBody, ClipView, getClip, queueClip } from "@site/domain/screenshots";
-import type { AppDeps } from "../deps.ts";
+import {
+  ClipQueued,
+  ClipRequestBody,
+  ClipView,
+  getClip,
+  queueClip,
+  RENDER_WAIT_MAX_S,
+  waitUntilEnded,
+} from "@site/domain/screenshots";
 import { UUID_PATTERN } from "./inputs.ts";
 import { type Tool, tool } from "./tool.ts";
 import { webhookFollows } from "./webhook_note.ts";
@@ -10,22 +16,7 @@ import { webhookFollows } from "./webhook_note.ts";
 const CLIP_EVENTS = ["clip.completed", "clip.failed"] as const;
 
 /** The longest a get_clip call waits for a clip to finish before answering it still pending. */
-export const CLIP_WAIT_MAX_S = 25;
-
-/** Polls a clip every 500 ms until it is no longer pending or `seconds` passed. */
-async function waitForClip(
-  deps: AppDeps,
-  principal: Principal,
-  clipId: string,
-  seconds: number,
-): Promise<ClipView> {
-  const until = Date.now() + seconds * 1000;
-  for (;;) {
-    const clip = await getClip(deps, principal, clipId);
-    if (clip.status !== "pending" || Date.now() >= until) return clip;
-    await Bun.sleep(Math.min(500, Math.max(0, until - Date.now())));
-  }
-}
+export const CLIP_WAIT_MAX_S = RENDER_WAIT_MAX_S;
 
 /** Device clips: an MP4 of a page scrolling inside a moving device, for the social media library. */
 export const CLIP_TOOLS: Tool[] = [
@@ -72,7 +63,13 @@ export const CLIP_TOOLS: Tool[] = [
     }),
     readOnly: true,
     run: async (deps, principal, args) => {
-      const clip = await waitForClip(deps, principal, args.clipId, args.waitSeconds ?? 0);
+      const clip = await waitUntilEnded(
+        deps.renderWaits,
+        args.clipId,
+        args.waitSeconds ?? 0,
+        () => getClip(deps, principal, args.clipId),
+        (c) => c.status === "pending",
+      );
       return {
         value: clip,
         note:

@@ -6,11 +6,13 @@ import {
   LoginLinkView,
   listStyleViews,
   queueScreenshot,
+  RENDER_WAIT_MAX_S,
   ScreenshotQueued,
   ScreenshotRequestBody,
   ScreenshotResult,
   StyleList,
   StyleListQuery,
+  waitUntilEnded,
 } from "@site/domain/screenshots";
 import { getOwnSite } from "@site/domain/sites";
 import { mediaEmbedSnippet, SiteId, UUID_PATTERN } from "./inputs.ts";
@@ -53,7 +55,7 @@ export const SCREENSHOT_TOOLS: Tool[] = [
     name: "queue_screenshot",
     title: "Film a page into a device mockup",
     description:
-      "Films a public web page with a headless browser and frames it in a 3D device mockup; the image lands in the site's media library. Costs 10 AI credits, debited now and refunded if the render fails; estimateOnly: true prices it for free. Answers a renderId: poll get_screenshot until status is done (a few seconds to a minute). Needs content:write. Errors: VALIDATION_ERROR (bad URL or option, private address), NOT_FOUND (unknown styleId), QUOTA_EXCEEDED (credits), NOT_CONFIGURED (no browser on this server), RENDERER_ERROR (queue down; nothing charged). When the organization has webhooks for screenshot.completed or screenshot.failed, the result lists them under `webhooks` (their URLs only for a key with webhooks:write): they will be told how it ends.",
+      "Films a public web page with a headless browser and frames it in a 3D device mockup; the image lands in the site's media library. Costs 10 AI credits, debited now and refunded if the render fails; estimateOnly: true prices it for free. Answers a renderId: call get_screenshot with it and waitSeconds: 25 until status is done (a few seconds to a minute). Needs content:write. Errors: VALIDATION_ERROR (bad URL or option, private address), NOT_FOUND (unknown styleId), QUOTA_EXCEEDED (credits), NOT_CONFIGURED (no browser on this server), RENDERER_ERROR (queue down; nothing charged). When the organization has webhooks for screenshot.completed or screenshot.failed, the result lists them under `webhooks` (their URLs only for a key with webhooks:write): they will be told how it ends.",
     operation: "postSitesSiteIdMediaScreenshot",
     output: ScreenshotQueued,
     input: Type.Object({ siteId: SiteId, ...ScreenshotRequestBody.properties, url: PageUrl }),
@@ -66,30 +68,43 @@ export const SCREENSHOT_TOOLS: Tool[] = [
       const { webhooks, sentence } = await webhookFollows(deps, principal, SCREENSHOT_EVENTS);
       return {
         value: webhooks ? { ...answer, webhooks } : answer,
-        note: `Queued render ${answer.renderId} (${answer.credits} credits). Poll get_screenshot with this renderId until status is done.${sentence}`,
+        note: `Queued render ${answer.renderId} (${answer.credits} credits). Call get_screenshot with this renderId and waitSeconds: 25 until status is done.${sentence}`,
       };
     },
   }),
   tool({
     name: "get_screenshot",
-    title: "Poll a screenshot render",
+    title: "Wait for a screenshot render",
     description:
-      "Where a render stands: pending, done (imageUrl: the library url to put in page content; displayUrl: a short-lived preview link, never to be stored; width, height, warnings) or failed (error; credits refunded). When a warning says the page redirected to a sign-in form, the result's nextStep says how to sign in and film again. Free. Needs content:write.",
+      "Where a render stands: pending, done (imageUrl: the library url to put in page content; displayUrl: a short-lived preview link, never to be stored; width, height, warnings) or failed (error; credits refunded). waitSeconds (0–25, default 0) waits on the server until the render is no longer pending. When a warning says the page redirected to a sign-in form, the result's nextStep says how to sign in and film again. Free. Needs content:write.",
     operation: "getSitesSiteIdMediaScreenshotRenderId",
     output: ScreenshotResult,
     input: Type.Object({
       siteId: SiteId,
       renderId: Type.String({ pattern: UUID_PATTERN, maxLength: 36, description: "from queue_screenshot" }),
+      waitSeconds: Type.Optional(
+        Type.Integer({
+          minimum: 0,
+          maximum: RENDER_WAIT_MAX_S,
+          description: "wait up to this long (0-25, default 0) for it to finish",
+        }),
+      ),
     }),
     readOnly: true,
     run: async (deps, principal, args) => {
-      const render = await getRender(deps, principal, args.siteId, args.renderId);
+      const render = await waitUntilEnded(
+        deps.renderWaits,
+        args.renderId,
+        args.waitSeconds ?? 0,
+        () => getRender(deps, principal, args.siteId, args.renderId),
+        (r) => r.status === "pending",
+      );
       if (render.status !== "done" || !render.imageUrl) {
         return {
           value: render,
           note:
             render.status === "pending"
-              ? "Still rendering; call get_screenshot again in a few seconds."
+              ? "Still rendering; call get_screenshot again with waitSeconds: 25."
               : `The render failed: ${render.error}. The credits were refunded.`,
         };
       }

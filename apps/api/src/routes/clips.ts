@@ -1,8 +1,16 @@
-import { ClipQueueAnswer, ClipRequestBody, ClipView, getClip, queueClip } from "@site/domain/screenshots";
+import {
+  ClipQueueAnswer,
+  ClipRequestBody,
+  ClipView,
+  getClip,
+  queueClip,
+  WaitQuery,
+  waitUntilEnded,
+} from "@site/domain/screenshots";
 import { Elysia } from "elysia";
 import type { AuthMacros } from "../auth.ts";
 import type { AppDeps } from "../deps.ts";
-import { errors } from "../schemas.ts";
+import { errors, queryOf } from "../schemas.ts";
 
 /** Device clips (CONTRACT "Device clips"): POST /api/v1/social/media/clips, polled at GET …/clips/<clipId>. */
 export function clipRoutes(deps: AppDeps, auth: AuthMacros) {
@@ -33,14 +41,22 @@ export function clipRoutes(deps: AppDeps, auth: AuthMacros) {
     )
     .get(
       "/api/v1/social/media/clips/:clipId",
-      async ({ principal, params }) => getClip(deps, principal, params.clipId),
+      async ({ principal, params, query }) =>
+        waitUntilEnded(
+          deps.renderWaits,
+          params.clipId,
+          query.waitSeconds ?? 0,
+          () => getClip(deps, principal, params.clipId),
+          (c) => c.status === "pending",
+        ),
       {
         operation: "getSocialMediaClipsClipId",
-        response: { 200: ClipView, ...errors(401, 403, 404) },
+        query: queryOf(WaitQuery),
+        response: { 200: ClipView, ...errors(400, 401, 403, 404) },
         detail: {
           summary: "Poll a device clip",
           description:
-            "pending; done (media: the social library's video entry, posterUrl with a short-lived member grant, warnings); or failed (error set, credits refunded).",
+            "pending; done (media: the social library's video entry, posterUrl with a short-lived member grant, warnings); or failed (error set, credits refunded). With waitSeconds (at most 25) the answer comes when the clip ends or the time is up, whichever is first.",
           tags: ["social"],
         },
       },

@@ -7,11 +7,13 @@ import {
   queueScreenshot,
   RenderView,
   ScreenshotRequestBody,
+  WaitQuery,
+  waitUntilEnded,
 } from "@site/domain/screenshots";
 import { Elysia } from "elysia";
 import type { AuthMacros } from "../auth.ts";
 import type { AppDeps } from "../deps.ts";
-import { errors } from "../schemas.ts";
+import { errors, queryOf } from "../schemas.ts";
 
 /** Screenshot renders and login links (spec: POST/GET media/screenshot, POST media/screenshot-login). */
 export function screenshotRoutes(deps: AppDeps, auth: AuthMacros) {
@@ -39,16 +41,22 @@ export function screenshotRoutes(deps: AppDeps, auth: AuthMacros) {
     )
     .get(
       "/api/v1/sites/:siteId/media/screenshot/:renderId",
-      async ({ principal, params }) => {
-        return getRender(deps, principal, params.siteId, params.renderId);
-      },
+      async ({ principal, params, query }) =>
+        waitUntilEnded(
+          deps.renderWaits,
+          params.renderId,
+          query.waitSeconds ?? 0,
+          () => getRender(deps, principal, params.siteId, params.renderId),
+          (r) => r.status === "pending",
+        ),
       {
         operation: "getSitesSiteIdMediaScreenshotRenderId",
-        response: { 200: RenderView, ...errors(401, 403, 404) },
+        query: queryOf(WaitQuery),
+        response: { 200: RenderView, ...errors(400, 401, 403, 404) },
         detail: {
           summary: "Poll a screenshot render",
           description:
-            "pending (imageUrl null), done (imageUrl, width, height, warnings) or failed (error set, credits refunded).",
+            "pending (imageUrl null), done (imageUrl, width, height, warnings) or failed (error set, credits refunded). With waitSeconds (at most 25) the answer comes when the render ends or the time is up, whichever is first: no polling loop needed.",
 
           tags: ["screenshots"],
         },
