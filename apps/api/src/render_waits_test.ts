@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { pauseCampaign } from "@site/domain/newsletters";
 import { failRender } from "@site/domain/screenshots";
 import { type AppServer, callTool, listenApp, mcpClient } from "../testing/mcp.ts";
 import { buildTestApp, type TestApp } from "../testing/mod.ts";
@@ -89,6 +90,33 @@ describe("waitSeconds sleeps on one notification path", () => {
       });
       expect(pending.structuredContent.status).toBe("pending");
       expect(pending.content[0]!.text).toContain("get_screenshot");
+    } finally {
+      await client.close();
+    }
+  }, 30_000);
+
+  test("get_campaign with waitSeconds answers when the sending campaign pauses, naming resume_campaign", async () => {
+    const { key } = await h.seedOrg();
+    const site = await h.newSite(key);
+    const client = await mcpClient(mcp, key);
+    try {
+      await callTool(client, "add_subscriber", { siteId: site.id, email: "ada@example.com" });
+      const draft = await callTool(client, "create_campaign", {
+        siteId: site.id,
+        subject: "Hi",
+        html: "<p>Hi</p>",
+      });
+      const campaignId = draft.structuredContent.campaign.id;
+      const sent = await callTool(client, "send_campaign", { siteId: site.id, campaignId });
+      expect(sent.structuredContent.campaign.status).toBe("sending");
+      const waiting = callTool(client, "get_campaign", { siteId: site.id, campaignId, waitSeconds: 25 });
+      await until(() => h.renderWaits.waiting === 1);
+      const started = Date.now();
+      expect(await pauseCampaign(h.ctx, campaignId, "535 authentication failed")).toBe(true);
+      const r = await waiting;
+      expect(Date.now() - started).toBeLessThan(5000);
+      expect(r.structuredContent.campaign.status).toBe("paused");
+      expect(r.content[0]!.text).toContain("resume_campaign");
     } finally {
       await client.close();
     }

@@ -1,3 +1,4 @@
+import { type SQL, sql } from "drizzle-orm";
 import postgres from "postgres";
 
 /** A LISTEN on one channel that knows whether it is connected. */
@@ -119,4 +120,17 @@ export function watchChannel(
       await s?.end({ timeout: 1 }).catch(() => {});
     },
   };
+}
+
+/**
+ * The channel on which the end of work that callers wait for (a render, a clip, a campaign's sending)
+ * is announced, the resource's id as payload. Sent inside the transaction that ends it, so PostgreSQL
+ * delivers it only at commit (PostgreSQL docs, NOTIFY: "if a NOTIFY is executed inside a transaction,
+ * the notify events are not delivered until and unless the transaction is committed").
+ */
+export const WORK_ENDED_CHANNEL = "work_ended";
+
+/** Announces on WORK_ENDED_CHANNEL that the work of `id` ended (in the caller's transaction). */
+export async function notifyWorkEnded(tx: { execute(q: SQL): Promise<unknown> }, id: string): Promise<void> {
+  await tx.execute(sql`select pg_notify(${WORK_ENDED_CHANNEL}, ${id})`);
 }

@@ -1,4 +1,10 @@
-import { newsletterCampaigns, newsletterRecipients, newsletterSubscribers, sites } from "@site/db";
+import {
+  newsletterCampaigns,
+  newsletterRecipients,
+  newsletterSubscribers,
+  notifyWorkEnded,
+  sites,
+} from "@site/db";
 import {
   AppError,
   type Context,
@@ -545,6 +551,8 @@ export async function finishCampaign(ctx: Context, campaignId: string): Promise<
         where r.campaign_id = ${campaignId}::uuid and r.status in ('queued', 'sending'))
       returning id, site_id`);
     if (!done) return false;
+    // Wakes get_campaign's waiters (waitSeconds) at commit.
+    await notifyWorkEnded(tx, done.id);
     // newsletter.campaign.sent commits with the status (the webhook outbox, decision 0840).
     await recordCampaignEvent(ctx, tx, {
       campaign: { id: done.id, siteId: done.site_id },

@@ -1,4 +1,4 @@
-import { newsletterCampaigns } from "@site/db";
+import { newsletterCampaigns, notifyWorkEnded } from "@site/db";
 import type { Context } from "@site/domain/core";
 import type { Job } from "@site/queue";
 import { PermanentJobError } from "@site/queue";
@@ -256,6 +256,8 @@ export async function pauseCampaign(ctx: Context, campaignId: string, reason: st
       where id = ${campaignId}::uuid and status = 'sending'
       returning id, site_id`);
     if (!done) return false;
+    // Wakes get_campaign's waiters (waitSeconds) at commit.
+    await notifyWorkEnded(tx, done.id);
     // newsletter.campaign.paused commits with the status (the webhook outbox, decision 0840).
     await recordCampaignEvent(ctx, tx, {
       campaign: { id: done.id, siteId: done.site_id },

@@ -1,12 +1,11 @@
-import { type Database, type screenshotRenders, socialMedia, type Tx } from "@site/db";
+import { type Database, notifyWorkEnded, type screenshotRenders, socialMedia, type Tx } from "@site/db";
 import type { Context } from "@site/domain/core";
 import { grantMemberUrl, grantOrgMemberUrl, mediaPath } from "@site/domain/media";
 import { socialMediaView } from "@site/domain/social";
 import { recordEvent } from "@site/domain/webhooks";
-import { eq, sql } from "drizzle-orm";
+import { eq } from "drizzle-orm";
 import type { ClipView } from "./clip_models.ts";
 import type { RenderView } from "./models.ts";
-import { RENDER_ENDED_CHANNEL } from "./render_waits.ts";
 
 type RenderRow = typeof screenshotRenders.$inferSelect;
 
@@ -69,7 +68,7 @@ export async function clipView(ctx: Context, db: Database | Tx, row: RenderRow):
 export async function recordRenderEnded(ctx: Context, tx: Tx, row: RenderRow): Promise<void> {
   const done = row.status === "done";
   // Wakes whoever waits on it (get_screenshot/get_clip waitSeconds), at commit (render_waits.ts).
-  await tx.execute(sql`select pg_notify(${RENDER_ENDED_CHANNEL}, ${row.id})`);
+  await notifyWorkEnded(tx, row.id);
   if (row.kind === "clip")
     await recordEvent(tx, {
       orgId: row.orgId,

@@ -1,19 +1,11 @@
 import { Type } from "@sinclair/typebox";
-import { watchChannel } from "@site/db";
-
-/**
- * The channel a render's (or clip's) end is announced on, its id as payload; sent in the transaction
- * that ends it (recordRenderEnded), so PostgreSQL delivers it only at commit (NOTIFY, PostgreSQL docs
- * "NOTIFY": "if a NOTIFY is executed inside a transaction, the notify events are not delivered until
- * and unless the transaction is committed").
- */
-export const RENDER_ENDED_CHANNEL = "render_ended";
+import { WORK_ENDED_CHANNEL, watchChannel } from "@site/db";
 
 /** The longest a caller may wait for a render or clip to end (`waitSeconds`), over REST and MCP. */
 export const RENDER_WAIT_MAX_S = 25;
 
 /**
- * Every waiter of this process on one LISTEN connection: a waiter arms itself for an id, reads once,
+ * Every waiter of this process on one LISTEN connection (WORK_ENDED_CHANNEL: renders, clips, campaigns): a waiter arms itself for an id, reads once,
  * and sleeps until that id's notice (or its time) comes; no query per waiter per tick.
  */
 export type RenderWaits = {
@@ -26,7 +18,7 @@ export type RenderWaits = {
   close(): Promise<void>;
 };
 
-/** Starts the process's one LISTEN on RENDER_ENDED_CHANNEL. */
+/** Starts the process's one LISTEN on WORK_ENDED_CHANNEL. */
 export function startRenderWaits(databaseUrl: string): RenderWaits {
   const waiting = new Map<string, Set<() => void>>();
   let count = 0;
@@ -36,7 +28,7 @@ export function startRenderWaits(databaseUrl: string): RenderWaits {
     waiting.delete(id);
     for (const f of set) f();
   };
-  const watch = watchChannel(databaseUrl, RENDER_ENDED_CHANNEL, {
+  const watch = watchChannel(databaseUrl, WORK_ENDED_CHANNEL, {
     onNotify: wake,
     // Back after a gap in which notices may have been missed: everyone reads again.
     onLive: (live) => {

@@ -6,6 +6,7 @@ import {
   getCampaign,
   resumeCampaign,
 } from "@site/domain/newsletters";
+import { RENDER_WAIT_MAX_S, waitUntilEnded } from "@site/domain/screenshots";
 import { getOwnSite } from "@site/domain/sites";
 import { Id, SiteId } from "./inputs.ts";
 import { type Tool, tool } from "./tool.ts";
@@ -36,14 +37,30 @@ export const CAMPAIGN_TOOLS: Tool[] = [
     name: "get_campaign",
     title: "Read a newsletter campaign",
     description:
-      "One campaign: subject, HTML, status (draft, scheduled, sending, paused, sent, cancelled), sendAt, the mail server's error when paused, and delivery counts (queued, sent, failed, bounced). Needs content:read.",
+      "One campaign: subject, HTML, status (draft, scheduled, sending, paused, sent, cancelled), sendAt, the mail server's error when paused, and delivery counts (queued, sent, failed, bounced). waitSeconds (0–25, default 0) waits on the server while it is sending, until it is sent or paused. Needs content:read.",
     operation: "getSitesSiteIdCampaignsCampaignId",
     output: CampaignAnswer,
-    input: Type.Object({ siteId: SiteId, campaignId: CampaignId }),
+    input: Type.Object({
+      siteId: SiteId,
+      campaignId: CampaignId,
+      waitSeconds: Type.Optional(
+        Type.Integer({
+          minimum: 0,
+          maximum: RENDER_WAIT_MAX_S,
+          description: "wait up to this long (0-25, default 0) while it is sending",
+        }),
+      ),
+    }),
     readOnly: true,
     run: async (deps, principal, args) => {
       const site = await getOwnSite(deps, principal, args.siteId);
-      const campaign = await getCampaign(deps, site.id, args.campaignId);
+      const campaign = await waitUntilEnded(
+        deps.renderWaits,
+        args.campaignId,
+        args.waitSeconds ?? 0,
+        () => getCampaign(deps, site.id, args.campaignId),
+        (c) => c.status === "sending",
+      );
       return { value: { campaign }, note: campaignNextStep(campaign) };
     },
   }),
