@@ -143,7 +143,7 @@ describe("the tools an agent lacked", () => {
     }
   });
 
-  test("webhooks: create, list, rotate, deliveries, recover; only for webhooks:write", async () => {
+  test("webhooks: create, list, rotate, deliveries, recover, change, delete; only for webhooks:write", async () => {
     const client = await mcpClient(mcp, key);
     try {
       const created = await ok(client, "create_webhook", {
@@ -168,6 +168,11 @@ describe("the tools an agent lacked", () => {
         since: new Date(Date.now() - 30 * 86_400_000).toISOString(),
       });
       expect(tooOld.error.code).toBe("VALIDATION_ERROR");
+      const changed = await ok(client, "update_webhook", { webhookId, events: ["media.created"] });
+      expect(changed.structuredContent.webhook.events).toEqual(["media.created"]);
+      await ok(client, "delete_webhook", { webhookId });
+      const left = await ok(client, "list_webhooks", {});
+      expect(left.structuredContent.webhooks.map((w: Json) => w.id)).not.toContain(webhookId);
     } finally {
       await client.close();
     }

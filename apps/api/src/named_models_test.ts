@@ -72,6 +72,7 @@ const MODELS = [
   "WebhookSecretAnswer",
   "WebhookDeliveryPage",
   "WebhookRecoverAnswer",
+  "WebhookDeleted",
   "ErrorDetails",
   "FieldProblem",
 ];
@@ -131,6 +132,8 @@ const TOOL_OUTPUTS: Record<string, string> = {
   rotate_webhook_secret: "WebhookSecretAnswer",
   list_webhook_deliveries: "WebhookDeliveryPage",
   recover_webhook_deliveries: "WebhookRecoverAnswer",
+  update_webhook: "WebhookAnswer",
+  delete_webhook: "WebhookDeleted",
 };
 
 /** A schema with every `$ref` to a component replaced by the component (itself resolved). */
@@ -270,7 +273,7 @@ describe("MCP tools answer the same models", () => {
       // Every tool declares its model, and the list names each tool once.
       expect(tools.filter((t) => !t.outputSchema).map((t) => t.name)).toEqual([]);
       expect(tools.map((t) => t.name).sort()).toEqual(Object.keys(TOOL_OUTPUTS).sort());
-      expect(Object.keys(TOOL_OUTPUTS)).toHaveLength(53);
+      expect(Object.keys(TOOL_OUTPUTS)).toHaveLength(55);
       for (const [tool, model] of Object.entries(TOOL_OUTPUTS)) {
         const listed = tools.find((t) => t.name === tool);
         expect({ tool, schema: listed?.outputSchema }).toEqual({ tool, schema: resolved(ref(model)) });

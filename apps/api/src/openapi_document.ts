@@ -60,6 +60,7 @@ import {
   SubscribedEndpoint,
   WebhookAnswer,
   WebhookCreated,
+  WebhookDeleted,
   WebhookDeliveryPage,
   WebhookList,
   WebhookRecoverAnswer,
@@ -172,6 +173,7 @@ export const NAMED_SCHEMAS: Record<string, TSchema> = {
   PageDeleted,
   SiteDeleted,
   SocialAccountDisconnected,
+  WebhookDeleted,
 };
 
 const TAGS = [

@@ -69,6 +69,8 @@ export const OPERATION_SCOPES = {
   // Webhooks
   postWebhooks: "webhooks:write",
   getWebhooks: "webhooks:write",
+  patchWebhooksWebhookId: "webhooks:write",
+  deleteWebhooksWebhookId: "webhooks:write",
   postWebhooksWebhookIdRotateSecret: "webhooks:write",
   getWebhooksWebhookIdDeliveries: "webhooks:write",
   postWebhooksWebhookIdRecover: "webhooks:write",

@@ -171,3 +171,8 @@ export const WebhooksTold = Type.Object({
 export const WebhookList = Type.Object({ webhooks: Type.Array(WebhookView) });
 /** The answer of GET and PATCH /api/v1/webhooks/<id>. */
 export const WebhookAnswer = Type.Object({ webhook: WebhookView });
+/** The delete_webhook tool's answer (REST answers 204 with no body). */
+export const WebhookDeleted = Type.Object({
+  deleted: Type.Literal(true),
+  webhookId: Type.String({ format: "uuid", description: "the endpoint that is gone, with its delivery log" }),
+});

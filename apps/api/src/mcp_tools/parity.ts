@@ -125,8 +125,8 @@ export const PARITY: Record<string, ParityRow> = {
   postWebhooks: t("create_webhook"),
   getWebhooks: t("list_webhooks"),
   getWebhooksWebhookId: none("gap", "list_webhooks answers every endpoint"),
-  patchWebhooksWebhookId: none("gap", "changing an endpoint is REST only for now"),
-  deleteWebhooksWebhookId: none("gap", "deleting an endpoint is REST only for now"),
+  patchWebhooksWebhookId: t("update_webhook"),
+  deleteWebhooksWebhookId: t("delete_webhook"),
   postWebhooksWebhookIdRotateSecret: t("rotate_webhook_secret"),
   getWebhooksWebhookIdDeliveries: t("list_webhook_deliveries"),
   postWebhooksWebhookIdDeliveriesDeliveryIdRetry: none(

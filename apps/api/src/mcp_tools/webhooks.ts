@@ -2,14 +2,19 @@ import { Type } from "@sinclair/typebox";
 import { ListQuery } from "@site/domain/core";
 import {
   createWebhook,
+  deleteWebhook,
   listDeliveries,
   listWebhooks,
   recoverDeliveries,
   rotateWebhookSecret,
+  updateWebhook,
+  WebhookAnswer,
   WebhookCreateBody,
   WebhookCreated,
+  WebhookDeleted,
   WebhookDeliveryPage,
   WebhookList,
+  WebhookPatchBody,
   WebhookRecoverAnswer,
   WebhookRecoverBody,
   WebhookSecretAnswer,
@@ -52,6 +57,44 @@ export const WEBHOOK_TOOLS: Tool[] = [
     input: Type.Object({}),
     readOnly: true,
     run: async (deps, principal) => ({ value: { webhooks: await listWebhooks(deps, principal) } }),
+  }),
+  tool({
+    name: "update_webhook",
+    title: "Change a webhook endpoint",
+    description:
+      "Changes an endpoint's url, events, description or enabled. enabled: false fails its pending deliveries (recover_webhook_deliveries sends them again once enabled); enabled: true also clears why the service disabled it. Needs webhooks:write.",
+    operation: "patchWebhooksWebhookId",
+    output: WebhookAnswer,
+    input: Type.Object({
+      webhookId: WebhookId,
+      ...WebhookPatchBody.properties,
+      url: Type.Optional(
+        Type.String({ ...WebhookCreateBody.properties.url, maxLength: 2048, pattern: "^https?://" }),
+      ),
+    }),
+    readOnly: false,
+    openWorld: true,
+    run: async (deps, principal, args) => {
+      const { webhookId, ...body } = args;
+      return { value: { webhook: await updateWebhook(deps, principal, webhookId, body) } };
+    },
+  }),
+  tool({
+    name: "delete_webhook",
+    title: "Delete a webhook endpoint",
+    description:
+      "Deletes an endpoint and its delivery log; nothing more is sent to it. Needs webhooks:write.",
+    operation: "deleteWebhooksWebhookId",
+    output: WebhookDeleted,
+    input: Type.Object({ webhookId: WebhookId }),
+    readOnly: false,
+    run: async (deps, principal, args) => {
+      await deleteWebhook(deps, principal, args.webhookId);
+      return {
+        value: { deleted: true, webhookId: args.webhookId },
+        note: `Endpoint ${args.webhookId} deleted; list_webhooks shows the others.`,
+      };
+    },
   }),
   tool({
     name: "rotate_webhook_secret",

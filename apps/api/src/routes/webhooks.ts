@@ -69,7 +69,7 @@ export function webhookRoutes(deps: AppDeps, auth: AuthMacros) {
         webhook: await updateWebhook(deps, principal, params.webhookId, body),
       }),
       {
-        scope: "webhooks:write",
+        operation: "patchWebhooksWebhookId",
         body: WebhookPatchBody,
         response: { 200: WebhookAnswer, ...errors(400, 401, 403, 404) },
         detail: {
@@ -87,7 +87,7 @@ export function webhookRoutes(deps: AppDeps, auth: AuthMacros) {
         set.status = 204;
       },
       {
-        scope: "webhooks:write",
+        operation: "deleteWebhooksWebhookId",
         response: { 204: t.Void(), ...errors(401, 403, 404) },
         detail: { summary: "Delete a webhook endpoint and its delivery log", tags: ["webhooks"] },
       },
