@@ -14,3 +14,4 @@ export * from "./site_files.ts";
 export * from "./site_purge.ts";
 export * from "./sweeper.ts";
 export * from "./upload.ts";
+export * from "./pixels.ts";

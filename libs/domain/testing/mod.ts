@@ -5,3 +5,4 @@ export * from "./context.ts";
 export * from "./foreign_webp.ts";
 export * from "./samples.ts";
 export * from "./smtp_sink.ts";
+export * from "./pixel_bomb.ts";
