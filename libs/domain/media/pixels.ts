@@ -19,18 +19,21 @@ export function pixelRefusal(
   s: { width: number | null; height: number | null } | null,
   maxPixels: number,
   field = "file",
+  /** Which file, when the field names several (a media id). */
+  which?: string,
 ): AppError | null {
+  const subject = which ? `${field}: ${which}` : field;
   const pixels = declaredPixels(s);
   if (pixels === null) {
     const why = "the image's header does not declare its width and height";
-    return new AppError("VALIDATION_ERROR", `${field}: ${why}; it cannot be checked before decoding`, [
+    return new AppError("VALIDATION_ERROR", `${subject}: ${why}; it cannot be checked before decoding`, [
       { field, message: "no declared size, so its pixels cannot be counted" },
     ]);
   }
   if (pixels <= maxPixels) return null;
   return new AppError(
     "VALIDATION_ERROR",
-    `${field}: ${s!.width}×${s!.height} is ${pixels} pixels, over the ${maxPixels} an image may have (MEDIA_MAX_PIXELS)`,
+    `${subject}: ${s!.width}×${s!.height} is ${pixels} pixels, over the ${maxPixels} an image may have (MEDIA_MAX_PIXELS)`,
     [{ field, message: `more than ${maxPixels} pixels` }],
   );
 }
