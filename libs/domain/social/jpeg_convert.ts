@@ -33,7 +33,7 @@ export async function convertToJpeg(
       stdout: "pipe",
       stderr: "pipe",
       // Nothing of the API's environment (its secrets) reaches the child.
-    env: { PATH: process.env.PATH ?? "/usr/local/bin:/usr/bin:/bin" },
+      env: { PATH: process.env.PATH ?? "/usr/local/bin:/usr/bin:/bin" },
     },
   );
   const timer = setTimeout(() => child.kill("SIGKILL"), opts.timeoutMs ?? CONVERT_TIMEOUT_MS);
