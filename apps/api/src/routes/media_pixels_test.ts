@@ -5,6 +5,7 @@ import { pixelBombPng } from "@site/domain/testing";
 import { createTlsFixture, type TlsFixture } from "@site/net/testing";
 import { type FakePlatforms, startFakePlatforms } from "@site/social/testing";
 import { and, eq } from "drizzle-orm";
+import { callTool, listenApp, mcpClient } from "../../testing/mcp.ts";
 import { buildTestApp, type TestApp } from "../../testing/mod.ts";
 import { connectSocialAccount, fetchMediaFromApp, uploadSocialMedia } from "../../testing/social.ts";
 
@@ -16,7 +17,7 @@ import { connectSocialAccount, fetchMediaFromApp, uploadSocialMedia } from "../.
 type Json = any;
 const BOMB = pixelBombPng(12000, 12000);
 /** A JPEG of 100×100 whose SOF follows 10 APP1 segments of 64 KB (EXIF, XMP): 655 KB of metadata first. */
-function lateSofJpeg(): Uint8Array {
+function lateSofJpeg(): Uint8Array<ArrayBuffer> {
   const app1 = [0xff, 0xe1, 0xff, 0xff, ...new Array(0xfffd).fill(0x20)];
   const sof = [0xff, 0xc0, 0, 11, 8, 0, 100, 0, 100, 1, 1, 0x11, 0];
   return new Uint8Array([0xff, 0xd8, ...Array.from({ length: 10 }, () => app1).flat(), ...sof, 0xff, 0xd9]);
@@ -98,6 +99,27 @@ describe("a PNG declaring 12000×12000 is refused before it is decoded", () => {
     expect(await h.store.head(prep.body.path)).toBeNull();
     const list = await json(await h.call("GET", `/api/v1/sites/${site.id}/media`, { key }));
     expect(list.body.images).toEqual([]);
+    expect(await storageUsed(org.id)).toBe(0);
+  });
+
+  test("MCP upload_media (bytes in the call): VALIDATION_ERROR, nothing stored or listed", async () => {
+    const { key, org } = await h.seedOrg();
+    const site = await h.newSite(key);
+    const mcp = listenApp(h);
+    const client = await mcpClient(mcp, key);
+    try {
+      const r = await callTool(client, "upload_media", {
+        siteId: site.id,
+        dataBase64: Buffer.from(BOMB).toString("base64"),
+      });
+      expect(r.isError).toBe(true);
+      expect(r.error.code).toBe("VALIDATION_ERROR");
+      expect(r.error.message).toContain("MEDIA_MAX_PIXELS");
+    } finally {
+      await client.close();
+      mcp.stop();
+    }
+    expect(await h.db.select().from(mediaFiles).where(eq(mediaFiles.siteId, site.id))).toEqual([]);
     expect(await storageUsed(org.id)).toBe(0);
   });
 
