@@ -82,7 +82,7 @@ export async function addLibraryFile(
   }
   const sniffed = sniffImage(input.bytes);
   if (!sniffed) throw notAnImage();
-  // A user's image over MEDIA_MAX_PIXELS is refused; the renderer's own captures are bounded by it.
+  // A user's image over MEDIA_MAX_PIXELS is refused; the renderer's own captures (bounded viewports) are not checked.
   const tooBig = userSource(input.source) ? pixelRefusal(sniffed, ctx.config.limits.mediaMaxPixels) : null;
   if (tooBig) throw tooBig;
   const name = generateMediaName(sniffed.contentType, input.baseName);
