@@ -57,6 +57,11 @@ export type Config = {
     orgSiteLimit: number;
     /** SITE_DELETE_GRACE_S: how long a deleted site keeps its slug before it is purged (default 7 days). */
     siteDeleteGraceS: number;
+    /**
+     * MEDIA_MAX_PIXELS: an image whose header declares more pixels (width × height) is refused before
+     * anything decodes it (default 40,000,000; CONTRACT.md "Bounded: retries, replays, images").
+     */
+    mediaMaxPixels: number;
   };
   fetchAllowHosts: string[];
   /**
@@ -336,6 +341,7 @@ export function loadConfig(env: Env = process.env): Config {
       orgStorageQuotaBytes: intSetting(env, "ORG_STORAGE_QUOTA_BYTES", 5 * 1024 * 1024 * 1024),
       orgSiteLimit: intSetting(env, "ORG_SITE_LIMIT", 25),
       siteDeleteGraceS: intSetting(env, "SITE_DELETE_GRACE_S", 7 * 24 * 3600),
+      mediaMaxPixels: intSetting(env, "MEDIA_MAX_PIXELS", 40_000_000, 1),
     },
     fetchAllowHosts: (env.FETCH_ALLOW_HOSTS || "")
       .split(",")

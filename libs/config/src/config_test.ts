@@ -25,6 +25,7 @@ describe("configuration is read once, with the contract's defaults", () => {
       orgStorageQuotaBytes: 5 * 1024 ** 3,
       orgSiteLimit: 25,
       siteDeleteGraceS: 7 * 24 * 3600,
+      mediaMaxPixels: 40_000_000,
     });
     expect(c.fetchAllowHosts).toEqual([]);
     expect(c.mcpAllowedOrigins).toEqual([]);

@@ -13,10 +13,11 @@ import {
 import { MAX_MEDIA_BYTES, type ObjectStore } from "@site/storage";
 import { eq, sql } from "drizzle-orm";
 import { grantMemberUrl, mediaPath, memberGrantExpiry } from "./grants.ts";
-import { IMAGE_TYPES, type ImageType, type SniffedImage, sniffImage } from "./image_types.ts";
+import { IMAGE_TYPES, type ImageType, SNIFF_BYTES, type SniffedImage, sniffImage } from "./image_types.ts";
 import { pageCache } from "./list_cache.ts";
 import { recordMediaCreated } from "./media_events.ts";
 import type { MediaLibraryPage } from "./models.ts";
+import { pixelRefusal } from "./pixels.ts";
 import { countLanding, type ImportReservation } from "./quota.ts";
 
 /** What media functions use: the context plus the object store. */
@@ -60,7 +61,10 @@ export function notAnImage(field = "file"): AppError {
   ]);
 }
 
-/** Adds a file's bytes to a site's library: sniffs the type by magic bytes (JPEG/PNG/WebP/GIF only, else 400 VALIDATION_ERROR), reads width/height, checks and counts the org storage quota (403 FORBIDDEN) in the same transaction as the row, writes to the store, inserts media_files, returns the library entry. */
+/** Bytes a user sent (an upload, an import), not the renderer's own captures. */
+const userSource = (source: MediaSource) => source === "upload" || source === "import";
+
+/** Adds a file's bytes to a site's library: sniffs the type by magic bytes (JPEG/PNG/WebP/GIF only, else 400 VALIDATION_ERROR), reads width/height (a user's image over MEDIA_MAX_PIXELS: 400 VALIDATION_ERROR), checks and counts the org storage quota (403 FORBIDDEN) in the same transaction as the row, writes to the store, inserts media_files, returns the library entry. */
 export async function addLibraryFile(
   ctx: MediaContext,
   input: {
@@ -78,6 +82,9 @@ export async function addLibraryFile(
   }
   const sniffed = sniffImage(input.bytes);
   if (!sniffed) throw notAnImage();
+  // A user's image over MEDIA_MAX_PIXELS is refused; the renderer's own captures (bounded viewports) are not checked.
+  const tooBig = userSource(input.source) ? pixelRefusal(sniffed, ctx.config.limits.mediaMaxPixels) : null;
+  if (tooBig) throw tooBig;
   const name = generateMediaName(sniffed.contentType, input.baseName);
   const key = libraryKey(input.siteId, name);
   const size = input.bytes.byteLength;
@@ -144,9 +151,11 @@ async function recordLibraryFile(
 }
 
 /**
- * addLibraryFile for bytes still streaming in (URL import): the first bytes decide the type (anything
- * else is refused before the rest is read), the body streams into the store under the size cap, and
- * only the leading bytes are kept to read the dimensions, so memory does not grow with the file.
+ * addLibraryFile for bytes still streaming in (URL import): the leading bytes decide the type and the
+ * size the header declares (read up to SNIFF_BYTES until the header names it: a JPEG's SOF may follow
+ * its metadata); anything else, or an image over MEDIA_MAX_PIXELS, is refused before the rest is read or
+ * any byte is stored. The body then streams into the store under the size cap, so memory does not grow
+ * with the file.
  */
 export async function addLibraryStream(
   ctx: MediaContext,
@@ -165,7 +174,8 @@ export async function addLibraryStream(
   const head: Uint8Array[] = [];
   let headLength = 0;
   let ended = false;
-  while (headLength < 64) {
+  let sniffed: SniffedImage | null = null;
+  while (headLength < SNIFF_BYTES) {
     const { done, value } = await reader.read();
     if (done) {
       ended = true;
@@ -173,17 +183,25 @@ export async function addLibraryStream(
     }
     head.push(value);
     headLength += value.byteLength;
+    if (headLength < 64) continue;
+    sniffed = sniffImage(new Uint8Array(Buffer.concat(head)));
+    // Not an image, or one whose header named its size: no need to read further before deciding.
+    if (!sniffed || sniffed.width !== null) break;
   }
   const first = new Uint8Array(Buffer.concat(head));
-  const type = sniffImage(first)?.contentType;
-  if (!type) {
+  sniffed = sniffImage(first);
+  const refused = !sniffed
+    ? notAnImage()
+    : userSource(input.source)
+      ? pixelRefusal(sniffed, ctx.config.limits.mediaMaxPixels)
+      : null;
+  if (refused || !sniffed) {
     await reader.cancel().catch(() => {});
-    throw notAnImage();
+    throw refused ?? notAnImage();
   }
+  const type = sniffed.contentType;
   const name = generateMediaName(type, input.baseName);
   const key = libraryKey(input.siteId, name);
-  const kept: Uint8Array[] = [first];
-  let keptLength = first.byteLength;
   const body = new ReadableStream<Uint8Array>({
     start(c) {
       c.enqueue(first);
@@ -191,15 +209,8 @@ export async function addLibraryStream(
     },
     async pull(c) {
       const { done, value } = await reader.read();
-      if (done) {
-        c.close();
-        return;
-      }
-      if (keptLength < SNIFF_KEEP_BYTES) {
-        kept.push(value);
-        keptLength += value.byteLength;
-      }
-      c.enqueue(value);
+      if (done) c.close();
+      else c.enqueue(value);
     },
     cancel: (why) => reader.cancel(why),
   });
@@ -208,11 +219,6 @@ export async function addLibraryStream(
     size: input.size ?? undefined,
     maxBytes: MAX_MEDIA_BYTES,
   });
-  const sniffed = sniffImage(new Uint8Array(Buffer.concat(kept))) ?? {
-    contentType: type,
-    width: null,
-    height: null,
-  };
   await recordLibraryFile(ctx, { ...input, key, name, sniffed, size: stored.size, etag: stored.etag });
   return {
     key,
@@ -224,9 +230,6 @@ export async function addLibraryStream(
     contentType: type,
   };
 }
-
-// Dimensions sit in the first kilobytes of nearly every file (JPEG: after EXIF, rarely past 256 KiB).
-const SNIFF_KEEP_BYTES = 256 * 1024;
 
 /** A library file of a site by key, or null (what the list does not show does not exist). */
 export async function findLibraryFile(ctx: Context, key: string) {

@@ -57,7 +57,7 @@ export const JOB_TOOLS: Tool[] = [
   tool({
     name: "upload_media",
     title: "Upload a small file you hold into a site's media library",
-    description: `Adds an image you hold (base64 in dataBase64, at most ${MCP_UPLOAD_MAX_BYTES / 1024 / 1024} MB decoded; JPEG, PNG, WebP or GIF by their bytes, SVG and HTML refused) to a site's media library, as a signed upload would. For a file on the web use import_media_from_url; for larger files the REST signed upload. ${EMBED_RULE} Needs content:write. Errors: VALIDATION_ERROR (not base64, too large, not an image), RATE_LIMITED (daily uploads), FORBIDDEN (storage quota).`,
+    description: `Adds an image you hold (base64 in dataBase64, at most ${MCP_UPLOAD_MAX_BYTES / 1024 / 1024} MB decoded; JPEG, PNG, WebP or GIF by their bytes, SVG and HTML refused) to a site's media library, as a signed upload would. For a file on the web use import_media_from_url; for larger files the REST signed upload. ${EMBED_RULE} Needs content:write. Errors: VALIDATION_ERROR (not base64, too large, not an image, over MEDIA_MAX_PIXELS), RATE_LIMITED (daily uploads), FORBIDDEN (storage quota).`,
     operation: "postSitesSiteIdMediaUpload",
     input: Type.Object({
       siteId: SiteId,
