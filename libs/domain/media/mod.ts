@@ -8,7 +8,6 @@ export * from "./landing.ts";
 export * from "./library.ts";
 export * from "./models.ts";
 export * from "./mp4.ts";
-
 export * from "./pixels.ts";
 export * from "./quota.ts";
 export * from "./refs.ts";
