@@ -88,11 +88,15 @@ describe("a clip's temp folder after its daemon is SIGKILLed", () => {
     });
     procs.push(daemon);
     void (async () => {
-      for await (const chunk of daemon.stderr as ReadableStream<Uint8Array>)
-        logs.push(new TextDecoder().decode(chunk));
+      const reader = (daemon.stderr as ReadableStream<Uint8Array>).getReader();
+      for (;;) {
+        const { value, done } = await reader.read();
+        if (done) return;
+        logs.push(new TextDecoder().decode(value));
+      }
     })();
-    await until(async () => logs.join("").includes("render daemon") || null, 60_000).catch(() => null);
     await until(async () => !existsSync(killed.dir), 60_000);
+    await until(async () => logs.join("").includes("render daemon"), 60_000);
     expect(existsSync(join(live.dir, "clip.mp4"))).toBe(true);
     expect(readdirSync(root).filter((n) => n.startsWith(CLIP_TEMP_PREFIX))).toEqual([
       live.dir.slice(root.length + 1),
