@@ -103,6 +103,7 @@ export async function partialStore(w: World): Promise<void> {
   let second: Awaited<ReturnType<typeof clip>> | null = null;
   let floor = 0;
   let sizes = { video: 0, poster: 0 };
+  let restartedAt = 0;
   try {
     await startDaemon(0);
     first = await clip(1);
@@ -115,6 +116,7 @@ export async function partialStore(w: World): Promise<void> {
     // A floor 4 MiB below "the MP4 fits with half a poster to spare" (the restart may write a little),
     // then a filler file takes the free space down to exactly that: the MP4 fits, the poster does not.
     floor = free() - sizes.video - Math.floor(sizes.poster / 2) - 4 * 1024 * 1024;
+    restartedAt = st.daemon.proc.output().length;
     await startDaemon(floor);
     await Bun.sleep(5000); // its warm-up (plates) writes, if any, before the free space is set
     const excess = free() - (floor + sizes.video + Math.floor(sizes.poster / 2));
@@ -166,7 +168,18 @@ export async function partialStore(w: World): Promise<void> {
       ? { ok: true, text: `${q?.used} B` }
       : { ok: false, text: `counted ${q?.used} B, stored ${stored + siteBytes} B` };
   const tempLeft = readdirSync(st.chromiumTmp).filter((n) => n.startsWith("site-clip-")).length;
+  // Which writes the store refused (the daemon logs each failed try with the store's sentence): the
+  // poster's, never the MP4's, or the scenario did not play what it says.
+  const refused = [
+    ...st.daemon.proc
+      .output()
+      .slice(restartedAt)
+      .matchAll(/a write of (\d+) bytes is refused/g),
+  ].map((m) => Number(m[1]));
+  const near = (a: number, b: number) => Math.abs(a - b) <= b * 0.1;
   const problems: string[] = [];
+  if (!refused.some((n) => near(n, sizes.poster)) || refused.some((n) => near(n, sizes.video)))
+    problems.push(`refused writes ${refused.join(", ") || "none"}: not the poster's alone`);
   if (first.status !== "done") problems.push(`first clip ${first.status}: ${first.error}`);
   if (second?.status !== "failed") problems.push(`second clip ${second?.status ?? "never made"}`);
   if (!second?.error || /ffmpeg|E[A-Z]{3,}|errno|\/[a-z]/i.test(second.error))
@@ -186,7 +199,7 @@ export async function partialStore(w: World): Promise<void> {
           text: "MP4 landed, poster refused: clip failed with a sentence, refunded; 0 objects without a row",
         },
     notes: [
-      `MP4 ${sizes.video} B, poster ${sizes.poster} B, floor ${floor} B; second clip error: "${second?.error ?? "-"}"`,
+      `MP4 ${sizes.video} B, poster ${sizes.poster} B, floor ${floor} B; writes refused: ${refused.join(", ") || "none"} B; second clip error: "${second?.error ?? "-"}"`,
     ],
   });
 }
