@@ -5,6 +5,7 @@ import type { RenderContext } from "@site/domain/screenshots";
 import { startWebhookDispatcher } from "@site/domain/webhooks";
 import type { Consumer } from "@site/queue";
 import { dependencyChecks, type Runtime, readinessProbe } from "@site/runtime";
+import { sweepClipTemp } from "./clip/render_clip.ts";
 import { createRenderPipeline } from "./pipeline.ts";
 import { createRenderMetrics, serveMetrics } from "./render_metrics.ts";
 import type { RenderPipeline } from "./render_types.ts";
@@ -39,6 +40,9 @@ export async function startRenderDaemon(
   } = {},
 ): Promise<RenderDaemon> {
   const log = rt.log.child({ app: "render-daemon" });
+  // Clip folders a previous run left (SIGKILL, OOM: its partial clip.mp4), with or without Chromium.
+  const cleared = sweepClipTemp();
+  if (cleared.length > 0) log.info("removed temporary clip folders left by a previous run", { cleared });
   const metrics = createRenderMetrics();
   let pipeline: RenderPipeline | null = null;
   let stopping: Promise<void> | null = null;

@@ -392,7 +392,7 @@ export function loadConfig(env: Env = process.env): Config {
     mediaSweepEveryMs: intSetting(env, "MEDIA_SWEEP_EVERY_MS", 30_000),
     mediaOrphans: {
       everyMs: intSetting(env, "MEDIA_ORPHAN_SWEEP_EVERY_MS", 600_000),
-      graceMs: intSetting(env, "MEDIA_ORPHAN_GRACE_MS", 900_000, 1000),
+      graceMs: intSetting(env, "MEDIA_ORPHAN_GRACE_MS", 3_600_000, 1000),
     },
     metricsHealthPort: env.METRICS_HEALTH_PORT ? intSetting(env, "METRICS_HEALTH_PORT", 0, 0) : null,
     newsletter: {

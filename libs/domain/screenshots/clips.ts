@@ -119,8 +119,8 @@ export async function getClip(ctx: MediaContext, principal: Principal, clipId: s
 /**
  * Lists a finished clip in the organization's social media library: the MP4 (kind `video`, with its
  * width and height) and its poster (a hidden `derived` JPEG, served to members like the video), stored
- * first, then counted against the storage quota in the transaction that lists them. A refusal (quota)
- * deletes the bytes again. Returns the video's media id and the poster's key.
+ * first, then counted against the storage quota in the transaction that lists them. Any failure (a
+ * write refused, the quota) deletes whatever bytes this try wrote. Returns the video's media id and the poster's key.
  */
 export async function addClipToLibrary(
   ctx: MediaContext,
@@ -134,9 +134,11 @@ export async function addClipToLibrary(
     .slice(0, 40)}-${Date.now().toString(36)}${crypto.randomUUID().slice(0, 8)}`;
   const videoKey = socialKey(orgId, `${stem}.mp4`);
   const posterKey = socialKey(orgId, `${stem}-poster.jpg`);
-  await ctx.store.put(videoKey, clip.video, { contentType: "video/mp4" });
-  await ctx.store.put(posterKey, clip.poster, { contentType: "image/jpeg" });
   try {
+    // Inside the try: a poster refused after the MP4 landed (the store filled between the two writes)
+    // removes the MP4 too (issue 38, decision 1421); the orphan walk catches what a killed process left.
+    await ctx.store.put(videoKey, clip.video, { contentType: "video/mp4" });
+    await ctx.store.put(posterKey, clip.poster, { contentType: "image/jpeg" });
     const mediaId = await ctx.db.transaction(async (tx) => {
       await chargeOrgStorage(tx, await lockOrg(tx, orgId), clip.video.byteLength + clip.poster.byteLength);
       const now = ctx.clock.now();

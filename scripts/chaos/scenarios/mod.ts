@@ -6,6 +6,7 @@ import { daemonKilled } from "./daemon_killed.ts";
 import { databaseKilled } from "./database_killed.ts";
 import { diskFull } from "./disk_full.ts";
 import { fetchLimit } from "./fetch_limit.ts";
+import { partialStore } from "./partial_store.ts";
 import { redisKilled } from "./redis_killed.ts";
 import { storageDown } from "./storage_down.ts";
 
@@ -23,4 +24,5 @@ export const SCENARIOS: Record<string, Scenario> = {
   "API SIGTERM": apiSigterm,
   "fetch limit": fetchLimit,
   "disk full": diskFull,
+  "partial store": partialStore,
 };
