@@ -6,6 +6,7 @@ import {
   AppError,
   errorBody,
   type Principal,
+  rateLimitError,
   rateLimitHeaders,
   requireScope,
   SCOPES,
@@ -67,6 +68,12 @@ async function readBoundedJson(request: Request): Promise<unknown> {
   }
   assertBoundedInput(parsed, "body");
   return parsed;
+}
+
+/** How many calls a JSON-RPC body makes: each message of a batch that names a method, else one. */
+function callsIn(body: unknown): number {
+  if (!Array.isArray(body)) return 1;
+  return body.filter((m) => typeof m === "object" && m !== null && "method" in m).length;
 }
 
 /** One MCP server whose tools act for `principal`. */
@@ -180,9 +187,23 @@ export function mcpRoutes(deps: AppDeps, auth: AuthMacros) {
       throw err;
     }
   };
-  const handle = async ({ request }: { request: Request }) => {
+  const handle = async ({
+    request,
+    set,
+  }: {
+    request: Request;
+    set: { headers: Record<string, string | number> };
+  }) => {
     const principal = await principals.of(request);
     const parsedBody = await readBoundedJson(request);
+    // The request itself counted one call; each further call of a batch counts too (decision 1414),
+    // all of them or none: a batch past the allowance is refused whole, before any call runs.
+    const extra = callsIn(parsedBody) - 1;
+    if (extra > 0 && deps.limiter) {
+      const rate = await deps.limiter.take(principal.keyId, extra);
+      if (!rate.allowed) throw rateLimitError(rate);
+      Object.assign(set.headers, rateLimitHeaders(rate));
+    }
     const server = createMcpServer(deps, principal);
     const transport = new WebStandardStreamableHTTPServerTransport({
       sessionIdGenerator: undefined,
