@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { createLogger } from "@site/config";
 import { idempotencyKeys, pages, screenshotRenders } from "@site/db";
 import { createMemoryQueue, type JobQueue } from "@site/queue";
 import { and, eq, sql } from "drizzle-orm";
@@ -11,7 +12,7 @@ const uniq = () => Math.random().toString(36).slice(2, 10);
 
 // A render queue that is down for everything (the enqueue after the charge fails): 502, refunded.
 function brokenQueue(): JobQueue {
-  const inner = createMemoryQueue({});
+  const inner = createMemoryQueue({ log: createLogger("silent" as never) });
   return {
     ...inner,
     driver: "memory",
