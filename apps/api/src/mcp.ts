@@ -17,6 +17,7 @@ import { type AuthMacros, principalCache } from "./auth.ts";
 import type { AppDeps } from "./deps.ts";
 import { bearerChallenge } from "./errors.ts";
 import { assertBoundedInput } from "./input_bounds.ts";
+import { keyedToolCall, splitKey, withKeyArgument } from "./mcp_idempotency.ts";
 import { checkToolArgs, TOOLS, toolsFor } from "./mcp_tools.ts";
 import { modelJson } from "./openapi_document.ts";
 import { bearer } from "./schemas.ts";
@@ -92,7 +93,7 @@ export function createMcpServer(deps: AppDeps, principal: Principal): Server {
       name: t.name,
       title: t.title,
       description: t.description,
-      inputSchema: JSON.parse(JSON.stringify(t.input)),
+      inputSchema: withKeyArgument(t.name, JSON.parse(JSON.stringify(t.input))),
       outputSchema: modelJson(t.output),
       annotations: { readOnlyHint: t.readOnly, openWorldHint: t.openWorld ?? false },
     })),
@@ -100,12 +101,28 @@ export function createMcpServer(deps: AppDeps, principal: Principal): Server {
   server.setRequestHandler(CallToolRequestSchema, async (request): Promise<ToolResult> => {
     const t = TOOLS.find((x) => x.name === request.params.name);
     if (!t) return toolError(new AppError("NOT_FOUND", `no tool named ${request.params.name}`), deps);
+    // `idempotencyKey` of a tool that charges, sends or creates (decision 1415), apart from its arguments.
+    const { key, args: given } = splitKey(t.name, request.params.arguments);
+    let args: unknown;
     try {
+      // Refused before the work (scope, arguments): nothing is kept, as REST keeps no 400 or 403.
       requireScope(principal, t.scope);
-      const args = checkToolArgs(t, request.params.arguments);
-      const { value, note } = await t.run(deps, principal, args as never);
-      const text = note ? `${note}\n\n${JSON.stringify(value, null, 2)}` : JSON.stringify(value, null, 2);
-      return { content: [{ type: "text", text }], structuredContent: value };
+      args = checkToolArgs(t, given);
+    } catch (err) {
+      return toolError(err, deps);
+    }
+    const run = async (): Promise<{ result: ToolResult; status: number }> => {
+      try {
+        const { value, note } = await t.run(deps, principal, args as never);
+        const text = note ? `${note}\n\n${JSON.stringify(value, null, 2)}` : JSON.stringify(value, null, 2);
+        return { result: { content: [{ type: "text", text }], structuredContent: value }, status: 200 };
+      } catch (err) {
+        return { result: toolError(err, deps), status: err instanceof AppError ? err.status : 500 };
+      }
+    };
+    if (key === undefined) return (await run()).result;
+    try {
+      return await keyedToolCall(deps, principal, { name: t.name, key, args: given }, run);
     } catch (err) {
       return toolError(err, deps);
     }
