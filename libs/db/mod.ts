@@ -12,4 +12,5 @@ export {
   runInWriteScope,
   WriteScope,
   WritesRefusedError,
+  writeScopeState,
 } from "./src/write_scope.ts";

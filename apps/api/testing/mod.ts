@@ -2,7 +2,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { type Config, createLogger, fixedClock, type Logger, loadConfig } from "@site/config";
-import { connectDatabase } from "@site/db";
+import { connectDatabase, runInWriteScope, WriteScope } from "@site/db";
 import { createTestDatabase } from "@site/db/testing";
 import {
   type Context,
@@ -86,26 +86,29 @@ export async function buildTestApp(
   // The render queue: in-process unless the test brings its own (BullMQ on TEST_REDIS_URL).
   const queue = opts.queue ?? createMemoryQueue({ log });
   const app = createApp({ ...ctx, store, queue, fetchTls: opts.fetchTls, mailer: opts.mailer });
+  // Each request in a write scope of its own, as the listener runs it (decision 0820).
   const call = (
     method: string,
     path: string,
     init: { key?: string; body?: unknown; headers?: Record<string, string> } = {},
   ) =>
-    app.handle(
-      new Request(`http://localhost${path}`, {
-        method,
-        headers: {
-          ...(init.key ? { authorization: `Bearer ${init.key}` } : {}),
-          ...(init.body !== undefined ? { "content-type": "application/json" } : {}),
-          ...init.headers,
-        },
-        body:
-          init.body === undefined
-            ? undefined
-            : typeof init.body === "string"
-              ? init.body
-              : JSON.stringify(init.body),
-      }),
+    runInWriteScope(new WriteScope(), () =>
+      app.handle(
+        new Request(`http://localhost${path}`, {
+          method,
+          headers: {
+            ...(init.key ? { authorization: `Bearer ${init.key}` } : {}),
+            ...(init.body !== undefined ? { "content-type": "application/json" } : {}),
+            ...init.headers,
+          },
+          body:
+            init.body === undefined
+              ? undefined
+              : typeof init.body === "string"
+                ? init.body
+                : JSON.stringify(init.body),
+        }),
+      ),
     );
   /** An organization with a member of `role` and a key with `scopes`. */
   const seedOrg = async (

@@ -147,6 +147,11 @@ export type Config = {
   apiKeyCacheTtlMs: number;
   /** Requests per API key and window, shared through Redis when REDIS_URL is set; 0: no limit. */
   rateLimit: { requests: number; windowMs: number };
+  /**
+   * Idempotency-Key answers kept for replay (decision 1410): the largest one answer kept, and what one
+   * organization's kept answers may weigh in a rolling day; a key whose answer is not kept still holds.
+   */
+  idempotency: { maxAnswerBytes: number; orgBytesPerDay: number };
   /** How often the media sweeper runs (settles uploads, removes temporary and orphaned files); 0: never. */
   mediaSweepEveryMs: number;
   /** How often the sweeper walks the store for orphaned objects, and how old an unclaimed object must be. */
@@ -388,6 +393,10 @@ export function loadConfig(env: Env = process.env): Config {
     rateLimit: {
       requests: intSetting(env, "RATE_LIMIT_REQUESTS", 0),
       windowMs: intSetting(env, "RATE_LIMIT_WINDOW_MS", 60_000, 1000),
+    },
+    idempotency: {
+      maxAnswerBytes: intSetting(env, "IDEMPOTENCY_MAX_ANSWER_BYTES", 1024 * 1024),
+      orgBytesPerDay: intSetting(env, "IDEMPOTENCY_ORG_BYTES", 64 * 1024 * 1024),
     },
     mediaSweepEveryMs: intSetting(env, "MEDIA_SWEEP_EVERY_MS", 30_000),
     mediaOrphans: {

@@ -1,9 +1,10 @@
 import { randomBytes } from "node:crypto";
-import { isUniqueViolation, mediaFiles } from "@site/db";
+import { isUniqueViolation, mediaFiles, type Tx } from "@site/db";
 import {
   AppError,
   andOlderThan,
   type Context,
+  type InWork,
   isUuid,
   keysetPage,
   type ListQuery,
@@ -114,6 +115,8 @@ async function recordLibraryFile(
     source: MediaSource;
     alt?: string | null;
     reservation?: ImportReservation;
+    /** Called in the landing transaction: the request's answer commits with the row (decision 1411). */
+    inWork?: (tx: Tx) => Promise<void>;
   },
 ): Promise<void> {
   try {
@@ -142,6 +145,7 @@ async function recordLibraryFile(
         .returning();
       // media.created commits with the file (the webhook outbox, decision 0840); not for previews.
       if (row && f.source !== "preview") await recordMediaCreated(ctx, tx, row);
+      await f.inWork?.(tx);
     });
   } catch (err) {
     await ctx.store.delete(f.key).catch(() => {});
@@ -168,6 +172,8 @@ export async function addLibraryStream(
     baseName?: string;
     /** The import's reserved upload slot and fetch attempt, settled in the landing transaction. */
     reservation?: ImportReservation;
+    /** Called with the entry inside the landing transaction (an idempotent request's answer, decision 1411). */
+    inWork?: InWork<LibraryEntry>;
   },
 ): Promise<LibraryEntry> {
   const reader = input.body.getReader();
@@ -219,8 +225,7 @@ export async function addLibraryStream(
     size: input.size ?? undefined,
     maxBytes: MAX_MEDIA_BYTES,
   });
-  await recordLibraryFile(ctx, { ...input, key, name, sniffed, size: stored.size, etag: stored.etag });
-  return {
+  const entry: LibraryEntry = {
     key,
     name,
     url: mediaPath(key),
@@ -229,6 +234,17 @@ export async function addLibraryStream(
     height: sniffed.height,
     contentType: type,
   };
+  const { inWork, ...rest } = input;
+  await recordLibraryFile(ctx, {
+    ...rest,
+    key,
+    name,
+    sniffed,
+    size: stored.size,
+    etag: stored.etag,
+    inWork: inWork && ((tx) => inWork(tx, entry)),
+  });
+  return entry;
 }
 
 /** A library file of a site by key, or null (what the list does not show does not exist). */

@@ -192,14 +192,18 @@ export async function settleImportReservation(
   r: ImportReservation,
   outcome: "failed_fetch" | "not_counted",
 ): Promise<void> {
-  await ctx.db.transaction(async (tx) => {
-    if (outcome === "failed_fetch")
-      await tx.update(usageEvents).set({ reservedUntil: null }).where(eq(usageEvents.id, r.attemptId));
-    else await tx.delete(usageEvents).where(eq(usageEvents.id, r.attemptId));
-    await tx
-      .delete(usageEvents)
-      .where(and(eq(usageEvents.id, r.uploadId), sql`${usageEvents.reservedUntil} is not null`));
-  });
+  const settle = () =>
+    ctx.db.transaction(async (tx) => {
+      if (outcome === "failed_fetch")
+        await tx.update(usageEvents).set({ reservedUntil: null }).where(eq(usageEvents.id, r.attemptId));
+      else await tx.delete(usageEvents).where(eq(usageEvents.id, r.attemptId));
+      await tx
+        .delete(usageEvents)
+        .where(and(eq(usageEvents.id, r.uploadId), sql`${usageEvents.reservedUntil} is not null`));
+    });
+  // Releasing what was only reserved is provisional like the reservation (it would lapse by itself): an
+  // import that failed that way began no work (decisions 0820, 1410). A counted failed fetch is durable.
+  await (outcome === "not_counted" ? provisionalWrites(settle) : settle());
 }
 
 /** Prepared uploads that may still land: of one site (count) and of its organization (bytes). */

@@ -1,6 +1,6 @@
 import { findBrowser } from "@site/browser";
 import { screenshotRenders, socialMedia } from "@site/db";
-import { AppError, debitCredits, isUuid, notFound, type Principal } from "@site/domain/core";
+import { AppError, debitCredits, type InWork, isUuid, notFound, type Principal } from "@site/domain/core";
 import { chargeOrgStorage, lockOrg, type MediaContext } from "@site/domain/media";
 import { socialKey } from "@site/domain/social";
 import { and, eq } from "drizzle-orm";
@@ -52,6 +52,7 @@ export async function queueClip(
   ctx: RenderContext,
   principal: Principal,
   body: ClipRequestBody,
+  inWork?: InWork<ClipQueueAnswer>,
 ): Promise<ClipQueueAnswer> {
   const url = parsePublicPageUrl(body.url, ctx.config.fetchAllowHosts, {
     localNetwork: ctx.config.allowLocalNetworkForDevelopment,
@@ -92,6 +93,8 @@ export async function queueClip(
       { kind: "clip", siteId: null, orgId: principal.orgId, sourceUrl: url, options, credits },
       "clip_debit",
     );
+    // The request's answer commits with the charge (decision 1411).
+    await inWork?.(tx, { clipId: id, status: "pending", credits });
     return { clipId: id, admitted };
   });
   await dispatchQueued(ctx, clipId, admitted);

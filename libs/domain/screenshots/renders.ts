@@ -5,6 +5,7 @@ import {
   type Context,
   type CreditReason,
   debitCredits,
+  type InWork,
   isUuid,
   notFound,
   outageOf,
@@ -43,6 +44,7 @@ export async function queueScreenshot(
   principal: Principal,
   siteId: string,
   body: ScreenshotRequestBody,
+  inWork?: InWork<QueueAnswer>,
 ): Promise<QueueAnswer> {
   const site = await getOwnSite(ctx, principal, siteId);
   const req = toScreenshotRequest(body, ctx.config.fetchAllowHosts, {
@@ -53,6 +55,13 @@ export async function queueScreenshot(
       { field: "styleId", message: "unknown style" },
     ]);
   if (req.estimateOnly) return { estimate: true, credits: SCREENSHOT_CREDITS };
+  const answerOf = (renderId: string): QueueAnswer => ({
+    estimate: false,
+    renderId,
+    status: "pending",
+    sourceUrl: req.url,
+    credits: SCREENSHOT_CREDITS,
+  });
   if (!findBrowser(ctx.config.chromiumPath))
     throw new AppError(
       "NOT_CONFIGURED",
@@ -81,11 +90,13 @@ export async function queueScreenshot(
       },
       "screenshot_debit",
     );
+    // The request's answer commits with the charge (decision 1411).
+    await inWork?.(tx, answerOf(id));
     return { renderId: id, admitted };
   });
 
   await dispatchQueued(ctx, renderId, admitted);
-  return { estimate: false, renderId, status: "pending", sourceUrl: req.url, credits: SCREENSHOT_CREDITS };
+  return answerOf(renderId);
 }
 
 /**
