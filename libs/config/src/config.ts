@@ -164,6 +164,10 @@ export type Config = {
     sweepEveryMs: number;
     /** NEWSLETTER_CONCURRENCY: deliveries in flight per sending process (and SMTP connections). */
     concurrency: number;
+    /** SMTP_TIMEOUT_MS: the most one SMTP step (connect, greeting, each reply) may take before the connection is dropped. */
+    smtpTimeoutMs: number;
+    /** NEWSLETTER_SOFT_BOUNCE_LIMIT: soft bounces (4.x.x, 5.2.2) of one address within 30 days that make it bounced. */
+    softBounceLimit: number;
     /** SMTP_HELO_NAME: the EHLO name (default the host of PUBLIC_BASE_URL; an IP as `[a.b.c.d]`; never localhost). */
     heloName: string;
     /** DKIM_DOMAIN, DKIM_SELECTOR, DKIM_PRIVATE_KEY_FILE: every mail is signed; null: unsigned. */
@@ -397,6 +401,8 @@ export function loadConfig(env: Env = process.env): Config {
       leaseMs: intSetting(env, "NEWSLETTER_LEASE_MS", 120_000, 100),
       sweepEveryMs: intSetting(env, "NEWSLETTER_SWEEP_EVERY_MS", 15_000, 50),
       concurrency: intSetting(env, "NEWSLETTER_CONCURRENCY", 8, 1),
+      smtpTimeoutMs: intSetting(env, "SMTP_TIMEOUT_MS", 30_000, 100),
+      softBounceLimit: intSetting(env, "NEWSLETTER_SOFT_BOUNCE_LIMIT", 3, 1),
       heloName: heloNameSetting(env, publicBaseUrl),
       dkim: dkimSetting(env),
       bounceAddress: bounceAddressSetting(env, mailFromSetting(env, publicBaseUrl)),

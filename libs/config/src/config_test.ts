@@ -36,6 +36,8 @@ describe("configuration is read once, with the contract's defaults", () => {
       leaseMs: 120_000,
       sweepEveryMs: 15_000,
       concurrency: 8,
+      smtpTimeoutMs: 30_000,
+      softBounceLimit: 3,
       heloName: "[127.0.0.1]",
       dkim: null,
       bounceAddress: "newsletter@localhost",

@@ -510,7 +510,13 @@ export async function resumeCampaign(
     ctx,
     siteId,
     campaignId,
-    { status: "sending", error: null, runs: sql`${newsletterCampaigns.runs} + 1`, fannedOutAt: null },
+    {
+      status: "sending",
+      error: null,
+      runs: sql`${newsletterCampaigns.runs} + 1`,
+      fannedOutAt: null,
+      resumeWhenReachable: false,
+    },
     { from: ["paused"], doing: "resuming", allowed: "a paused campaign" },
   );
   ctx.log.info("newsletter campaign resumed", { campaignId: u.id });

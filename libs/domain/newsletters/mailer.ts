@@ -23,6 +23,8 @@ export type Mailer = {
   /** For logs: the server's host and port, or the outbox folder. */
   readonly describe: string;
   send(mail: OutgoingMail, opts?: SendOptions): Promise<{ response: string }>;
+  /** Whether the server answers now (a connection, its greeting and EHLO, then QUIT); the outbox always does. */
+  reachable(): Promise<boolean>;
   close(): Promise<void>;
 };
 
@@ -65,6 +67,7 @@ export function openMailer(config: Config, log: Logger, opts: { connections?: nu
     connections: opts.connections ?? config.newsletter.concurrency,
     log,
     heloName: config.newsletter.heloName,
+    timeoutMs: config.newsletter.smtpTimeoutMs,
   });
 }
 
@@ -88,6 +91,9 @@ export function createOutboxMailer(dir: string): Mailer {
       renameSync(tmp, join(dir, name));
       return { response: `written to ${join(dir, name)}` };
     },
+    async reachable() {
+      return true;
+    },
     async close() {},
   };
 }
@@ -102,7 +108,7 @@ type Conn = { smtp: SMTPConnection; broken: boolean };
  */
 export function createSmtpMailer(
   smtpUrl: string,
-  opts: { connections: number; log: Logger; heloName?: string },
+  opts: { connections: number; log: Logger; heloName?: string; timeoutMs?: number },
 ): Mailer {
   const url = new URL(smtpUrl);
   const secure = url.protocol === "smtps:";
@@ -116,28 +122,46 @@ export function createSmtpMailer(
   let open = 0;
   let closed = false;
 
+  const timeoutMs = opts.timeoutMs ?? 30_000;
   const connect = (): Promise<Conn> =>
     new Promise((resolve, reject) => {
+      // Every step has a deadline (SMTP_TIMEOUT_MS): connecting, the greeting, and each reply
+      // (nodemailer's socketTimeout is the socket's idle time, reset by every byte the server sends).
+      // RFC 5321 §4.5.3.2 asks clients for minutes per step; a relay that is gone must not hold a
+      // connection slot that long, so the delivery is tried again instead (decision 1450).
       const smtp = new SMTPConnection({
         host,
         port,
         secure,
-        connectionTimeout: 10_000,
-        greetingTimeout: 10_000,
-        socketTimeout: 60_000,
+        connectionTimeout: timeoutMs,
+        greetingTimeout: timeoutMs,
+        socketTimeout: timeoutMs,
         name: opts.heloName ?? "[127.0.0.1]",
       });
       const conn: Conn = { smtp, broken: false };
-      smtp.on("error", () => {
+      let settled = false;
+      const fail = (err: unknown) => {
         conn.broken = true;
-      });
-      smtp.on("end", () => {
-        conn.broken = true;
-      });
+        if (settled) return;
+        settled = true;
+        smtp.close();
+        reject(err instanceof Error ? err : new Error("the SMTP connection closed before it was ready"));
+      };
+      // nodemailer reports a refused or reset connection as an 'error' event, never to connect()'s
+      // callback: without these a send to a port where nothing listens would wait for ever.
+      smtp.on("error", fail);
+      smtp.on("end", () => fail(new Error("the SMTP server closed the connection before it was ready")));
       smtp.connect((err) => {
-        if (err) return reject(err);
-        if (!auth) return resolve(conn);
-        smtp.login(auth, (loginErr) => (loginErr ? reject(loginErr) : resolve(conn)));
+        if (err) return fail(err);
+        if (!auth) {
+          settled = true;
+          return resolve(conn);
+        }
+        smtp.login(auth, (loginErr) => {
+          if (loginErr) return fail(loginErr);
+          settled = true;
+          resolve(conn);
+        });
       });
     });
 
@@ -158,16 +182,17 @@ export function createSmtpMailer(
       }
     }
     const next = await new Promise<Conn | null>((r) => waiting.push(r));
-    if (!next) throw new Error("mailer closed");
-    return next;
+    if (next) return next;
+    if (closed) throw new Error("mailer closed");
+    // A slot was freed by a connection that broke: open a fresh one.
+    return acquire();
   };
   const release = (conn: Conn) => {
     if (conn.broken || closed) {
       open--;
       conn.smtp.close();
-      // Someone waiting gets a fresh connection on their next try.
-      const w = waiting.shift();
-      if (w) acquire().then(w, () => w(null));
+      // Someone waiting opens a fresh connection in the slot this one freed.
+      waiting.shift()?.(null);
       return;
     }
     const w = waiting.shift();
@@ -221,15 +246,31 @@ export function createSmtpMailer(
         const e = err as SMTPConnection.SMTPError;
         // A refused envelope leaves the session usable after RSET; anything else ends the connection.
         if (e.code === "EENVELOPE" && !conn.broken) {
-          await new Promise<void>((r) =>
+          await new Promise<void>((r) => {
+            // A connection that ends during RSET never calls back: its 'end' settles it instead.
+            const gone = () => {
+              conn.broken = true;
+              r();
+            };
+            conn.smtp.once("end", gone);
             conn.smtp.reset((resetErr) => {
+              conn.smtp.off("end", gone);
               if (resetErr) conn.broken = true;
               r();
-            }),
-          );
+            });
+          });
         } else conn.broken = true;
         release(conn);
         throw classify(err, committed);
+      }
+    },
+    async reachable() {
+      try {
+        const conn = await connect();
+        conn.smtp.quit();
+        return true;
+      } catch {
+        return false;
       }
     },
     async close() {

@@ -212,7 +212,11 @@ export async function deliverToRecipient(
       // Not about this recipient: nobody bounces; the row waits in line and the campaign pauses
       // until a member resumes it (the resume queues every waiting row again).
       await settle(ctx, r, "queued", e.message, { force: e.committed });
-      await pauseCampaign(ctx, r.campaign_id, pauseReason(e, job.attempt));
+      // No reply at all (refused, reset, timed out): the relay is gone, and the sweep resumes the
+      // campaign once it answers again (decision 1450). A refusal waits for a member.
+      await pauseCampaign(ctx, r.campaign_id, pauseReason(e, job.attempt), {
+        resumeWhenReachable: e.kind === "transient" && e.responseCode === null,
+      });
       return;
     }
     if (lastTry) {
@@ -234,6 +238,8 @@ export async function deliverToRecipient(
 export function pauseReason(e: MailSendError, tries: number): string {
   const reply = e.message.replace(/\s+/g, " ").trim().slice(0, 500);
   const cmd = (e.command ?? "").toUpperCase();
+  if (e.kind === "transient" && e.responseCode === null)
+    return `The mail server could not be reached after ${tries} tries (${reply}); sending is paused and goes on by itself once the server answers again (or resume it).`;
   if (e.kind === "transient")
     return `The mail server kept failing after ${tries} tries (${reply}); sending is paused: check the relay, then resume.`;
   if (cmd.startsWith("AUTH"))
@@ -249,10 +255,16 @@ export function pauseReason(e: MailSendError, tries: number): string {
  * Pauses a sending campaign: nothing more is sent (deliveries claim rows only while it is sending)
  * until POST …/resume. Logged as a warning with the reason. Returns whether this call paused it.
  */
-export async function pauseCampaign(ctx: Context, campaignId: string, reason: string): Promise<boolean> {
+export async function pauseCampaign(
+  ctx: Context,
+  campaignId: string,
+  reason: string,
+  opts: { resumeWhenReachable?: boolean } = {},
+): Promise<boolean> {
   const paused = await ctx.db.transaction(async (tx) => {
     const [done] = await tx.execute<{ id: string; site_id: string }>(sql`
-      update newsletter_campaigns set status = 'paused', error = ${reason}, updated_at = now()
+      update newsletter_campaigns set status = 'paused', error = ${reason},
+        resume_when_reachable = ${opts.resumeWhenReachable ?? false}, updated_at = now()
       where id = ${campaignId}::uuid and status = 'sending'
       returning id, site_id`);
     if (!done) return false;
@@ -328,11 +340,15 @@ export async function fanOutCampaign(ctx: QueueContext, campaignId: string): Pro
 }
 
 /**
- * The newsletter sweep: starts scheduled campaigns that are due, and queues the send job again for a
+ * The newsletter sweep: starts scheduled campaigns that are due, queues the send job again for a
  * sending campaign whose last fan-out is older than the lease (jobs lost with an in-process queue, or
- * rows whose process died holding them).
+ * rows whose process died holding them), and, given the mailer, resumes the campaigns paused because
+ * the relay could not be reached once it answers again (decision 1450).
  */
-export async function sweepNewsletters(ctx: QueueContext): Promise<{ started: number; resumed: number }> {
+export async function sweepNewsletters(
+  ctx: QueueContext & { mailer?: Mailer },
+): Promise<{ started: number; resumed: number }> {
+  if (ctx.mailer) await resumeReachable(ctx, ctx.mailer);
   const due = await ctx.db.execute<{ id: string }>(sql`
     select id from newsletter_campaigns where status = 'scheduled' and send_at <= ${ctx.clock.now().toISOString()}::timestamptz`);
   let started = 0;
@@ -347,4 +363,24 @@ export async function sweepNewsletters(ctx: QueueContext): Promise<{ started: nu
       and (fanned_out_at is null or fanned_out_at < now() - ${`${ctx.config.newsletter.leaseMs} milliseconds`}::interval)`);
   for (const { id } of stalled) await enqueueCampaignJob(ctx, id);
   return { started, resumed: stalled.length };
+}
+
+/**
+ * Resumes the campaigns paused because the relay gave no reply at all, when it answers now (a
+ * connection, its greeting, EHLO): a relay back from an outage takes the campaign up without anyone
+ * (decision 1450). Each resume is a new run, as POST …/resume makes one.
+ */
+async function resumeReachable(ctx: QueueContext, mailer: Mailer): Promise<void> {
+  const waiting = await ctx.db.execute<{ id: string }>(sql`
+    select id from newsletter_campaigns where status = 'paused' and resume_when_reachable limit 100`);
+  if (waiting.length === 0 || !(await mailer.reachable())) return;
+  for (const { id } of waiting) {
+    const [u] = await ctx.db.execute<{ id: string }>(sql`
+      update newsletter_campaigns set status = 'sending', error = null, runs = runs + 1, fanned_out_at = null,
+        resume_when_reachable = false, updated_at = now()
+      where id = ${id}::uuid and status = 'paused' and resume_when_reachable returning id`);
+    if (!u) continue;
+    ctx.log.info("newsletter campaign resumed: the mail server answers again", { campaignId: id });
+    await enqueueCampaignJob(ctx, id);
+  }
 }

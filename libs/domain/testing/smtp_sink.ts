@@ -62,6 +62,8 @@ export async function startSmtpSink(
     parse?: boolean;
     /** Offers AUTH (PLAIN, LOGIN) without TLS and takes exactly these credentials. */
     auth?: { user: string; pass: string };
+    /** The port to listen on (a relay started again where it was); 0 or none: any free port. */
+    port?: number;
   } = {},
 ): Promise<SmtpSink> {
   const reject = new Set((opts.reject ?? []).map((a) => a.toLowerCase()));
@@ -188,7 +190,7 @@ export async function startSmtpSink(
   });
   // A client killed mid-session resets its connection (ECONNRESET): that is the client's business.
   server.on("error", () => {});
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", () => resolve()));
+  await new Promise<void>((resolve) => server.listen(opts.port ?? 0, "127.0.0.1", () => resolve()));
   const port = (server.server.address() as AddressInfo).port;
   sink.port = port;
   sink.url = `smtp://127.0.0.1:${port}`;
