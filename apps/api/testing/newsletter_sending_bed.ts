@@ -25,6 +25,8 @@ export const LEASE_MS = 1000;
 export const DEFERRED = "always-later@example.org";
 /** Answered 451 to RCPT TO once (the settle-guard races below: on a first try, and on the last). */
 export const DEFERRED_ONCE = { first: "once-later-1@example.org", last: "once-later-5@example.org" };
+/** The operator token of the inbound route (POST /api/v1/newsletter/inbound). */
+export const OPERATOR_TOKEN = "operator-token-0123456789abcdef";
 /** Answered 550 to RCPT TO. */
 export const REFUSED = "no-such-user@example.org";
 
@@ -53,6 +55,7 @@ export function useSendingBed(): void {
         PUBLIC_BASE_URL: "https://news.example.test",
         MAIL_BOUNCE_ADDRESS: "bounces@news.example.test",
         FETCH_ALLOW_HOSTS: "127.0.0.1:9",
+        OPERATOR_TOKEN,
       },
       log: createLogger("warn", {}, { sink: (line) => logLines.push(line) }),
     });

@@ -4,6 +4,8 @@ ALTER TABLE "newsletter_campaigns" ADD COLUMN "resume_when_reachable" boolean DE
 -- Where a subscriber's consent came from (api, form, import) and when it was given.
 ALTER TABLE "newsletter_subscribers" ADD COLUMN "source" text;--> statement-breakpoint
 ALTER TABLE "newsletter_subscribers" ADD COLUMN "consented_at" timestamp (6) with time zone;--> statement-breakpoint
+-- When an admin last made a bounced subscriber active again (soft bounces before it no longer count).
+ALTER TABLE "newsletter_subscribers" ADD COLUMN "reactivated_at" timestamp (6) with time zone;--> statement-breakpoint
 -- Every report about a subscriber's mail (a refusal at RCPT TO, a DSN): kept, shown, counted.
 CREATE TABLE "newsletter_bounces" (
 	"id" uuid PRIMARY KEY DEFAULT gen_random_uuid() NOT NULL,

@@ -3,6 +3,7 @@ import { join } from "node:path";
 import { Readable } from "node:stream";
 import type { Config, Logger } from "@site/config";
 import SMTPConnection from "nodemailer/lib/smtp-connection";
+import { classifyReply, type ReplyClass } from "./reply_classes.ts";
 
 /** One composed message and its envelope. */
 export type OutgoingMail = { id: string; from: string; to: string; raw: Buffer };
@@ -29,12 +30,13 @@ export type Mailer = {
 };
 
 /**
- * What a failed send was about (CONTRACT "Delivery as real mail servers expect it", decision 1110):
- * - `recipient`: the server refused this one recipient for good (a 5xx answer to its RCPT TO, RFC 5321
- *   §4.2.2): only this recipient bounces;
+ * What a failed send was about (CONTRACT "Delivery as real mail servers expect it", decisions 1110, 1451):
+ * - `recipient`: the server refused this one recipient's address for good (a 5xx answer to its RCPT
+ *   TO whose RFC 3463 status is 5.1.x or 5.2.1, or a bare 5xx): only this recipient bounces;
  * - `transient`: a 4xx anywhere, a refused, dropped or timed-out connection: tried again later;
  * - `relay`: a permanent failure that is not about the recipient (AUTH refused, MAIL FROM refused,
- *   the message refused after DATA, TLS failure): nobody bounces, the campaign pauses.
+ *   a policy refusal at RCPT TO, the message refused after DATA, TLS failure): nobody bounces, the
+ *   campaign pauses.
  */
 export type MailFailureKind = "recipient" | "transient" | "relay";
 
@@ -45,12 +47,15 @@ export class MailSendError extends Error {
     readonly kind: MailFailureKind,
     readonly responseCode: number | null,
     readonly committed: boolean,
-    opts?: { cause?: unknown; command?: string | null },
+    opts?: { cause?: unknown; command?: string | null; reply?: ReplyClass | null },
   ) {
     super(message, opts);
     this.name = "MailSendError";
     this.command = opts?.command ?? null;
+    this.reply = opts?.reply ?? null;
   }
+  /** The server's reply as RFC 3463 classifies it (reply_classes.ts), when it gave one. */
+  readonly reply: ReplyClass | null;
   /** The SMTP command the server answered (`RCPT TO`, `MAIL FROM`, `AUTH PLAIN`, `DATA`), when known. */
   readonly command: string | null;
   /** True when only this recipient is refused for good (it bounces). */
@@ -298,7 +303,13 @@ export function classify(err: unknown, committed: boolean): MailSendError {
   const command = typeof e.command === "string" ? e.command : null;
   const text = e.response || e.message || String(err);
   let kind: MailFailureKind;
-  if (code !== null && code >= 500) kind = command === "RCPT TO" ? "recipient" : "relay";
+  const reply = code !== null ? classifyReply({ code, text }) : null;
+  // At RCPT TO only a bad address (5.1.x, 5.2.1, or a bare 550) is the recipient's; a policy refusal
+  // (5.7.x "Relay access denied", a blocklist, 5.3.x, 5.4.x) is about us: the campaign pauses; a full
+  // mailbox (5.2.2) is tried again like a 4xx (decision 1451).
+  if (code !== null && code >= 500 && command === "RCPT TO")
+    kind = reply?.kind === "hard" ? "recipient" : reply?.kind === "soft" ? "transient" : "relay";
+  else if (code !== null && code >= 500) kind = "relay";
   else if (code !== null && code >= 400) kind = "transient";
   // No reply code: the connection (refused, reset, timed out) is transient; a TLS handshake or a
   // refused login without a code (no credentials the server takes) is the relay's configuration.
@@ -307,5 +318,5 @@ export function classify(err: unknown, committed: boolean): MailSendError {
       e.code === "ETLS" || e.code === "EAUTH" || /CERT|SELF_SIGNED|SSL|TLS/.test(String(e.originalCode ?? ""))
         ? "relay"
         : "transient";
-  return new MailSendError(text, kind, code, committed, { cause: err, command });
+  return new MailSendError(text, kind, code, committed, { cause: err, command, reply });
 }

@@ -4,6 +4,7 @@ import type { Job } from "@site/queue";
 import { PermanentJobError } from "@site/queue";
 import { eq, sql } from "drizzle-orm";
 import type postgres from "postgres";
+import { recordBounce } from "./bounce_log.ts";
 import { recordCampaignEvent } from "./campaign_events.ts";
 import {
   enqueueCampaignJob,
@@ -81,6 +82,7 @@ type Claimed = {
   subscriber_id: string;
   subscriber_status: string;
   site_id: string;
+  org_id: string;
   subject: string;
   preheader: string | null;
   from_name: string | null;
@@ -108,12 +110,13 @@ export async function deliverToRecipient(
   const [r] = await ctx.db.execute<Claimed>(sql`
     update newsletter_recipients r
     set status = 'sending', lease_until = now() + ${`${leaseMs} milliseconds`}::interval, tries = r.tries + 1, updated_at = now()
-    from newsletter_campaigns c, newsletter_subscribers s
+    from newsletter_campaigns c, newsletter_subscribers s, sites st
     where r.id = ${job.data.recipientId}::uuid and c.id = r.campaign_id and s.id = r.subscriber_id
+      and st.id = c.site_id
       and c.status = 'sending'
       and (r.status = 'queued' or (r.status = 'sending' and r.lease_until < now()))
     returning r.id, r.campaign_id, r.email, r.tries, r.subscriber_id, s.status as subscriber_status,
-      c.site_id, c.subject, c.preheader, c.from_name, c.media_generation`);
+      c.site_id, st.org_id, c.subject, c.preheader, c.from_name, c.media_generation`);
   if (!r) return; // sent, finished, or claimed by a live process
   if (r.subscriber_status !== "active") {
     // Unsubscribed or bounced since the send started: never mailed.
@@ -125,6 +128,7 @@ export async function deliverToRecipient(
     const campaign = {
       id: r.campaign_id,
       siteId: r.site_id,
+      orgId: r.org_id,
       subject: r.subject,
       preheader: r.preheader,
       fromName: r.from_name,
@@ -155,11 +159,19 @@ export async function deliverToRecipient(
     reserved = await client.reserve();
     // Sent together (one round trip): postgres.js pipelines queries on one connection.
     const begun = reserved`begin`;
+    // The campaign still sending, under a share lock held until the COMMIT at the end of DATA: a site
+    // delete (which cancels the campaign) either committed first, and the message is withdrawn, or
+    // waits for this mail (decision 1452).
+    const live = reserved`
+      select 1 from newsletter_campaigns where id = ${r.campaign_id}::uuid and status = 'sending' for share`;
     const updating = reserved`
       update newsletter_recipients set status = 'sent', sent_at = now(), lease_until = null, updated_at = now()
       where id = ${r.id}::uuid and status = 'sending' and tries = ${r.tries} returning id`;
     await begun;
+    const sending = await live;
     const done = await updating;
+    if (sending.length === 0)
+      throw new Error("the campaign stopped (cancelled or its site deleted): message withdrawn");
     if (done.length === 0) throw new Error("the claim was lost (lease expired and taken): message withdrawn");
     const tx = reserved;
     return () => {
@@ -200,9 +212,13 @@ export async function deliverToRecipient(
     if (e.kind === "recipient") {
       // Only a 5xx to this recipient's RCPT TO bounces it (decision 1110).
       await settle(ctx, r, "bounced", e.message, { force: e.committed });
-      await ctx.db.execute(sql`
-        update newsletter_subscribers set status = 'bounced', bounced_at = now(), updated_at = now()
-        where id = ${r.subscriber_id}::uuid and status <> 'bounced'`);
+      await recordBounce(ctx, {
+        subscriberId: r.subscriber_id,
+        campaignId: r.campaign_id,
+        status: e.reply?.status ?? String(e.responseCode ?? "5.0.0"),
+        kind: "hard",
+        diagnostic: e.message,
+      });
       ctx.log.info("newsletter recipient bounced", { recipientId: r.id, code: e.responseCode });
       await finishCampaign(ctx, r.campaign_id);
       return;
@@ -220,8 +236,16 @@ export async function deliverToRecipient(
       return;
     }
     if (lastTry) {
-      // A recipient deferred (4xx to its RCPT TO) through every try: it fails, it does not bounce.
+      // A recipient deferred (4xx, or 5.2.2 mailbox full, to its RCPT TO) through every try: it
+      // fails, and counts as one soft bounce of the subscriber (decision 1451).
       await settle(ctx, r, "failed", e.message, { force: e.committed });
+      await recordBounce(ctx, {
+        subscriberId: r.subscriber_id,
+        campaignId: r.campaign_id,
+        status: e.reply?.status ?? String(e.responseCode ?? "4.0.0"),
+        kind: "soft",
+        diagnostic: e.message,
+      });
       await finishCampaign(ctx, r.campaign_id);
       throw new PermanentJobError(`gave up after ${job.attempt} tries: ${e.message}`, { cause: e });
     }
@@ -244,6 +268,8 @@ export function pauseReason(e: MailSendError, tries: number): string {
     return `The mail server kept failing after ${tries} tries (${reply}); sending is paused: check the relay, then resume.`;
   if (cmd.startsWith("AUTH"))
     return `The mail server refused the login (${cmd}): ${reply}. Check SMTP_URL's user and password, then resume.`;
+  if (cmd === "RCPT TO")
+    return `The mail server refused to take the mail for the recipients (RCPT TO): ${reply}. That is about the relay or this sender (relaying, policy, a blocklist), not the subscribers: nobody was bounced. Check that the relay lets this service send (SMTP_URL's login, the sending address and IP), then resume.`;
   if (cmd === "MAIL FROM")
     return `The mail server refused the sender address (MAIL FROM): ${reply}. Check MAIL_BOUNCE_ADDRESS / MAIL_FROM and what the relay lets this service send as, then resume.`;
   if (cmd === "DATA" || e.committed)

@@ -41,6 +41,7 @@ export function newsletterInboundRoutes(deps: AppDeps) {
           accepted: t.Literal(true),
           report: t.Union([t.Literal("delivery-status"), t.Literal("feedback-report"), t.Literal("other")]),
           status: t.Union([t.String(), t.Null()]),
+          kind: t.Union([t.Literal("hard"), t.Literal("soft"), t.Literal("policy"), t.Null()]),
           action: t.Union([t.Literal("bounced"), t.Literal("unsubscribed"), t.Literal("none")]),
           changed: t.Integer(),
         }),
@@ -49,7 +50,7 @@ export function newsletterInboundRoutes(deps: AppDeps) {
       detail: {
         summary: "Hand over a bounce (RFC 3464 DSN) or a complaint (RFC 5965 abuse report)",
         description:
-          "For the operator's mail server (an alias or pipe on MAIL_BOUNCE_ADDRESS): the raw message as message/rfc822, with Authorization: Bearer <OPERATOR_TOKEN> (else 401). The recipient is found through the tagged envelope sender (local+<tag>@domain) the report came back to, or that the original message's headers carry. A permanent failure (Status 5.x.x) marks that subscriber bounced; a complaint marks it unsubscribed; a transient failure (4.x.x) or a message naming no recipient of ours changes nothing. Always 202 for a readable message.",
+          "For the operator's mail server (an alias or pipe on MAIL_BOUNCE_ADDRESS): the raw message as message/rfc822, with Authorization: Bearer <OPERATOR_TOKEN> (else 401). The recipient is found through the tagged envelope sender (local+<tag>@domain) the report came back to, or that the original message's headers carry. The Status is read as RFC 3463 classifies it: 5.1.x and 5.2.1 (hard) mark that subscriber bounced; 4.x.x and 5.2.2 (soft) bounce it once NEWSLETTER_SOFT_BOUNCE_LIMIT of them fall within 30 days; 5.7.x (policy: the receiver refused the sender) changes no subscriber and counts in the campaign's refusedByPolicy. Each is kept in the subscriber's bounce log. A complaint marks it unsubscribed; a message naming no recipient of ours changes nothing. 202 for a readable message; 400 for one that cannot be read.",
         tags: ["newsletters"],
         requestBody: {
           required: true,

@@ -36,6 +36,8 @@ export const newsletterSubscribers = pgTable(
     source: text("source"),
     /** When the consent was given (added through the API, or confirmed through the form). */
     consentedAt: ts("consented_at"),
+    /** When an admin last made a bounced subscriber active again (soft bounces before it no longer count). */
+    reactivatedAt: ts("reactivated_at"),
     createdAt: createdAt(),
     updatedAt: ts("updated_at").notNull().defaultNow(),
   },
