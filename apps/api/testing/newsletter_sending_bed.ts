@@ -40,8 +40,8 @@ const mailers: Mailer[] = [];
 /** The app's warnings and errors, as JSON lines. */
 export const logLines: string[] = [];
 
-/** Starts the SMTP sink and the app for the calling test file, and stops them after it. */
-export function useSendingBed(): void {
+/** Starts the SMTP sink and the app for the calling test file (with `env` besides the bed's), and stops them after it. */
+export function useSendingBed(opts: { env?: Record<string, string> } = {}): void {
   beforeAll(async () => {
     sink = await startSmtpSink({
       reject: [REFUSED],
@@ -56,6 +56,7 @@ export function useSendingBed(): void {
         MAIL_BOUNCE_ADDRESS: "bounces@news.example.test",
         FETCH_ALLOW_HOSTS: "127.0.0.1:9",
         OPERATOR_TOKEN,
+        ...opts.env,
       },
       log: createLogger("warn", {}, { sink: (line) => logLines.push(line) }),
     });

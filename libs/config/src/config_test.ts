@@ -38,6 +38,7 @@ describe("configuration is read once, with the contract's defaults", () => {
       concurrency: 8,
       smtpTimeoutMs: 30_000,
       softBounceLimit: 3,
+      snsCertHosts: ["sns.*.amazonaws.com", "sns.*.amazonaws.com.cn"],
       heloName: "[127.0.0.1]",
       dkim: null,
       bounceAddress: "newsletter@localhost",

@@ -137,11 +137,11 @@ export async function processInboundReport(ctx: Context, raw: Uint8Array): Promi
 }
 
 /**
- * Records a classified DSN for each recipient the refs name (recordBounce: hard bounces, soft counts
+ * Records a classified report for each recipient the refs name (recordBounce: hard bounces, soft counts
  * towards the limit, policy only counts on the campaign); a hard one also marks the recipient row
  * `bounced`. Returns how many subscribers became `bounced`.
  */
-async function applyReport(
+export async function applyReport(
   ctx: Context,
   refs: BounceRef[],
   report: { status: string; kind: "hard" | "soft" | "policy"; diagnostic: string },
@@ -187,7 +187,8 @@ async function targetsOf(
   return [...out].map(([subscriberId, campaignId]) => ({ subscriberId, campaignId }));
 }
 
-async function complain(ctx: Context, refs: BounceRef[]): Promise<number> {
+/** Marks the subscribers the refs name `unsubscribed` (a complaint withdraws consent); returns how many changed. */
+export async function complain(ctx: Context, refs: BounceRef[]): Promise<number> {
   const subs = (await targetsOf(ctx, refs)).map((t) => t.subscriberId);
   if (subs.length === 0) return 0;
   const done = await ctx.db.execute(sql`

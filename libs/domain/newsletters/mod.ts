@@ -15,5 +15,6 @@ export * from "./models.ts";
 export * from "./reply_classes.ts";
 export * from "./sender.ts";
 export * from "./sending.ts";
+export * from "./ses.ts";
 export * from "./subscribers.ts";
 export * from "./tokens.ts";
