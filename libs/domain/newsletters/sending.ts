@@ -159,20 +159,20 @@ export async function deliverToRecipient(
     reserved = await client.reserve();
     // Sent together (one round trip): postgres.js pipelines queries on one connection.
     const begun = reserved`begin`;
-    // The campaign still sending, under a share lock held until the COMMIT at the end of DATA: a site
+    // The campaign not cancelled, under a share lock held until the COMMIT at the end of DATA: a site
     // delete (which cancels the campaign) either committed first, and the message is withdrawn, or
-    // waits for this mail (decision 1452).
+    // waits for this mail (decision 1452). A pause lets a claim already made finish (decision 1110).
     const live = reserved`
-      select 1 from newsletter_campaigns where id = ${r.campaign_id}::uuid and status = 'sending' for share`;
+      select 1 from newsletter_campaigns where id = ${r.campaign_id}::uuid and status in ('sending', 'paused') for share`;
     const updating = reserved`
       update newsletter_recipients set status = 'sent', sent_at = now(), lease_until = null, updated_at = now()
       where id = ${r.id}::uuid and status = 'sending' and tries = ${r.tries} returning id`;
     await begun;
     const sending = await live;
     const done = await updating;
-    if (sending.length === 0)
-      throw new Error("the campaign stopped (cancelled or its site deleted): message withdrawn");
     if (done.length === 0) throw new Error("the claim was lost (lease expired and taken): message withdrawn");
+    if (sending.length === 0)
+      throw new Error("the campaign was cancelled (or its site deleted): message withdrawn");
     const tx = reserved;
     return () => {
       committing = tx.unsafe(WRITE_NOW_COMMIT).execute();
