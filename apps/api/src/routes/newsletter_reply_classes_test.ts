@@ -1,4 +1,5 @@
 import { describe, expect, test } from "bun:test";
+import { recordBounce } from "@site/domain/newsletters";
 import type { ReceivedMail } from "@site/domain/testing";
 import {
   call,
@@ -194,6 +195,34 @@ describe("inbound reports", () => {
     expect(gm.body.subscriber.bounces).toEqual([
       expect.objectContaining({ status: "5.7.26", kind: "policy" }),
     ]);
+  });
+
+  test("soft bounces older than 30 days do not count; after reactivate the earlier ones do not count either", async () => {
+    const email = `old-${uniq()}@example.com`;
+    const c = await campaign([email]);
+    const sid = await subscriberId(c.siteId, email);
+    const at = (daysAgo: number) => ({
+      ...h.ctx,
+      clock: { now: () => new Date(Date.now() - daysAgo * 86_400_000) },
+    });
+    const soft = (daysAgo: number) =>
+      recordBounce(at(daysAgo), {
+        subscriberId: sid,
+        campaignId: c.cid,
+        status: "4.2.2",
+        kind: "soft",
+        diagnostic: "452 4.2.2 mailbox full",
+      });
+    expect(await soft(45)).toBe(false);
+    expect(await soft(40)).toBe(false);
+    expect(await soft(1)).toBe(false);
+    expect((await subscriber(c.siteId, email)).status).toBe("active");
+    expect(await soft(0)).toBe(false);
+    expect(await soft(0)).toBe(true);
+    expect((await subscriber(c.siteId, email)).status).toBe("bounced");
+    expect((await call("POST", `/api/v1/sites/${c.siteId}/subscribers/${sid}/reactivate`)).status).toBe(200);
+    expect(await soft(0)).toBe(false);
+    expect((await subscriber(c.siteId, email)).status).toBe("active");
   });
 
   test("a message with too many MIME parts answers 400, not 500", async () => {
