@@ -4,7 +4,7 @@ import { startRenderDaemon } from "@site/render-daemon";
 import { openRuntime } from "@site/runtime";
 
 /** All three apps in one process, sharing one runtime (./scripts/start). */
-const rt = await openRuntime();
+const rt = await openRuntime({ publicBase: "record" });
 const api = startApi(rt);
 const daemon = await startRenderDaemon(rt);
 const metrics = await startMetrics(rt);

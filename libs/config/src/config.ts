@@ -174,6 +174,12 @@ export type Config = {
     sweepEveryMs: number;
     /** NEWSLETTER_CONCURRENCY: deliveries in flight per sending process (and SMTP connections). */
     concurrency: number;
+    /** SMTP_TIMEOUT_MS: the most one SMTP step (connect, greeting, each reply) may take before the connection is dropped. */
+    smtpTimeoutMs: number;
+    /** NEWSLETTER_SOFT_BOUNCE_LIMIT: soft bounces (4.x.x, 5.2.2) of one address within 30 days that make it bounced. */
+    softBounceLimit: number;
+    /** NEWSLETTER_SNS_CERT_HOSTS: hosts an SNS message's SigningCertURL and SubscribeURL may name (`*`: one label). */
+    snsCertHosts: string[];
     /** SMTP_HELO_NAME: the EHLO name (default the host of PUBLIC_BASE_URL; an IP as `[a.b.c.d]`; never localhost). */
     heloName: string;
     /** DKIM_DOMAIN, DKIM_SELECTOR, DKIM_PRIVATE_KEY_FILE: every mail is signed; null: unsigned. */
@@ -412,6 +418,12 @@ export function loadConfig(env: Env = process.env): Config {
       leaseMs: intSetting(env, "NEWSLETTER_LEASE_MS", 120_000, 100),
       sweepEveryMs: intSetting(env, "NEWSLETTER_SWEEP_EVERY_MS", 15_000, 50),
       concurrency: intSetting(env, "NEWSLETTER_CONCURRENCY", 8, 1),
+      smtpTimeoutMs: intSetting(env, "SMTP_TIMEOUT_MS", 30_000, 100),
+      softBounceLimit: intSetting(env, "NEWSLETTER_SOFT_BOUNCE_LIMIT", 3, 1),
+      snsCertHosts: (env.NEWSLETTER_SNS_CERT_HOSTS || "sns.*.amazonaws.com,sns.*.amazonaws.com.cn")
+        .split(",")
+        .map((x) => x.trim())
+        .filter(Boolean),
       heloName: heloNameSetting(env, publicBaseUrl),
       dkim: dkimSetting(env),
       bounceAddress: bounceAddressSetting(env, mailFromSetting(env, publicBaseUrl)),

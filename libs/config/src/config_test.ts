@@ -37,6 +37,9 @@ describe("configuration is read once, with the contract's defaults", () => {
       leaseMs: 120_000,
       sweepEveryMs: 15_000,
       concurrency: 8,
+      smtpTimeoutMs: 30_000,
+      softBounceLimit: 3,
+      snsCertHosts: ["sns.*.amazonaws.com", "sns.*.amazonaws.com.cn"],
       heloName: "[127.0.0.1]",
       dkim: null,
       bounceAddress: "newsletter@localhost",
@@ -89,10 +92,30 @@ describe("configuration is read once, with the contract's defaults", () => {
         .newsletter.dkim;
     expect(dkim(join(dir, "rsa.pem"))).toMatchObject({
       domain: "example.com",
-      selector: "news",
-      keyType: "rsa",
+      keys: [{ selector: "news", keyType: "rsa" }],
     });
-    expect(dkim(join(dir, "ed25519.pem"))?.keyType).toBe("ed25519");
+    // An Ed25519 key alone: refused, naming the setting (Gmail, Outlook and Yahoo verify only RSA).
+    expect(() => dkim(join(dir, "ed25519.pem"))).toThrow(
+      "DKIM_PRIVATE_KEY_FILE: an Ed25519 key alone is refused",
+    );
+    const both = loadConfig({
+      ...base,
+      DKIM_DOMAIN: "example.com",
+      DKIM_SELECTOR: "rsa1, ed1",
+      DKIM_PRIVATE_KEY_FILE: `${join(dir, "rsa.pem")},${join(dir, "ed25519.pem")}`,
+    }).newsletter.dkim;
+    expect(both?.keys.map((k) => [k.selector, k.keyType])).toEqual([
+      ["rsa1", "rsa"],
+      ["ed1", "ed25519"],
+    ]);
+    expect(() =>
+      loadConfig({
+        ...base,
+        DKIM_DOMAIN: "example.com",
+        DKIM_SELECTOR: "rsa1",
+        DKIM_PRIVATE_KEY_FILE: `${join(dir, "rsa.pem")},${join(dir, "ed25519.pem")}`,
+      }),
+    ).toThrow("one selector per key");
     expect(() => dkim(join(dir, "ec.pem"))).toThrow("RSA or Ed25519");
     expect(() => dkim(join(dir, "missing.pem"))).toThrow("DKIM_PRIVATE_KEY_FILE");
     expect(() => loadConfig({ ...base, DKIM_DOMAIN: "example.com" })).toThrow("go together");

@@ -3,6 +3,7 @@ import { migrateDatabase, openDatabase } from "@site/db";
 import type { Context } from "@site/domain/core";
 import { type JobQueue, openJobQueue } from "@site/queue";
 import { type ObjectStore, openObjectStore } from "@site/storage";
+import { sharePublicBase } from "./public_base.ts";
 
 /** The dependencies of a process, opened once, closed in reverse order. */
 export type Runtime = Context & {
@@ -30,9 +31,18 @@ function warnLocalNetwork(log: Logger): void {
 
 /** Opens the database (migrating it when `migrate`), and returns the context every app is built from. */
 export async function openRuntime(
-  opts: { config?: Config; migrate?: boolean; dbMax?: number } = {},
+  opts: {
+    config?: Config;
+    migrate?: boolean;
+    dbMax?: number;
+    /**
+     * The API records its PUBLIC_BASE_URL (`record`); other processes take it when they have none
+     * (`adopt`, the default when the configuration is read from the environment; decision 1454).
+     */
+    publicBase?: "record" | "adopt" | "none";
+  } = {},
 ): Promise<Runtime> {
-  const config = opts.config ?? loadConfig();
+  let config = opts.config ?? loadConfig();
   const log = createLogger(config.logLevel);
   if (config.allowLocalNetworkForDevelopment) warnLocalNetwork(log);
   const handle = await openDatabase({
@@ -43,6 +53,8 @@ export async function openRuntime(
     statementTimeoutMs: config.timeouts.dbStatementMs,
   });
   if (opts.migrate !== false) await migrateDatabase(handle);
+  const role = opts.publicBase ?? (opts.config ? "none" : "adopt");
+  if (role !== "none") config = await sharePublicBase({ db: handle.db, config, log }, role);
   const closers: (() => Promise<void>)[] = [() => handle.close()];
   const queue = openJobQueue({
     redisUrl: config.redisUrl,
