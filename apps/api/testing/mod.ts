@@ -1,7 +1,14 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { type Config, createLogger, fixedClock, type Logger, loadConfig } from "@site/config";
+import {
+  type Config,
+  createLogger,
+  DB_POOL_DEFAULTS,
+  fixedClock,
+  type Logger,
+  loadConfig,
+} from "@site/config";
 import { connectDatabase } from "@site/db";
 import { createTestDatabase } from "@site/db/testing";
 import {
@@ -53,6 +60,7 @@ export async function buildTestApp(
           connectTimeoutMs: config.timeouts.dbConnectMs,
           statementTimeoutMs: config.timeouts.dbStatementMs,
           onQuery: opts.onQuery,
+          pooler: config.databasePooler,
         })
       : null;
   const clock = fixedClock(new Date());
@@ -196,7 +204,14 @@ export async function expectAuthRules(
 
 /** A Runtime over a test app's context, for starting a daemon in-process on the app's queue and store. */
 export function runtimeOf(h: TestApp): Runtime {
-  return { ...h.ctx, databaseUrl: "", ownsEmbeddedDatabase: false, close: async () => {} };
+  return {
+    ...h.ctx,
+    databaseUrl: "",
+    listenUrl: null,
+    dbPoolMax: h.ctx.config.dbPoolMax ?? DB_POOL_DEFAULTS.api,
+    ownsEmbeddedDatabase: false,
+    close: async () => {},
+  };
 }
 
 /** An API started as its own process (`bun run apps/api`), as an operator runs it. */

@@ -25,4 +25,5 @@ export async function createTestDatabase(opts: { max?: number } = {}): Promise<D
     },
   };
 }
+export { type PgBouncer, pgbouncerMissing, pgbouncerPath, startPgBouncer } from "./pgbouncer.ts";
 export { childrenWith } from "./processes.ts";
