@@ -10,7 +10,7 @@ import {
   loadConfig,
 } from "@site/config";
 import { connectDatabase } from "@site/db";
-import { createTestDatabase } from "@site/db/testing";
+import { createTestDatabase, sharedPgBouncer, testServerUrl } from "@site/db/testing";
 import {
   type Context,
   createApiKey,
@@ -50,13 +50,25 @@ export async function buildTestApp(
   } = {},
 ) {
   const handle = await createTestDatabase();
+  // TEST_DATABASE_POOLER=pgbouncer: the app's database goes through a PgBouncer in transaction mode
+  // (one per test process), unless the test routes it itself; the harness's own stays direct.
+  const pooled =
+    process.env.TEST_DATABASE_POOLER === "pgbouncer" && !opts.dbVia
+      ? await sharedPgBouncer(testServerUrl())
+      : null;
   const config = {
-    ...loadConfig({ SECRET_KEY: "test-secret-key-0123456789", DATA_DIR: "/tmp/site-test-data", ...opts.env }),
+    ...loadConfig({
+      SECRET_KEY: "test-secret-key-0123456789",
+      DATA_DIR: "/tmp/site-test-data",
+      ...(pooled ? { DATABASE_POOLER: "transaction" } : {}),
+      ...opts.env,
+    }),
     ...opts.config,
   };
+  const dbVia = opts.dbVia ?? (pooled ? (u: string) => pooled.via(u) : undefined);
   const appHandle =
-    opts.dbVia || opts.onQuery
-      ? connectDatabase((opts.dbVia ?? ((u: string) => u))(handle.url), {
+    dbVia || opts.onQuery
+      ? connectDatabase((dbVia ?? ((u: string) => u))(handle.url), {
           connectTimeoutMs: config.timeouts.dbConnectMs,
           statementTimeoutMs: config.timeouts.dbStatementMs,
           onQuery: opts.onQuery,

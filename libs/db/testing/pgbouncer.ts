@@ -76,15 +76,24 @@ export async function startPgBouncer(
     ].join("\n"),
   );
   let out = "";
-  // PgBouncer refuses to run as root; `-u` drops to the postgres user where we are root.
-  const asUser = process.getuid?.() === 0 ? ["-u", "postgres"] : [];
-  const proc: Subprocess = spawn([bin, ...asUser, join(dir, "pgbouncer.ini")], {
-    stdout: "pipe",
-    stderr: "pipe",
-  });
+  // PgBouncer refuses to run as root; `-u` drops to the postgres user where we are root. A shell watches
+  // this process and stops PgBouncer when it is gone, so a test process that dies leaves none behind.
+  const asUser = process.getuid?.() === 0 ? "-u postgres " : "";
+  const script = [
+    `${bin} ${asUser}${join(dir, "pgbouncer.ini")} & pid=$!`,
+    `trap 'kill $pid 2>/dev/null; wait $pid; exit 0' TERM INT`,
+    `while kill -0 ${process.pid} 2>/dev/null && kill -0 $pid 2>/dev/null; do sleep 0.5 & wait $!; done`,
+    "kill $pid 2>/dev/null; wait $pid",
+  ].join("\n");
+  const proc: Subprocess = spawn(["sh", "-c", script], { stdout: "pipe", stderr: "pipe" });
   const drain = async (s: ReadableStream<Uint8Array>) => {
     const dec = new TextDecoder();
-    for await (const chunk of s) out += dec.decode(chunk);
+    const reader = s.getReader();
+    for (;;) {
+      const { done, value } = await reader.read();
+      if (done) break;
+      out += dec.decode(value);
+    }
   };
   void drain(proc.stdout as ReadableStream<Uint8Array>);
   void drain(proc.stderr as ReadableStream<Uint8Array>);
@@ -121,4 +130,18 @@ export async function startPgBouncer(
     }
   }
   return { port, via, log: () => out, stop };
+}
+
+let shared: Promise<PgBouncer> | null = null;
+
+/**
+ * One PgBouncer for the whole test process, started on first use and stopped when the process exits:
+ * `TEST_DATABASE_POOLER=pgbouncer` routes every test app's database through it (see buildTestApp).
+ */
+export function sharedPgBouncer(serverUrl: string): Promise<PgBouncer> {
+  shared ??= startPgBouncer(serverUrl, { poolSize: 20 }).then((pgb) => {
+    process.once("exit", () => void pgb.stop().catch(() => {}));
+    return pgb;
+  });
+  return shared;
 }
