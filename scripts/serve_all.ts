@@ -59,8 +59,11 @@ function startDaemonProcess(i: number, of: number): Subprocess {
   const relay = async (stream: ReadableStream<Uint8Array>, to: NodeJS.WriteStream) => {
     const dec = new TextDecoder();
     let rest = "";
-    for await (const chunk of stream) {
-      rest += dec.decode(chunk, { stream: true });
+    const reader = stream.getReader();
+    for (;;) {
+      const { done, value } = await reader.read();
+      if (done) break;
+      rest += dec.decode(value, { stream: true });
       const lines = rest.split("\n");
       rest = lines.pop()!;
       for (const line of lines) {
