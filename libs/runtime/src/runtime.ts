@@ -46,7 +46,7 @@ function warnLocalNetwork(log: Logger): void {
  * Where LISTEN connects: DATABASE_LISTEN_URL, else the database URL, except through a transaction-mode
  * pooler, where a LISTEN would sit on a server connection other clients then use: none, said at start.
  */
-function listenUrlOf(config: Config, databaseUrl: string, log: Logger): string | null {
+export function listenUrlOf(config: Config, databaseUrl: string, log: Logger): string | null {
   if (config.databaseListenUrl) return config.databaseListenUrl;
   if (config.databasePooler !== "transaction" || !config.databaseUrl) return databaseUrl;
   log.warn(
