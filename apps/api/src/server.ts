@@ -42,8 +42,8 @@ export function startApi(rt: Runtime): RunningApi {
   // Verified keys are cached in process; revocations arrive through LISTEN/NOTIFY (decision 0802).
   const keys =
     rt.keys ??
-    (rt.config.apiKeyCacheTtlMs > 0
-      ? createKeyCache({ databaseUrl: rt.databaseUrl, ttlMs: rt.config.apiKeyCacheTtlMs, log: rt.log })
+    (rt.config.apiKeyCacheTtlMs > 0 && rt.listenUrl
+      ? createKeyCache({ databaseUrl: rt.listenUrl, ttlMs: rt.config.apiKeyCacheTtlMs, log: rt.log })
       : undefined);
   // Per-key request limits, shared through Redis when it is configured (decision 0804); off unless set.
   const limiter = rt.limiter ?? openRateLimiter(rt.config, rt.log);
@@ -57,9 +57,7 @@ export function startApi(rt: Runtime): RunningApi {
     liftTimeout: (request: Request) => server.timeout(request, 0),
     // Answers by route template, the pool, the event loop: GET /metrics on its own port (decision 0711).
     metrics:
-      rt.config.apiMetricsPort === null
-        ? undefined
-        : createApiMetrics({ db: rt.db, poolMax: rt.config.dbPoolMax }),
+      rt.config.apiMetricsPort === null ? undefined : createApiMetrics({ db: rt.db, poolMax: rt.dbPoolMax }),
   };
   const app = createApp(deps);
   const log = rt.log.child({ app: "api" });
@@ -70,7 +68,7 @@ export function startApi(rt: Runtime): RunningApi {
     orphanGraceMs: rt.config.mediaOrphans.graceMs,
   });
   // Webhook deliveries: any API or daemon process sends them from the outbox (decision 0841).
-  const webhooks = startWebhookDispatcher(rt, { databaseUrl: rt.databaseUrl || undefined });
+  const webhooks = startWebhookDispatcher(rt, { databaseUrl: rt.listenUrl || undefined });
   let sender: Promise<NewsletterSender> | null = null;
   if (rt.queue.driver === "memory")
     sender = startNewsletterSender(rt, { mailer }).catch((err) => {

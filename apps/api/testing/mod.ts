@@ -1,9 +1,16 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { type Config, createLogger, fixedClock, type Logger, loadConfig } from "@site/config";
+import {
+  type Config,
+  createLogger,
+  DB_POOL_DEFAULTS,
+  fixedClock,
+  type Logger,
+  loadConfig,
+} from "@site/config";
 import { connectDatabase, runInWriteScope, WriteScope } from "@site/db";
-import { createTestDatabase } from "@site/db/testing";
+import { createTestDatabase, sharedPgBouncer, testServerUrl } from "@site/db/testing";
 import {
   type Context,
   createApiKey,
@@ -43,16 +50,29 @@ export async function buildTestApp(
   } = {},
 ) {
   const handle = await createTestDatabase();
+  // TEST_DATABASE_POOLER=pgbouncer: the app's database goes through a PgBouncer in transaction mode
+  // (one per test process), unless the test routes it itself; the harness's own stays direct.
+  const pooled =
+    process.env.TEST_DATABASE_POOLER === "pgbouncer" && !opts.dbVia
+      ? await sharedPgBouncer(testServerUrl())
+      : null;
   const config = {
-    ...loadConfig({ SECRET_KEY: "test-secret-key-0123456789", DATA_DIR: "/tmp/site-test-data", ...opts.env }),
+    ...loadConfig({
+      SECRET_KEY: "test-secret-key-0123456789",
+      DATA_DIR: "/tmp/site-test-data",
+      ...(pooled ? { DATABASE_POOLER: "transaction" } : {}),
+      ...opts.env,
+    }),
     ...opts.config,
   };
+  const dbVia = opts.dbVia ?? (pooled ? (u: string) => pooled.via(u) : undefined);
   const appHandle =
-    opts.dbVia || opts.onQuery
-      ? connectDatabase((opts.dbVia ?? ((u: string) => u))(handle.url), {
+    dbVia || opts.onQuery
+      ? connectDatabase((dbVia ?? ((u: string) => u))(handle.url), {
           connectTimeoutMs: config.timeouts.dbConnectMs,
           statementTimeoutMs: config.timeouts.dbStatementMs,
           onQuery: opts.onQuery,
+          pooler: config.databasePooler,
         })
       : null;
   const clock = fixedClock(new Date());
@@ -199,7 +219,14 @@ export async function expectAuthRules(
 
 /** A Runtime over a test app's context, for starting a daemon in-process on the app's queue and store. */
 export function runtimeOf(h: TestApp): Runtime {
-  return { ...h.ctx, databaseUrl: "", ownsEmbeddedDatabase: false, close: async () => {} };
+  return {
+    ...h.ctx,
+    databaseUrl: "",
+    listenUrl: null,
+    dbPoolMax: h.ctx.config.dbPoolMax ?? DB_POOL_DEFAULTS.api,
+    ownsEmbeddedDatabase: false,
+    close: async () => {},
+  };
 }
 
 /** An API started as its own process (`bun run apps/api`), as an operator runs it. */

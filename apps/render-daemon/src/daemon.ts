@@ -82,7 +82,7 @@ export async function startRenderDaemon(
   // The daemon is the long-running worker: it sends newsletters too, with or without Chromium.
   const newsletters = await startNewsletterSender(ctx);
   // And webhook deliveries, from the outbox (decision 0841).
-  const webhooks = startWebhookDispatcher(ctx, { databaseUrl: rt.databaseUrl || undefined });
+  const webhooks = startWebhookDispatcher(ctx, { databaseUrl: rt.listenUrl || undefined });
 
   let consumer: Consumer | null = null;
   if (!findBrowser(rt.config.chromiumPath)) {

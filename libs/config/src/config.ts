@@ -5,6 +5,13 @@ import { ConfigError } from "./config_error.ts";
 import { bounceAddressSetting, type DkimSettings, dkimSetting, heloNameSetting } from "./mail_settings.ts";
 import { type WebhookSettings, webhookSettings } from "./webhook_settings.ts";
 
+/**
+ * DB_POOL_MAX when unset, per app (decision 1502): the API serves many requests at once; a render host
+ * spends its time in Chromium and a few bookkeeping statements per render, the metrics app in one
+ * collector pass at a time.
+ */
+export const DB_POOL_DEFAULTS = { api: 10, "render-daemon": 4, metrics: 4 } as const;
+
 /** Every setting of the service, parsed and checked at boot. */
 export type Config = {
   port: number;
@@ -12,6 +19,19 @@ export type Config = {
   publicBaseUrl: string;
   dataDir: string;
   databaseUrl: string | null;
+  /**
+   * DATABASE_POOLER: `transaction` when DATABASE_URL is a transaction-mode pooler (PgBouncer): no
+   * startup parameters beyond the stock ones, no named prepared statements, timeouts per transaction
+   * (SET LOCAL), advisory locks only within transactions; null: a direct connection (decision 1500).
+   */
+  databasePooler: "transaction" | null;
+  /**
+   * DATABASE_LISTEN_URL: the direct connection LISTEN uses (default DATABASE_URL; with
+   * DATABASE_POOLER=transaction and none given, LISTEN is unavailable and the process polls).
+   */
+  databaseListenUrl: string | null;
+  /** DATABASE_LISTEN_POLL_MS: how often a process without a working LISTEN looks for announced work. */
+  databaseListenPollMs: number;
   redisUrl: string | null;
   secretKey: string;
   logLevel: "debug" | "info" | "warn" | "error";
@@ -139,8 +159,8 @@ export type Config = {
     /** The longest a signed PUT to the API may take; temporary files older than this are swept. */
     uploadTransferMs: number;
   };
-  /** Connections per process in the PostgreSQL pool. */
-  dbPoolMax: number;
+  /** DB_POOL_MAX: connections per process in the PostgreSQL pool; null: the app's default (DB_POOL_DEFAULTS). */
+  dbPoolMax: number | null;
   /** The Retry-After (seconds) of a 503 for a dependency that is down. */
   retryAfterSeconds: number;
   /** How long a verified API key is trusted in process (a revoke reaches every process at once); 0: off. */
@@ -206,6 +226,14 @@ function intSetting(env: Env, name: string, fallback: number, min = 0): number {
   if (!Number.isInteger(n) || n < min)
     throw new ConfigError(`${name} must be an integer >= ${min}, got "${raw}"`);
   return n;
+}
+
+/** DATABASE_POOLER: `transaction` or unset/`none` (a direct connection). */
+function poolerSetting(env: Env): "transaction" | null {
+  const raw = env.DATABASE_POOLER;
+  if (raw === undefined || raw === "" || raw === "none") return null;
+  if (raw === "transaction") return "transaction";
+  throw new ConfigError(`DATABASE_POOLER must be "transaction" or "none", got "${raw}"`);
 }
 
 function fileSetting(env: Env, name: string): string | null {
@@ -323,6 +351,9 @@ export function loadConfig(env: Env = process.env): Config {
     publicBaseUrl,
     dataDir,
     databaseUrl: urlSetting(env, "DATABASE_URL", ["postgres:", "postgresql:"]),
+    databasePooler: poolerSetting(env),
+    databaseListenUrl: urlSetting(env, "DATABASE_LISTEN_URL", ["postgres:", "postgresql:"]),
+    databaseListenPollMs: intSetting(env, "DATABASE_LISTEN_POLL_MS", 1000, 50),
     redisUrl: urlSetting(env, "REDIS_URL", ["redis:", "rediss:"]),
     secretKey: secretSetting(env, dataDir),
     logLevel,
@@ -392,7 +423,7 @@ export function loadConfig(env: Env = process.env): Config {
       shutdownGraceMs: intSetting(env, "SHUTDOWN_GRACE_MS", 15_000),
       uploadTransferMs: intSetting(env, "UPLOAD_TRANSFER_TIMEOUT_MS", 600_000, 1000),
     },
-    dbPoolMax: intSetting(env, "DB_POOL_MAX", 10, 1),
+    dbPoolMax: env.DB_POOL_MAX ? intSetting(env, "DB_POOL_MAX", 10, 1) : null,
     retryAfterSeconds: intSetting(env, "RETRY_AFTER_SECONDS", 5, 1),
     storageMinFreeBytes: intSetting(env, "STORAGE_MIN_FREE_BYTES", 64 * 1024 * 1024),
     apiKeyCacheTtlMs: intSetting(env, "API_KEY_CACHE_TTL_MS", 30_000),

@@ -3,7 +3,7 @@ import { generateKeyPairSync } from "node:crypto";
 import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { ConfigError, loadConfig } from "./config.ts";
+import { ConfigError, DB_POOL_DEFAULTS, loadConfig } from "./config.ts";
 
 const base = { SECRET_KEY: "0123456789abcdef0123" };
 
@@ -211,6 +211,31 @@ describe("configuration is read once, with the contract's defaults", () => {
       /MCP_ALLOWED_ORIGINS/,
     );
     expect(() => loadConfig({ ...base, MCP_ALLOWED_ORIGINS: "*" })).toThrow(/MCP_ALLOWED_ORIGINS/);
+  });
+
+  test("database pooler settings (issue 35): DATABASE_POOLER, DATABASE_LISTEN_URL, per-app DB_POOL_MAX", () => {
+    const c = loadConfig(base);
+    expect(c.databasePooler).toBeNull();
+    expect(c.databaseListenUrl).toBeNull();
+    expect(c.databaseListenPollMs).toBe(1000);
+    expect(c.dbPoolMax).toBeNull();
+    expect(DB_POOL_DEFAULTS).toEqual({ api: 10, "render-daemon": 4, metrics: 4 });
+    const p = loadConfig({
+      ...base,
+      DATABASE_URL: "postgres://app@pgbouncer:6432/site",
+      DATABASE_POOLER: "transaction",
+      DATABASE_LISTEN_URL: "postgres://app@db:5432/site",
+      DATABASE_LISTEN_POLL_MS: "250",
+      DB_POOL_MAX: "3",
+    });
+    expect(p.databasePooler).toBe("transaction");
+    expect(p.databaseListenUrl).toBe("postgres://app@db:5432/site");
+    expect(p.databaseListenPollMs).toBe(250);
+    expect(p.dbPoolMax).toBe(3);
+    expect(loadConfig({ ...base, DATABASE_POOLER: "none" }).databasePooler).toBeNull();
+    expect(() => loadConfig({ ...base, DATABASE_POOLER: "session" })).toThrow(/DATABASE_POOLER/);
+    expect(() => loadConfig({ ...base, DATABASE_LISTEN_URL: "http://db" })).toThrow(/DATABASE_LISTEN_URL/);
+    expect(() => loadConfig({ ...base, DATABASE_LISTEN_POLL_MS: "10" })).toThrow(/DATABASE_LISTEN_POLL_MS/);
   });
 
   test("a bad value fails at boot naming the setting", () => {
