@@ -1,7 +1,7 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { type Config, createLogger, fixedClock, type Logger, loadConfig } from "@site/config";
+import { type Clock, type Config, createLogger, fixedClock, type Logger, loadConfig } from "@site/config";
 import { connectDatabase } from "@site/db";
 import { createTestDatabase } from "@site/db/testing";
 import {
@@ -14,9 +14,11 @@ import {
   type Scope,
 } from "@site/domain/core";
 import type { Mailer } from "@site/domain/newsletters";
+import { startSocialPublisher } from "@site/domain/social";
 import { createMemoryQueue, type JobQueue } from "@site/queue";
 import type { Runtime } from "@site/runtime";
 import { openRateLimiter } from "@site/runtime";
+import { createPlatformAdapters } from "@site/social";
 import { type ObjectStore, openFsStore } from "@site/storage";
 import { createApp } from "../src/app.ts";
 
@@ -40,6 +42,10 @@ export async function buildTestApp(
     log?: Logger;
     /** Where the app's newsletter mail goes (default: from the configuration: SMTP_URL or the outbox). */
     mailer?: Mailer;
+    /** The app's clock (default: the real one); a test moves it (scheduled posts, days ahead). */
+    clock?: Clock;
+    /** `false`: no social publisher in this process (a test runs its own, or another process). */
+    socialPublisher?: false;
   } = {},
 ) {
   const handle = await createTestDatabase();
@@ -67,7 +73,7 @@ export async function buildTestApp(
   const ctx: Context = {
     config,
     db: appHandle?.db ?? handle.db,
-    clock: { now: () => new Date() },
+    clock: opts.clock ?? { now: () => new Date() },
     log,
     keys,
     limiter,
@@ -86,6 +92,11 @@ export async function buildTestApp(
   // The render queue: in-process unless the test brings its own (BullMQ on TEST_REDIS_URL).
   const queue = opts.queue ?? createMemoryQueue({ log });
   const app = createApp({ ...ctx, store, queue, fetchTls: opts.fetchTls, mailer: opts.mailer });
+  // Social targets are published by jobs: this app's process takes them, as every API process does.
+  const social =
+    opts.socialPublisher === false
+      ? null
+      : startSocialPublisher({ ...ctx, store, queue }, createPlatformAdapters(ctx));
   const call = (
     method: string,
     path: string,
@@ -144,6 +155,7 @@ export async function buildTestApp(
     return { id: body.site.id, slug: body.site.slug };
   };
   const close = async () => {
+    await social?.stop({ graceMs: 0 });
     await keys?.close();
     await limiter?.close();
     await queue.close();
