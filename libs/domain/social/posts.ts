@@ -5,7 +5,7 @@ import type { JobQueue } from "@site/queue";
 import { eq } from "drizzle-orm";
 import { loadAdapterAccounts } from "./accounts.ts";
 import type { CreatePostBody, SocialPostView } from "./models.ts";
-import { checkMedia, checkPostInput, checkTexts, parseScheduledAt } from "./post_checks.ts";
+import { checkMedia, checkPostInput, checkTexts, mediaForPlatform, parseScheduledAt } from "./post_checks.ts";
 import { recordedOptions } from "./post_options.ts";
 import { readPost } from "./post_views.ts";
 import type { PlatformAdapters, SocialPlatform } from "./platform.ts";
@@ -53,7 +53,10 @@ export async function checkPost(
   // Every target's platform must accept the post before anything is published anywhere: its text
   // within the platform's limit (decision 1301), then its media.
   checkTexts(platforms, checked.content, checked.overrides);
-  await checkMedia(ctx, principal.orgId, platforms, checked.media);
+  const media = await checkMedia(ctx, principal.orgId, platforms, checked.media);
+  // The JPEG a platform needs is made now (once per file, reused at publish): bytes that cannot be
+  // decoded answer 400 before anything is stored.
+  for (const platform of platforms) await mediaForPlatform(ctx, principal.orgId, platform, media);
   const platformOptions = recordedOptions(ctx, principal, platforms, input);
   return { ...checked, accounts, platforms, platformOptions };
 }

@@ -9,7 +9,7 @@ import type { PostContext } from "./posts.ts";
 import { type PlatformAdapters, PlatformError, type PublishResult, type SocialPlatform } from "./platform.ts";
 import { queuePublish } from "./publish_queue.ts";
 import { readyAccount } from "./tokens.ts";
-import { recordPostEvents } from "./webhook_events.ts";
+import { recordTargetEvent } from "./webhook_events.ts";
 
 /** How long a claimed target is held by its process without a heartbeat (by the context's clock). */
 export const PUBLISH_LEASE_MS = 120_000;
@@ -98,14 +98,15 @@ async function end(
       .where(mine(c))
       .returning();
     if (!t) return false;
+    const at = p ? sql`${p.publishedAt.toISOString()}::timestamptz` : null;
     await tx.execute(sql`update social_posts set
-        published_at = ${p ? sql`least(coalesce(published_at, ${p.publishedAt}), ${p.publishedAt})` : sql`published_at`},
+        published_at = ${at ? sql`least(coalesce(published_at, ${at}), ${at})` : sql`published_at`},
         status = case when exists (select 1 from social_targets o where o.post_id = ${c.post.id}
           and o.status in ('scheduled', 'publishing')) then status else 'done' end,
-        updated_at = ${now}
-      where id = ${c.post.id}`);
+        updated_at = ${now.toISOString()}::timestamptz
+      where id = ${c.post.id}::uuid`);
     // The outcome and its webhook event commit together (the outbox, decisions 0840, 0843), per target.
-    await recordPostEvents(tx, c.post.orgId, [t], () =>
+    await recordTargetEvent(tx, c.post.orgId, t, () =>
       getSocialPost({ ...ctx, db: tx as unknown as Database }, { orgId: c.post.orgId }, c.post.id),
     );
     return true;
