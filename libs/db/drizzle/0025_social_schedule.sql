@@ -2,7 +2,6 @@
 -- published by a job; scheduled posts wait for `scheduled_at`. Existing posts are done.
 ALTER TABLE "social_posts" ADD COLUMN "status" text DEFAULT 'done' NOT NULL;--> statement-breakpoint
 ALTER TABLE "social_posts" ADD COLUMN "scheduled_at" timestamp (6) with time zone;--> statement-breakpoint
-ALTER TABLE "social_posts" ADD COLUMN "created_by" uuid;--> statement-breakpoint
 ALTER TABLE "social_posts" ADD COLUMN "updated_at" timestamp (6) with time zone DEFAULT now() NOT NULL;--> statement-breakpoint
 ALTER TABLE "social_targets" ADD COLUMN "next_try_at" timestamp (6) with time zone;--> statement-breakpoint
 ALTER TABLE "social_targets" ADD COLUMN "tries" integer DEFAULT 0 NOT NULL;--> statement-breakpoint

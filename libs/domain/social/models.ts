@@ -149,7 +149,10 @@ export const SocialPostListQuery = Type.Object({
   ...ListQuery.properties,
   status: Type.Optional(Type.Union(literals(POST_STATUSES))),
   from: Type.Optional(
-    Type.String({ maxLength: 40, description: "ISO 8601: posts at or after (scheduledAt, else publishedAt)" }),
+    Type.String({
+      maxLength: 40,
+      description: "ISO 8601: posts at or after (scheduledAt, else publishedAt)",
+    }),
   ),
   to: Type.Optional(Type.String({ maxLength: 40, description: "ISO 8601: posts before" })),
 });

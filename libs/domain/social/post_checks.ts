@@ -40,7 +40,10 @@ const WITH_OFFSET = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?(Z|[+-]\
 export function parseScheduledAt(value: string, now: Date): Date {
   const at = WITH_OFFSET.test(value) ? new Date(value) : null;
   if (!at || Number.isNaN(at.getTime()))
-    throw validationError("scheduledAt", "must be an ISO 8601 date and time with an offset (2026-12-03T09:00:00+01:00)");
+    throw validationError(
+      "scheduledAt",
+      "must be an ISO 8601 date and time with an offset (2026-12-03T09:00:00+01:00)",
+    );
   if (at.getTime() <= now.getTime()) throw validationError("scheduledAt", "must be later than now");
   if (at.getTime() - now.getTime() > MAX_SCHEDULE_AHEAD_MS)
     throw validationError("scheduledAt", "must be at most 365 days ahead");

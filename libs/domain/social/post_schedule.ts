@@ -3,9 +3,9 @@ import { AppError, isUuid, notFound, type Principal } from "@site/domain/core";
 import { and, eq } from "drizzle-orm";
 import type { CreatePostBody, SocialPostView, UpdatePostBody } from "./models.ts";
 import type { PlatformAdapters } from "./platform.ts";
+import { parseScheduledAt } from "./post_checks.ts";
 import { readPost } from "./post_views.ts";
 import { checkPost, type PostContext, targetRows } from "./posts.ts";
-import { parseScheduledAt } from "./post_checks.ts";
 
 type PostRow = typeof socialPosts.$inferSelect;
 
@@ -55,7 +55,8 @@ export async function updateSocialPost(
   const post = await checkPost(ctx, principal, merged, adapters, { scheduled: true });
   await ctx.db.transaction(async (tx) => {
     const locked = await lockPost(tx, principal.orgId, postId);
-    if (locked.status !== "scheduled") throw conflict(locked.status, "publishing began; it can no longer be changed");
+    if (locked.status !== "scheduled")
+      throw conflict(locked.status, "publishing began; it can no longer be changed");
     await tx
       .update(socialPosts)
       .set({
@@ -84,7 +85,10 @@ export async function cancelSocialPost(
     const post = await lockPost(tx, principal.orgId, postId);
     if (post.status === "cancelled") return;
     if (post.status !== "scheduled") throw conflict(post.status, "only a scheduled post can be cancelled");
-    await tx.update(socialPosts).set({ status: "cancelled", updatedAt: now }).where(eq(socialPosts.id, postId));
+    await tx
+      .update(socialPosts)
+      .set({ status: "cancelled", updatedAt: now })
+      .where(eq(socialPosts.id, postId));
     await tx
       .update(socialTargets)
       .set({ status: "cancelled", nextTryAt: null, endedAt: now })
@@ -94,7 +98,11 @@ export async function cancelSocialPost(
 }
 
 /** Deletes a scheduled or cancelled post; 409 for one that went out (its history stays). */
-export async function deleteSocialPost(ctx: PostContext, principal: Principal, postId: string): Promise<void> {
+export async function deleteSocialPost(
+  ctx: PostContext,
+  principal: Principal,
+  postId: string,
+): Promise<void> {
   await ctx.db.transaction(async (tx) => {
     const post = await lockPost(tx, principal.orgId, postId);
     if (post.status !== "scheduled" && post.status !== "cancelled")

@@ -11,7 +11,12 @@ import {
   validationError,
 } from "@site/domain/core";
 import { and, asc, desc, eq, inArray, type SQL, sql } from "drizzle-orm";
-import type { SocialPostListQuery, SocialPostView, SocialPostWithMetrics, SocialTargetView } from "./models.ts";
+import type {
+  SocialPostListQuery,
+  SocialPostView,
+  SocialPostWithMetrics,
+  SocialTargetView,
+} from "./models.ts";
 import type { SocialPlatform } from "./platform.ts";
 
 const iso = (d: Date | null) => (d ? d.toISOString() : null);

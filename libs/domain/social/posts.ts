@@ -5,10 +5,10 @@ import type { JobQueue } from "@site/queue";
 import { eq } from "drizzle-orm";
 import { loadAdapterAccounts } from "./accounts.ts";
 import type { CreatePostBody, SocialPostView } from "./models.ts";
+import type { PlatformAdapters, SocialPlatform } from "./platform.ts";
 import { checkMedia, checkPostInput, checkTexts, mediaForPlatform, parseScheduledAt } from "./post_checks.ts";
 import { recordedOptions } from "./post_options.ts";
 import { readPost } from "./post_views.ts";
-import type { PlatformAdapters, SocialPlatform } from "./platform.ts";
 import { queuePublish } from "./publish_queue.ts";
 import { publishTarget } from "./publish_target.ts";
 
@@ -34,7 +34,13 @@ export async function checkPost(
   opts: { scheduled: boolean },
 ) {
   const checked = checkPostInput(input);
-  const accounts = await loadAdapterAccounts(ctx, principal.orgId, checked.accountIds, adapters, ctx.clock.now());
+  const accounts = await loadAdapterAccounts(
+    ctx,
+    principal.orgId,
+    checked.accountIds,
+    adapters,
+    ctx.clock.now(),
+  );
   const missing = checked.accountIds.filter((id) => !accounts.some((a) => a.id === id));
   if (missing.length > 0) throw validationError("accounts", `not connected accounts: ${missing.join(", ")}`);
   if (opts.scheduled) {
@@ -86,7 +92,6 @@ export async function createSocialPost(
         platformOptions: post.platformOptions,
         status: scheduledAt ? "scheduled" : "publishing",
         scheduledAt,
-        createdBy: principal.userId,
         createdAt: now,
         updatedAt: now,
       })
@@ -94,8 +99,14 @@ export async function createSocialPost(
     await tx
       .insert(socialTargets)
       .values(
-        targetRows(row!.id, post.accountIds, post.accounts, scheduledAt ?? now, scheduledAt ? "scheduled" : "publishing"),
-    );
+        targetRows(
+          row!.id,
+          post.accountIds,
+          post.accounts,
+          scheduledAt ?? now,
+          scheduledAt ? "scheduled" : "publishing",
+        ),
+      );
     return row!.id;
   });
   if (scheduledAt) return readPost(ctx, principal.orgId, postId);

@@ -2,11 +2,11 @@ import { randomUUID } from "node:crypto";
 import { type Database, socialPosts, socialTargets } from "@site/db";
 import { AppError } from "@site/domain/core";
 import { and, eq, sql } from "drizzle-orm";
+import { type PlatformAdapters, PlatformError, type PublishResult, type SocialPlatform } from "./platform.ts";
 import { checkMedia, checkTexts, mediaForPlatform } from "./post_checks.ts";
 import type { RecordedOptions } from "./post_options.ts";
 import { getSocialPost } from "./post_views.ts";
 import type { PostContext } from "./posts.ts";
-import { type PlatformAdapters, PlatformError, type PublishResult, type SocialPlatform } from "./platform.ts";
 import { queuePublish } from "./publish_queue.ts";
 import { readyAccount } from "./tokens.ts";
 import { recordTargetEvent } from "./webhook_events.ts";
@@ -64,7 +64,10 @@ async function claim(ctx: PostContext, targetId: string): Promise<Claimed | Publ
       .where(eq(socialTargets.id, targetId))
       .returning();
     if (post.status === "scheduled")
-      await tx.update(socialPosts).set({ status: "publishing", updatedAt: now }).where(eq(socialPosts.id, post.id));
+      await tx
+        .update(socialPosts)
+        .set({ status: "publishing", updatedAt: now })
+        .where(eq(socialPosts.id, post.id));
     return { target: claimed!, post, leaseToken };
   });
 }
@@ -214,7 +217,9 @@ async function attempt(ctx: PostContext, adapters: PlatformAdapters, c: Claimed)
     const published = await adapter.publish(account, {
       text,
       media: files,
-      ...(platform === "tiktok" && options.tiktok ? { tiktok: { privacyLevel: options.tiktok.privacyLevel } } : {}),
+      ...(platform === "tiktok" && options.tiktok
+        ? { tiktok: { privacyLevel: options.tiktok.privacyLevel } }
+        : {}),
     });
     return end(ctx, c, { published });
   } catch (err) {
@@ -225,7 +230,14 @@ async function attempt(ctx: PostContext, adapters: PlatformAdapters, c: Claimed)
       // The platform refused the call and said (or not) how long to wait: nothing was posted by it.
       const at = new Date(now.getTime() + (err.retryAfterMs ?? DEFAULT_RATE_LIMIT_WAIT_MS));
       if (at <= until)
-        return wait(ctx, c, at, until, `rate limited by ${platform}; trying again at ${at.toISOString()}`, false);
+        return wait(
+          ctx,
+          c,
+          at,
+          until,
+          `rate limited by ${platform}; trying again at ${at.toISOString()}`,
+          false,
+        );
       return end(ctx, c, {
         failed: `${words(platform, err)} (the wait ran past SOCIAL_PUBLISH_RETRY_WINDOW_S)`,
       });

@@ -1,8 +1,8 @@
 import { socialPosts, socialTargets } from "@site/db";
 import type { Consumer, JobQueue } from "@site/queue";
 import { and, asc, eq, inArray, isNull, lte, ne, or } from "drizzle-orm";
-import type { PostContext } from "./posts.ts";
 import type { PlatformAdapters } from "./platform.ts";
+import type { PostContext } from "./posts.ts";
 import { queuePublish } from "./publish_queue.ts";
 import { publishTarget } from "./publish_target.ts";
 
@@ -89,7 +89,9 @@ export function startSocialPublisher(
   const started = (async () => {
     await ctx.queue.schedule("social-publish-sweep", opts.sweepEveryMs ? { everyMs: opts.sweepEveryMs } : {});
     await ctx.queue.enqueue("social-publish-sweep", {}, { jobId: `startup-${process.pid}-${Date.now()}` });
-  })().catch((err) => log.warn("the social publish sweep did not start; jobs are still taken", { cause: String(err) }));
+  })().catch((err) =>
+    log.warn("the social publish sweep did not start; jobs are still taken", { cause: String(err) }),
+  );
   let stopping: Promise<void> | null = null;
   const publisher: SocialPublisher = {
     stop(stopOpts = {}) {

@@ -152,7 +152,8 @@ export function xAdapter(opts: AdapterOptions, base = X_API_BASE): PlatformAdapt
         { headers: auth(account) },
       );
       if (!ok(a)) throw xError(a);
-      const data = (a.body as { data?: { id?: string; text?: string; created_at?: string }[] } | null)?.data ?? [];
+      const data =
+        (a.body as { data?: { id?: string; text?: string; created_at?: string }[] } | null)?.data ?? [];
       const hit = data.find((d) => d.id && d.text === post.text);
       if (!hit?.id) return null;
       const at = hit.created_at ? new Date(hit.created_at) : opts.clock.now();

@@ -43,8 +43,13 @@ export function startFakePlatforms(opts: { latencyMs?: number } = {}) {
   const auth = fakeOAuth(s);
   const platforms = Object.keys(PREFIX) as SocialPlatform[];
   /** Answers held after the platform acted (holdAnswers): the caller sees nothing until released. */
-  const holds: { platform: SocialPlatform; method: string; path: string; arrived: number; gate: Promise<void> }[] =
-    [];
+  const holds: {
+    platform: SocialPlatform;
+    method: string;
+    path: string;
+    arrived: number;
+    gate: Promise<void>;
+  }[] = [];
 
   const server = Bun.serve({
     hostname: "127.0.0.1",
@@ -166,7 +171,9 @@ export function startFakePlatforms(opts: { latencyMs?: number } = {}) {
     },
     /** The posts a platform holds now with this exact text (by the fake's publications). */
     postsWithText: (platform: SocialPlatform, text: string) =>
-      [...s.published.entries()].filter(([, p]) => p.platform === platform && p.text === text).map(([id]) => id),
+      [...s.published.entries()]
+        .filter(([, p]) => p.platform === platform && p.text === text)
+        .map(([id]) => id),
     requests: s.requests,
     maxInFlight: s.maxInFlight,
     /** The text a post was published with (by the platform's post id). */

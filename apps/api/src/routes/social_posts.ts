@@ -95,7 +95,10 @@ export function socialPostRoutes(deps: AppDeps, auth: AuthMacros, adapters: Plat
       {
         scope: "social:write",
         response: { 200: SocialPostAnswer, ...errors(401, 403, 404, 409) },
-        detail: detail("Cancel a scheduled post", "`scheduled` → `cancelled`; 409 CONFLICT once publishing began."),
+        detail: detail(
+          "Cancel a scheduled post",
+          "`scheduled` → `cancelled`; 409 CONFLICT once publishing began.",
+        ),
       },
     )
     .delete(

@@ -59,8 +59,6 @@ export const socialPosts = pgTable(
       .default("done"),
     /** When a scheduled post goes out; null: at once. */
     scheduledAt: ts("scheduled_at"),
-    /** The user (API key's user) who created it: the consent recorded with it is theirs. */
-    createdBy: uuid("created_by"),
     createdAt: createdAt(),
     updatedAt: ts("updated_at").notNull().defaultNow(),
   },
@@ -111,9 +109,7 @@ export const socialTargets = pgTable(
   (t) => [
     index("social_targets_post_idx").on(t.postId),
     index("social_targets_due_idx").on(t.nextStage, t.publishedAt),
-    index("social_targets_open_idx")
-      .on(t.nextTryAt)
-      .where(sql`${t.status} IN ('scheduled', 'publishing')`),
+    index("social_targets_open_idx").on(t.nextTryAt).where(sql`${t.status} IN ('scheduled', 'publishing')`),
   ],
 );
 
