@@ -243,6 +243,9 @@ export const SocialPostWithMetrics = Type.Object({
 /** A post with each target's full snapshot series. */
 export type SocialPostWithMetrics = Static<typeof SocialPostWithMetrics>;
 
+/** One post with its metrics: the answer of GET /api/v1/social/posts/<id> (get_social_post). */
+export const SocialPostDetail = Type.Object({ post: SocialPostWithMetrics });
+
 /** A post of the performance report (the spec's "social performance post"). */
 export const PerformancePost = Type.Object({
   postId: Type.String(),

@@ -130,8 +130,11 @@ export function targetRows(
   at: Date,
   status: "scheduled" | "publishing" = "scheduled",
 ) {
-  return accountIds.map((id) => ({
+  // One millisecond apart: the targets read back in the order of `accounts` (by created_at, id).
+  const t0 = Date.now();
+  return accountIds.map((id, i) => ({
     postId,
+    createdAt: new Date(t0 + i),
     accountId: id,
     platform: accounts.find((a) => a.id === id)!.platform,
     status,

@@ -9,9 +9,9 @@ import {
   PerformanceQuery,
   type PlatformAdapters,
   SocialPostAnswer,
+  SocialPostDetail,
   SocialPostListQuery,
   SocialPostPage,
-  SocialPostWithMetrics,
   socialPerformance,
   UpdatePostBody,
   updateSocialPost,
@@ -67,8 +67,8 @@ export function socialPostRoutes(deps: AppDeps, auth: AuthMacros, adapters: Plat
         return { post: await getSocialPost(deps, principal, params.postId) };
       },
       {
-        scope: "social:write",
-        response: { 200: t.Object({ post: SocialPostWithMetrics }), ...errors(401, 403, 404) },
+        operation: "getSocialPostsPostId",
+        response: { 200: SocialPostDetail, ...errors(401, 403, 404) },
         detail: detail("A post with each target's full snapshot series as `metrics`"),
       },
     )
@@ -78,7 +78,7 @@ export function socialPostRoutes(deps: AppDeps, auth: AuthMacros, adapters: Plat
         return { post: await updateSocialPost(deps, principal, params.postId, body, adapters) };
       },
       {
-        scope: "social:write",
+        operation: "patchSocialPostsPostId",
         body: UpdatePostBody,
         response: { 200: SocialPostAnswer, ...errors(400, 401, 403, 404, 409) },
         detail: detail(

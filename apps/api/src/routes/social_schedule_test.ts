@@ -140,9 +140,9 @@ describe("a scheduled post", () => {
     expect(patched.status).toBe(200);
     const p = ((await patched.json()) as Json).post;
     expect(p).toMatchObject({ content: text, status: "scheduled" });
-    expect(p.targets.map((t: Json) => [t.platform, t.status]).sort()).toEqual([
-      ["reddit", "scheduled"],
+    expect(p.targets.map((t: Json) => [t.platform, t.status])).toEqual([
       ["x", "scheduled"],
+      ["reddit", "scheduled"],
     ]);
     expect(new Date(p.scheduledAt).getTime()).toBe(new Date(later(2 * DAY)).getTime());
     const tooLong = await h.call("PATCH", `/api/v1/social/posts/${post.postId}`, {
