@@ -93,7 +93,7 @@ export function socialPostRoutes(deps: AppDeps, auth: AuthMacros, adapters: Plat
         return { post: await cancelSocialPost(deps, principal, params.postId) };
       },
       {
-        scope: "social:write",
+        operation: "postSocialPostsPostIdCancel",
         response: { 200: SocialPostAnswer, ...errors(401, 403, 404, 409) },
         detail: detail(
           "Cancel a scheduled post",
