@@ -90,7 +90,7 @@ export const SOCIAL_TOOLS: Tool[] = [
     name: "get_social_post",
     title: "Read a social post",
     description:
-      "One post with its targets (status, url, error) and each target's metrics snapshots. waitSeconds (0–25, default 0) waits on the server while a target is still publishing. Needs social:write.",
+      "One post with its targets (status, url, error) and each target's metrics snapshots. waitSeconds (0–25, default 0) waits on the server while a target is still publishing (or due and about to be). Needs social:write.",
     operation: "getSocialPostsPostId",
     output: SocialPostDetail,
     input: Type.Object({
@@ -108,8 +108,12 @@ export const SOCIAL_TOOLS: Tool[] = [
       const deadline = Date.now() + (args.waitSeconds ?? 0) * 1000;
       for (;;) {
         const post = await getSocialPost(deps, principal, args.postId);
-        if (!post.targets.some((t) => t.status === "publishing") || Date.now() >= deadline)
-          return { value: { post } };
+        // Working: a target publishing, or one whose scheduled time came and is about to be taken up.
+        const due = post.scheduledAt !== null && new Date(post.scheduledAt) <= deps.clock.now();
+        const working = post.targets.some(
+          (t) => t.status === "publishing" || (t.status === "scheduled" && due),
+        );
+        if (!working || Date.now() >= deadline) return { value: { post } };
         await new Promise((r) => setTimeout(r, 200));
       }
     },
