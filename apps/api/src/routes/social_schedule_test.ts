@@ -1,9 +1,10 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { fixedClock } from "@site/config";
 import { sweepSocialTargets } from "@site/domain/social";
+import { sampleImage } from "@site/domain/testing";
 import { type FakePlatforms, startFakePlatforms } from "@site/social/testing";
 import { buildTestApp, type TestApp } from "../../testing/mod.ts";
-import { connectSocialAccount } from "../../testing/social.ts";
+import { connectSocialAccount, fetchMediaFromApp, uploadSocialMedia } from "../../testing/social.ts";
 
 // Social posts on their own clock (issue 33): scheduled posts, PATCH/cancel/DELETE, the calendar and
 // rate-limit waits, on a clock the test moves by days; publishing by the app's own social publisher.
@@ -19,9 +20,16 @@ const clock = fixedClock(new Date());
 beforeAll(async () => {
   fake = startFakePlatforms();
   h = await buildTestApp({
-    env: { ...fake.env, SOCIAL_PUBLISH_WAIT_S: "2", SOCIAL_PUBLISH_RETRY_WINDOW_S: "1800" },
+    env: {
+      ...fake.env,
+      SOCIAL_PUBLISH_WAIT_S: "2",
+      SOCIAL_PUBLISH_RETRY_WINDOW_S: "1800",
+      SOCIAL_POLL_INTERVAL_MS: "1000",
+      FETCH_ALLOW_HOSTS: "127.0.0.1:9",
+    },
     clock,
   });
+  fetchMediaFromApp(fake, h);
 });
 afterAll(async () => {
   await h.close();
@@ -309,5 +317,39 @@ describe("waits the platform states", () => {
     expect(post.targets[0].error).toContain("Too Many Requests");
     expect(post.targets[0].error).toContain("SOCIAL_PUBLISH_RETRY_WINDOW_S");
     expect(post.status).toBe("done");
+  });
+
+  test("a container the platform processes longer than SOCIAL_PUBLISH_WAIT_S: answered publishing, then published with its URL and its webhook", async () => {
+    const o = await h.seedOrg({ scopes: ["social:write", "webhooks:write"] });
+    const hook = await h.call("POST", "/api/v1/webhooks", {
+      key: o.key,
+      body: { url: "http://127.0.0.1:9/hook", events: ["social.post.published"] },
+    });
+    expect(hook.status).toBe(201);
+    const ig = await connectSocialAccount(h, o.key, "instagram");
+    const photo = await uploadSocialMedia(h, o.key, sampleImage("jpeg", { size: 400 }), "image/jpeg");
+    fake.setProcessingChecks(4); // IN_PROGRESS four times, a second apart: about 4 s > 2 s
+    try {
+      const t0 = Date.now();
+      const res = await create(o.key, { content: "slow to process", media: [photo.id], accounts: [ig.id] });
+      expect(res.status).toBe(201);
+      expect(Date.now() - t0).toBeLessThan(3500);
+      const { post } = (await res.json()) as Json;
+      expect(post.status).toBe("publishing");
+      expect(post.targets[0]).toMatchObject({ status: "publishing", url: null });
+      const done = await sweepUntilSettled(o.key, post.postId);
+      expect(done.status).toBe("done");
+      expect(done.targets[0].status).toBe("published");
+      expect(done.targets[0].url).toStartWith("https://");
+      const events = await h.sql`select type, data from webhook_events where org_id = ${o.org.id}`;
+      expect(events.map((e) => e.type)).toEqual(["social.post.published"]);
+      expect(events[0]!.data.target).toMatchObject({
+        accountId: ig.id,
+        status: "published",
+        url: done.targets[0].url,
+      });
+    } finally {
+      fake.setProcessingChecks(0);
+    }
   });
 });
