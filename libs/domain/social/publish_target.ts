@@ -201,6 +201,7 @@ async function attempt(ctx: PostContext, adapters: PlatformAdapters, c: Claimed)
       const since = new Date(target.tryStartedAt.getTime() - LOOKBACK_MS);
       const found = await adapter.findPublished(account, { text, since });
       if (found) return end(ctx, c, { published: found });
+      started = false; // the platform has no such post: the cut-off try did not reach it
     }
     // Every check runs again at publish time (CONTRACT "Social posts on their own clock").
     checkTexts([platform], post.content, overrides);
@@ -242,7 +243,8 @@ async function attempt(ctx: PostContext, adapters: PlatformAdapters, c: Claimed)
         failed: `${words(platform, err)} (the wait ran past SOCIAL_PUBLISH_RETRY_WINDOW_S)`,
       });
     }
-    if (started && (!(err instanceof PlatformError) || err.kind === "transient")) {
+    const definite = err instanceof AppError || (err instanceof PlatformError && err.kind !== "transient");
+    if (started && !definite) {
       // No answer, or a 5xx: the post may exist. Look it up before any new try, or say so.
       const at = new Date(now.getTime() + Math.min(600_000, 15_000 * 2 ** Math.max(0, target.tries - 1)));
       if (adapter?.findPublished && at <= until)

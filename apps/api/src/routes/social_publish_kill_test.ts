@@ -161,4 +161,23 @@ describe("publishing survives its process being killed", () => {
     await second.proc.exited;
     expect(tweetsPosted(text)).toHaveLength(1);
   }, 60_000);
+
+  test("a try cut off before it reached X (marked begun, nothing on X): looked up, not found, posted once", async () => {
+    clock.set(new Date(Date.now() - 2 * HOUR));
+    const { key } = await h.seedOrg();
+    const x = await connectSocialAccount(h, key, "x", { tier: "basic" });
+    const text = `never reached ${crypto.randomUUID()}`;
+    const { targetId } = await scheduledPost(key, x.id, text);
+    // What a process killed right after committing the start of its try leaves behind.
+    await h.sql`update social_targets set status = 'publishing', tries = 1, try_started_at = now(),
+      lease_token = gen_random_uuid(), lease_until = now() + interval '2 minutes' where id = ${targetId}`;
+    clock.set(new Date(Date.now() + 5 * 60_000));
+    const before = fake.requests.length;
+    expect(await publishTarget(h.ctx, createPlatformAdapters(h.ctx), targetId)).toEqual({
+      outcome: "published",
+    });
+    const calls = fake.requests.slice(before).map((r) => `${r.method} ${r.path.split("?")[0]}`);
+    expect(calls).toEqual([`GET /users/${x.accountId}/tweets`, "POST /tweets"]);
+    expect(tweetsPosted(text)).toHaveLength(1);
+  });
 });
