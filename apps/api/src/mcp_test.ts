@@ -66,6 +66,10 @@ describe("the MCP server (Streamable HTTP, stateless)", () => {
           "send_campaign",
           "list_social_posts",
           "create_social_post",
+          // social posts on their own clock (social_schedule_test.ts)
+          "get_social_post",
+          "update_social_post",
+          "cancel_social_post",
         ].sort(),
       );
       const byName = (n: string) => tools.find((t) => t.name === n)!;

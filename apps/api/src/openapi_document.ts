@@ -46,7 +46,7 @@ import {
   TemplateView,
   TranslatedLinks,
 } from "@site/domain/sites";
-import { SocialMediaPage, SocialPostAnswer, SocialPostPage } from "@site/domain/social";
+import { SocialMediaPage, SocialPostAnswer, SocialPostDetail, SocialPostPage } from "@site/domain/social";
 import { SubscribedEndpoint, WebhooksTold } from "@site/domain/webhooks";
 import type { AnyElysia } from "elysia";
 
@@ -115,6 +115,7 @@ export const NAMED_SCHEMAS: Record<string, TSchema> = {
   CampaignPage,
   SiteAnswer,
   SocialPostAnswer,
+  SocialPostDetail,
   CampaignAnswer,
   PageList,
   Chrome: ChromeView,

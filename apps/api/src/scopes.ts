@@ -54,6 +54,9 @@ export const OPERATION_SCOPES = {
   getSocialMediaClipsClipId: "social:write",
   getSocialPosts: "social:write",
   postSocialPosts: "social:write",
+  getSocialPostsPostId: "social:write",
+  patchSocialPostsPostId: "social:write",
+  postSocialPostsPostIdCancel: "social:write",
 } as const satisfies Record<string, Scope>;
 
 /** An operation of OPERATION_SCOPES: the OpenAPI operationId of a route an MCP tool mirrors. */

@@ -2,8 +2,10 @@ import { recordServer } from "@site/config";
 import { createKeyCache, errorBody } from "@site/domain/core";
 import { startMediaSweeper } from "@site/domain/media";
 import { type NewsletterSender, openMailer, startNewsletterSender } from "@site/domain/newsletters";
+import { startSocialPublisher } from "@site/domain/social";
 import { startWebhookDispatcher } from "@site/domain/webhooks";
 import { openRateLimiter, type Runtime } from "@site/runtime";
+import { createPlatformAdapters } from "@site/social";
 import { createApiMetrics, serveApiMetrics } from "./api_metrics.ts";
 import { createApp } from "./app.ts";
 import { serveApp } from "./listener.ts";
@@ -69,6 +71,8 @@ export function startApi(rt: Runtime): RunningApi {
   });
   // Webhook deliveries: any API or daemon process sends them from the outbox (decision 0841).
   const webhooks = startWebhookDispatcher(rt, { databaseUrl: rt.listenUrl || undefined });
+  // Social targets: any API or daemon process publishes them from the job queue (decision 1470).
+  const social = startSocialPublisher(deps, createPlatformAdapters(deps));
   let sender: Promise<NewsletterSender> | null = null;
   if (rt.queue.driver === "memory")
     sender = startNewsletterSender(rt, { mailer }).catch((err) => {
@@ -118,6 +122,7 @@ export function startApi(rt: Runtime): RunningApi {
         await metricsServer?.stop();
         await sweeper.stop();
         await webhooks.stop();
+        await social.stop();
         await (await sender?.catch(() => null))?.stop();
         await mailer.close();
         if (keys !== rt.keys) await keys?.close();

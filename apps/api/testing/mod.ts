@@ -2,6 +2,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import {
+  type Clock,
   type Config,
   createLogger,
   DB_POOL_DEFAULTS,
@@ -21,9 +22,11 @@ import {
   type Scope,
 } from "@site/domain/core";
 import type { Mailer } from "@site/domain/newsletters";
+import { startSocialPublisher } from "@site/domain/social";
 import { createMemoryQueue, type JobQueue } from "@site/queue";
 import type { Runtime } from "@site/runtime";
 import { openRateLimiter } from "@site/runtime";
+import { createPlatformAdapters } from "@site/social";
 import { type ObjectStore, openFsStore } from "@site/storage";
 import { createApp } from "../src/app.ts";
 
@@ -47,6 +50,10 @@ export async function buildTestApp(
     log?: Logger;
     /** Where the app's newsletter mail goes (default: from the configuration: SMTP_URL or the outbox). */
     mailer?: Mailer;
+    /** The app's clock (default: the real one); a test moves it (scheduled posts, days ahead). */
+    clock?: Clock;
+    /** `false`: no social publisher in this process (a test runs its own, or another process). */
+    socialPublisher?: false;
   } = {},
 ) {
   const handle = await createTestDatabase();
@@ -87,7 +94,7 @@ export async function buildTestApp(
   const ctx: Context = {
     config,
     db: appHandle?.db ?? handle.db,
-    clock: { now: () => new Date() },
+    clock: opts.clock ?? { now: () => new Date() },
     log,
     keys,
     limiter,
@@ -106,6 +113,11 @@ export async function buildTestApp(
   // The render queue: in-process unless the test brings its own (BullMQ on TEST_REDIS_URL).
   const queue = opts.queue ?? createMemoryQueue({ log });
   const app = createApp({ ...ctx, store, queue, fetchTls: opts.fetchTls, mailer: opts.mailer });
+  // Social targets are published by jobs: this app's process takes them, as every API process does.
+  const social =
+    opts.socialPublisher === false
+      ? null
+      : startSocialPublisher({ ...ctx, store, queue }, createPlatformAdapters(ctx));
   // Each request in a write scope of its own, as the listener runs it (decision 0820).
   const call = (
     method: string,
@@ -167,6 +179,7 @@ export async function buildTestApp(
     return { id: body.site.id, slug: body.site.slug };
   };
   const close = async () => {
+    await social?.stop({ graceMs: 0 });
     await keys?.close();
     await limiter?.close();
     await queue.close();

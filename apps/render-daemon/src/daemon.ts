@@ -2,9 +2,11 @@ import { findBrowser, sweepOrphanBrowsers } from "@site/browser";
 import type { MediaContext } from "@site/domain/media";
 import { startNewsletterSender } from "@site/domain/newsletters";
 import type { RenderContext } from "@site/domain/screenshots";
+import { startSocialPublisher } from "@site/domain/social";
 import { startWebhookDispatcher } from "@site/domain/webhooks";
 import type { Consumer } from "@site/queue";
 import { dependencyChecks, type Runtime, readinessProbe } from "@site/runtime";
+import { createPlatformAdapters } from "@site/social";
 import { sweepClipTemp } from "./clip/render_clip.ts";
 import { createRenderPipeline } from "./pipeline.ts";
 import { createRenderMetrics, serveMetrics } from "./render_metrics.ts";
@@ -83,6 +85,8 @@ export async function startRenderDaemon(
   const newsletters = await startNewsletterSender(ctx);
   // And webhook deliveries, from the outbox (decision 0841).
   const webhooks = startWebhookDispatcher(ctx, { databaseUrl: rt.listenUrl || undefined });
+  // And social posts' targets, from the job queue (decision 1470).
+  const social = startSocialPublisher(ctx, createPlatformAdapters(ctx));
 
   let consumer: Consumer | null = null;
   if (!findBrowser(rt.config.chromiumPath)) {
@@ -113,6 +117,7 @@ export async function startRenderDaemon(
         await sweeper.stop();
         await newsletters.stop();
         await webhooks.stop();
+        await social.stop();
         await pipeline?.close();
         await metricsServer?.stop();
         log.info("render daemon stopped");

@@ -113,6 +113,10 @@ export type Config = {
     poll: { intervalMs: number; maxAttempts: number };
     /** SOCIAL_SHARE_TOKEN_SECONDS: how long a share URL minted for a platform at publish stays valid. */
     shareTokenSeconds: number;
+    /** SOCIAL_PUBLISH_WAIT_S: how long POST /social/posts waits for its targets before answering. */
+    publishWaitS: number;
+    /** SOCIAL_PUBLISH_RETRY_WINDOW_S: how long a rate-limited target keeps trying before it fails. */
+    publishRetryWindowS: number;
     /** SOCIAL_VIDEO_MAX_BYTES: the largest MP4 of the social media library. */
     videoMaxBytes: number;
     /** SOCIAL_AUTH_BASE_<PLATFORM>: the authorization host (authorize and token paths after it). */
@@ -403,6 +407,8 @@ export function loadConfig(env: Env = process.env): Config {
         maxAttempts: intSetting(env, "SOCIAL_POLL_MAX_ATTEMPTS", 60, 1),
       },
       shareTokenSeconds: intSetting(env, "SOCIAL_SHARE_TOKEN_SECONDS", 86_400, 60),
+      publishWaitS: intSetting(env, "SOCIAL_PUBLISH_WAIT_S", 20, 0),
+      publishRetryWindowS: intSetting(env, "SOCIAL_PUBLISH_RETRY_WINDOW_S", 3600, 0),
       videoMaxBytes: intSetting(env, "SOCIAL_VIDEO_MAX_BYTES", 104_857_600, 1),
       ...socialProviderSettings(env, publicBaseUrl),
       authBase,

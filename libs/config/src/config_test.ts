@@ -136,6 +136,8 @@ describe("configuration is read once, with the contract's defaults", () => {
       linkedinVersion: "202607",
       poll: { intervalMs: 3000, maxAttempts: 60 },
       shareTokenSeconds: 86400,
+      publishWaitS: 20,
+      publishRetryWindowS: 3600,
       videoMaxBytes: 104857600,
       authBase: { instagram: null, threads: null, x: null, linkedin: null, reddit: null, tiktok: null },
       clients: { instagram: null, threads: null, x: null, linkedin: null, reddit: null, tiktok: null },

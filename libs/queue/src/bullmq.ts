@@ -74,9 +74,10 @@ export function createBullQueue(opts: BullQueueOptions): JobQueue {
 
   const jobQueue: JobQueue = {
     driver: "bullmq",
-    async enqueue(name, data, { jobId }) {
+    async enqueue(name, data, { jobId, delayMs }) {
       JOBS[name].parse(data);
-      await bounded("enqueue", () => queueOf(name).add(name, data, { jobId, ...jobOptions(name) }));
+      const delay = delayMs && delayMs > 0 ? { delay: Math.ceil(delayMs) } : {};
+      await bounded("enqueue", () => queueOf(name).add(name, data, { jobId, ...jobOptions(name), ...delay }));
     },
     consume(name, handler, o = {}) {
       const spec = JOBS[name as JobName];

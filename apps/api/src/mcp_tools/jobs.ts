@@ -1,5 +1,5 @@
 import { Type } from "@sinclair/typebox";
-import { AppError, ListQuery } from "@site/domain/core";
+import { AppError } from "@site/domain/core";
 import { AddedMediaFile, addedMediaFile, addLibraryFile, MediaDeleted } from "@site/domain/media";
 import {
   AddSubscriberBody,
@@ -19,14 +19,6 @@ import {
   TestCampaignBody,
 } from "@site/domain/newsletters";
 import { deletePage, deleteSiteMedia, getOwnSite, PageDeleted } from "@site/domain/sites";
-import {
-  CreatePostBody,
-  createSocialPost,
-  listSocialPosts,
-  SocialPostAnswer,
-  SocialPostPage,
-} from "@site/domain/social";
-import { createPlatformAdapters } from "@site/social";
 import type { AppDeps } from "../deps.ts";
 import { Cursor, EMBED_RULE, SiteId, UUID_PATTERN } from "./inputs.ts";
 import { type Tool, tool } from "./tool.ts";
@@ -49,8 +41,6 @@ function mailOf(deps: AppDeps): MailContext {
   }
   return { ...deps, mailer };
 }
-
-let adapters: ReturnType<typeof createPlatformAdapters> | null = null;
 
 /** The jobs an agent could not do before (issue 29): upload a file it holds, delete, newsletters, social. */
 export const JOB_TOOLS: Tool[] = [
@@ -198,32 +188,6 @@ export const JOB_TOOLS: Tool[] = [
       const site = await getOwnSite(deps, principal, args.siteId);
       const campaign = await sendCampaign(deps, site.id, args.campaignId, { sendAt: args.sendAt });
       return { value: { campaign } };
-    },
-  }),
-  tool({
-    name: "list_social_posts",
-    title: "List social posts",
-    description:
-      "Lists the organization's social posts, newest first, with each target's status, URL and latest metrics. Needs social:write.",
-    operation: "getSocialPosts",
-    output: SocialPostPage,
-    input: Type.Object({ ...ListQuery.properties, cursor: Type.Optional(Cursor) }),
-    readOnly: true,
-    run: async (deps, principal, args) => ({ value: await listSocialPosts(deps, principal, args) }),
-  }),
-  tool({
-    name: "create_social_post",
-    title: "Create and publish a social post",
-    description:
-      "Publishes a post on each connected account in `accounts` (ids from GET /api/v1/social/accounts), with optional media ids from list_social_media. Each platform's rules (text length, media combination, TikTok's privacyLevel and consent in platformOptions.tiktok) are checked for every target first: a refusal publishes nothing. A target that fails later says why in its `error`. Needs social:write.",
-    operation: "postSocialPosts",
-    output: SocialPostAnswer,
-    input: CreatePostBody,
-    readOnly: false,
-    openWorld: true,
-    run: async (deps, principal, args) => {
-      adapters ??= createPlatformAdapters(deps);
-      return { value: { post: await createSocialPost(deps, principal, args, adapters) } };
     },
   }),
 ];
