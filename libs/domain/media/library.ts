@@ -1,5 +1,5 @@
 import { randomBytes } from "node:crypto";
-import { isUniqueViolation, mediaFiles } from "@site/db";
+import { isUniqueViolation, mediaFiles, type Tx } from "@site/db";
 import {
   AppError,
   andOlderThan,
@@ -70,6 +70,7 @@ export async function addLibraryFile(
     alt?: string | null;
     baseName?: string;
   },
+  opts: { commitWith?: CommitWith } = {},
 ): Promise<LibraryEntry> {
   if (input.bytes.byteLength > MAX_MEDIA_BYTES) {
     throw new AppError("VALIDATION_ERROR", `file: over the ${MAX_MEDIA_BYTES}-byte limit`, [
@@ -82,8 +83,7 @@ export async function addLibraryFile(
   const key = libraryKey(input.siteId, name);
   const size = input.bytes.byteLength;
   const stored = await ctx.store.put(key, input.bytes, { contentType: sniffed.contentType });
-  await recordLibraryFile(ctx, { ...input, key, name, sniffed, size, etag: stored.etag });
-  return {
+  const entry: LibraryEntry = {
     key,
     name,
     url: mediaPath(key),
@@ -92,7 +92,18 @@ export async function addLibraryFile(
     height: sniffed.height,
     contentType: sniffed.contentType,
   };
+  await recordLibraryFile(ctx, { ...input, key, name, sniffed, size, etag: stored.etag }, (tx) =>
+    opts.commitWith ? opts.commitWith(tx, entry) : Promise.resolve(),
+  );
+  return entry;
 }
+
+/**
+ * The caller's part of the transaction that lists a file (a render's completion by the try that owns
+ * it, decision 1440): it commits with the row and the quota, and throwing rolls them back and deletes
+ * the stored bytes, so nothing is listed or counted.
+ */
+export type CommitWith = (tx: Tx, entry: LibraryEntry) => Promise<void>;
 
 /** Counts a stored file against the caps and quota and inserts its row, in one transaction; deletes the bytes on failure. */
 async function recordLibraryFile(
@@ -108,6 +119,7 @@ async function recordLibraryFile(
     alt?: string | null;
     reservation?: ImportReservation;
   },
+  commitWith?: (tx: Tx) => Promise<void>,
 ): Promise<void> {
   try {
     await ctx.db.transaction(async (tx) => {
@@ -135,6 +147,7 @@ async function recordLibraryFile(
         .returning();
       // media.created commits with the file (the webhook outbox, decision 0840); not for previews.
       if (row && f.source !== "preview") await recordMediaCreated(ctx, tx, row);
+      await commitWith?.(tx);
     });
   } catch (err) {
     await ctx.store.delete(f.key).catch(() => {});

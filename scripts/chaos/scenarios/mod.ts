@@ -8,6 +8,7 @@ import { diskFull } from "./disk_full.ts";
 import { fetchLimit } from "./fetch_limit.ts";
 import { redisKilled } from "./redis_killed.ts";
 import { storageDown } from "./storage_down.ts";
+import { zombieHost } from "./zombie_host.ts";
 
 /** One scenario: plays against the world and records its row. */
 export type Scenario = (w: World) => Promise<void>;
@@ -23,4 +24,5 @@ export const SCENARIOS: Record<string, Scenario> = {
   "API SIGTERM": apiSigterm,
   "fetch limit": fetchLimit,
   "disk full": diskFull,
+  "zombie host": zombieHost,
 };
