@@ -40,12 +40,18 @@ export type DaemonProcess = {
 };
 
 /**
- * Starts `bun apps/render-daemon/src/main.ts` with `env` over this process's environment, its TMPDIR
- * (Chromium's profiles) a folder of its own; resolves once it takes jobs.
+ * Starts `bun apps/render-daemon/src/main.ts` (`warm: false`: the same without its warm-up,
+ * testing/daemon_cold.ts) with `env` over this process's environment, its TMPDIR (Chromium's profiles) a
+ * folder of its own; resolves once it takes jobs.
  */
-export async function spawnDaemon(env: Record<string, string>): Promise<DaemonProcess> {
+export async function spawnDaemon(
+  env: Record<string, string>,
+  opts: { warm?: boolean } = {},
+): Promise<DaemonProcess> {
   const tmp = mkdtempSync(join(tmpdir(), "render-daemon-proc-"));
-  const child = spawn("bun", ["apps/render-daemon/src/main.ts"], {
+  const script =
+    opts.warm === false ? "apps/render-daemon/testing/daemon_cold.ts" : "apps/render-daemon/src/main.ts";
+  const child = spawn("bun", [script], {
     cwd: join(import.meta.dir, "../../.."),
     detached: true,
     stdio: ["ignore", "pipe", "pipe"],

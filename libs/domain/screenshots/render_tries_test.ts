@@ -2,6 +2,7 @@ import { beforeEach, describe, expect, test } from "bun:test";
 import { screenshotRenders } from "@site/db";
 import { createBullQueue } from "@site/queue";
 import { eq, sql } from "drizzle-orm";
+import { sweepPendingRenders } from "./render_sweep.ts";
 import {
   beatRenderTry,
   beginRenderTry,
@@ -9,7 +10,6 @@ import {
   failRender,
   releaseRenderTry,
   setRenderStage,
-  sweepPendingRenders,
 } from "./renders.ts";
 import { balance, handle, log, org, renderCtx, row, shoot, useRendersDb } from "./testing/renders_bed.ts";
 
