@@ -91,7 +91,8 @@ describe.skipIf(!canClip)("Redis SIGKILLed and back empty while work is in fligh
       const res = await h.call(method, path, { key: o.key, body });
       return { status: res.status, body: (await res.json().catch(() => null)) as Json };
     };
-    const campaign = async (emails: string[], sendAt?: string) => {
+    /** A site with these subscribers and a campaign, sent now or `inMs` from the send request. */
+    const campaign = async (emails: string[], inMs?: number) => {
       const site = await call("POST", "/api/v1/sites", { name: "News", slug: `n-${crypto.randomUUID()}` });
       const siteId = site.body.site.id as string;
       expect(
@@ -110,7 +111,7 @@ describe.skipIf(!canClip)("Redis SIGKILLed and back empty while work is in fligh
       const sent = await call(
         "POST",
         `/api/v1/sites/${siteId}/campaigns/${cid}/send`,
-        sendAt ? { sendAt } : undefined,
+        inMs ? { sendAt: new Date(Date.now() + inMs).toISOString() } : undefined,
       );
       expect(sent.status).toBe(202);
       return cid;
@@ -142,8 +143,9 @@ describe.skipIf(!canClip)("Redis SIGKILLed and back empty while work is in fligh
 
     // A campaign sending, and one scheduled a few seconds ahead.
     const sending = await campaign(Array.from({ length: RECIPIENTS }, (_, i) => `reader-${i}@example.org`));
-    const scheduled = await campaign(["later@example.org"], new Date(Date.now() + 4000).toISOString());
     await until(async () => sink.count >= KILLED_AT, 60_000);
+    const scheduled = await campaign(["later@example.org"], 8000);
+    expect((await campaignOf(scheduled)).status).toBe("scheduled");
 
     // Redis is SIGKILLed and comes back empty.
     await redis.kill();
