@@ -75,6 +75,7 @@ export async function addLibraryFile(
     alt?: string | null;
     baseName?: string;
   },
+  opts: { commitWith?: CommitWith } = {},
 ): Promise<LibraryEntry> {
   if (input.bytes.byteLength > MAX_MEDIA_BYTES) {
     throw new AppError("VALIDATION_ERROR", `file: over the ${MAX_MEDIA_BYTES}-byte limit`, [
@@ -90,8 +91,7 @@ export async function addLibraryFile(
   const key = libraryKey(input.siteId, name);
   const size = input.bytes.byteLength;
   const stored = await ctx.store.put(key, input.bytes, { contentType: sniffed.contentType });
-  await recordLibraryFile(ctx, { ...input, key, name, sniffed, size, etag: stored.etag });
-  return {
+  const entry: LibraryEntry = {
     key,
     name,
     url: mediaPath(key),
@@ -100,7 +100,18 @@ export async function addLibraryFile(
     height: sniffed.height,
     contentType: sniffed.contentType,
   };
+  await recordLibraryFile(ctx, { ...input, key, name, sniffed, size, etag: stored.etag }, (tx) =>
+    opts.commitWith ? opts.commitWith(tx, entry) : Promise.resolve(),
+  );
+  return entry;
 }
+
+/**
+ * The caller's part of the transaction that lists a file (a render's completion by the try that owns
+ * it, decision 1440): it commits with the row and the quota, and throwing rolls them back and deletes
+ * the stored bytes, so nothing is listed or counted.
+ */
+export type CommitWith = (tx: Tx, entry: LibraryEntry) => Promise<void>;
 
 /** Counts a stored file against the caps and quota and inserts its row, in one transaction; deletes the bytes on failure. */
 async function recordLibraryFile(
@@ -118,6 +129,7 @@ async function recordLibraryFile(
     /** Called in the landing transaction: the request's answer commits with the row (decision 1411). */
     inWork?: (tx: Tx) => Promise<void>;
   },
+  commitWith?: (tx: Tx) => Promise<void>,
 ): Promise<void> {
   try {
     await ctx.db.transaction(async (tx) => {
@@ -146,6 +158,7 @@ async function recordLibraryFile(
       // media.created commits with the file (the webhook outbox, decision 0840); not for previews.
       if (row && f.source !== "preview") await recordMediaCreated(ctx, tx, row);
       await f.inWork?.(tx);
+      await commitWith?.(tx);
     });
   } catch (err) {
     await ctx.store.delete(f.key).catch(() => {});

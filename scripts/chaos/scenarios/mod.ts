@@ -9,6 +9,7 @@ import { fetchLimit } from "./fetch_limit.ts";
 import { partialStore } from "./partial_store.ts";
 import { redisKilled } from "./redis_killed.ts";
 import { storageDown } from "./storage_down.ts";
+import { zombieHost } from "./zombie_host.ts";
 
 /** One scenario: plays against the world and records its row. */
 export type Scenario = (w: World) => Promise<void>;
@@ -25,4 +26,5 @@ export const SCENARIOS: Record<string, Scenario> = {
   "fetch limit": fetchLimit,
   "disk full": diskFull,
   "partial store": partialStore,
+  "zombie host": zombieHost,
 };
