@@ -111,7 +111,7 @@ describe("a scheduled post", () => {
     expect(post).toMatchObject({ status: "scheduled", publishedAt: null, warnings: [] });
     expect(new Date(post.scheduledAt).getTime()).toBe(new Date(later(3 * DAY)).getTime());
     expect(post.targets).toEqual([
-      { platform: "x", accountId: x.id, url: null, status: "scheduled", error: null },
+      { platform: "x", accountId: x.id, url: null, status: "scheduled", error: null, note: null },
     ]);
 
     await sweepAndSettle();
