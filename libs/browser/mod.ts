@@ -5,5 +5,6 @@ export * from "./src/chromium.ts";
 export * from "./src/extra_ca.ts";
 export * from "./src/find_browser.ts";
 export * from "./src/hosted_sign_in.ts";
+export * from "./src/owned_dirs.ts";
 export * from "./src/pool.ts";
 export * from "./src/profiles.ts";

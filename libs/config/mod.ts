@@ -1,7 +1,7 @@
 /** Typed configuration read once from the environment, with the embedded defaults. */
 
 export { type Clock, fixedClock, systemClock } from "./src/clock.ts";
-export { type Config, ConfigError, loadConfig } from "./src/config.ts";
+export { type Config, ConfigError, DB_POOL_DEFAULTS, loadConfig } from "./src/config.ts";
 export { describeError } from "./src/error_fields.ts";
 export { createLogger, type Logger } from "./src/logger.ts";
 export {

@@ -1,6 +1,13 @@
 /** The database: Drizzle schema, connection (server or embedded), migrations. */
 
-export { connectDatabase, type Database, type DbHandle, openDatabase, type Tx } from "./src/connect.ts";
+export {
+  connectDatabase,
+  type Database,
+  type DbHandle,
+  openDatabase,
+  type PoolerMode,
+  type Tx,
+} from "./src/connect.ts";
 export { type EmbeddedServer, startEmbeddedPostgres } from "./src/embedded.ts";
 export { migrateDatabase } from "./src/migrate.ts";
 export { type ChannelWatch, notifyWorkEnded, WORK_ENDED_CHANNEL, watchChannel } from "./src/notify.ts";
@@ -12,4 +19,5 @@ export {
   runInWriteScope,
   WriteScope,
   WritesRefusedError,
+  writeScopeState,
 } from "./src/write_scope.ts";

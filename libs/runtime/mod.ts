@@ -11,5 +11,11 @@ export {
   readinessResponse,
   serveHealth,
 } from "./src/health.ts";
+export {
+  PUBLIC_BASE_RECORD,
+  recordedPublicBase,
+  recordPublicBase,
+  sharePublicBase,
+} from "./src/public_base.ts";
 export { createRedisRateLimiter, openRateLimiter } from "./src/rate_limit.ts";
 export { openRuntime, type Runtime } from "./src/runtime.ts";

@@ -90,3 +90,18 @@ ensure_ffmpeg() {
     log "no FFmpeg and not root: device clips will answer 501 NOT_CONFIGURED"
   fi
 }
+
+# PgBouncer for the tests that run the API, webhooks and newsletters through a transaction-mode pooler
+# (CONTRACT "Many render hosts on one database"): Debian's package, through apt where we are root. Each
+# test starts a PgBouncer of its own on a free loopback port; without one those tests are skipped.
+ensure_pgbouncer() {
+  if [ -n "${PGBOUNCER_PATH:-}" ] || command -v pgbouncer >/dev/null 2>&1 || [ -x /usr/sbin/pgbouncer ]; then return; fi
+  if [ "$(id -u)" = "0" ] && command -v apt-get >/dev/null 2>&1; then
+    log "installing PgBouncer through apt"
+    (DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends pgbouncer || (apt-get update -qq \
+      && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends pgbouncer)) >/dev/null 2>&1 \
+      || log "apt could not install pgbouncer; the tests through a connection pooler are skipped"
+  else
+    log "no PgBouncer and not root: the tests through a connection pooler are skipped"
+  fi
+}

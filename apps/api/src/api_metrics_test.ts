@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { buildTestApp, runtimeOf, type TestApp } from "@site/api/testing";
+import { DB_POOL_DEFAULTS } from "@site/config";
 // @ts-expect-error: the parser ships no types; its output is checked below.
 import parsePrometheusTextFormat from "parse-prometheus-text-format";
 import { type RunningApi, startApi } from "./server.ts";
@@ -86,7 +87,9 @@ describe("API GET /metrics", () => {
 
   test("the database pool, event-loop lag, process CPU and memory", async () => {
     const families = await scrape();
-    expect(Number(families.get("db_pool_max")!.metrics[0]!.value)).toBe(h.ctx.config.dbPoolMax);
+    expect(Number(families.get("db_pool_max")!.metrics[0]!.value)).toBe(
+      h.ctx.config.dbPoolMax ?? DB_POOL_DEFAULTS.api,
+    );
     const pool = families.get("db_pool_connections")!;
     const states = Object.fromEntries(pool.metrics.map((m) => [m.labels!.state, Number(m.value)]));
     // The scrape's own query is running on one of this process's connections.

@@ -1,12 +1,16 @@
+import { writeScopeState } from "@site/db";
 import {
   type Context,
   checkIdempotencyKey,
   claimIdempotencyKey,
   IDEMPOTENCY_LEASE_MS,
   type IdempotencyClaim,
+  type InWork,
+  recordAnswerInWork,
   releaseIdempotencyClaim,
   renewIdempotencyClaim,
   requestHash,
+  type StoredAnswer,
   storeIdempotentAnswer,
   sweepIdempotencyKeys,
 } from "@site/domain/core";
@@ -29,6 +33,39 @@ const KEPT_HEADERS = [
 
 /** How often a process deletes keys past their 24 hours (one bounded delete, from a request's claim). */
 const SWEEP_EVERY_MS = 60_000;
+
+/**
+ * POSTs that change nothing (decision 1413): link translation reads only, and an `estimateOnly` screenshot
+ * or clip prices without charging. Their keys are not claimed and their answers not kept: a second call
+ * with the key runs again, which is the same answer at no cost.
+ */
+const SIDE_EFFECT_FREE: { path: RegExp; when?: (body: unknown) => boolean }[] = [
+  { path: /^\/api\/v1\/sites\/[^/]+\/links\/translate$/ },
+  { path: /^\/api\/v1\/sites\/[^/]+\/media\/screenshot$/, when: (b) => estimateOnly(b) },
+  { path: /^\/api\/v1\/social\/media\/clips$/, when: (b) => estimateOnly(b) },
+];
+
+function estimateOnly(body: unknown): boolean {
+  return (
+    typeof body === "object" && body !== null && (body as { estimateOnly?: unknown }).estimateOnly === true
+  );
+}
+
+/** Whether a validated request is one of the side-effect-free POSTs. */
+function changesNothing(pathname: string, body: unknown): boolean {
+  return SIDE_EFFECT_FREE.some((op) => op.path.test(pathname) && (op.when?.(body) ?? true));
+}
+
+/** A claim a request holds while it runs, with what its work has recorded. */
+type Held = {
+  ctx: Context;
+  claim: IdempotencyClaim;
+  renew: ReturnType<typeof setInterval>;
+  recorded: boolean;
+};
+
+// By request: the hooks hold a claim, a route hands it to its work through answerInWork.
+const held = new WeakMap<Request, Held>();
 
 /** Whether a request takes part: a POST under /api/v1 naming a key (the tool protocol at /mcp does not). */
 function takesPart(request: Request): boolean {
@@ -72,23 +109,53 @@ function answerOf(
   return new Response(JSON.stringify(value), { status, headers });
 }
 
+/** What is kept of an answer: status, the headers that are part of it, the exact body. */
+async function keptOf(answer: Response): Promise<StoredAnswer> {
+  const headers: Record<string, string> = {};
+  for (const name of KEPT_HEADERS) {
+    const v = answer.headers.get(name);
+    if (v !== null) headers[name] = v;
+  }
+  return { status: answer.status, headers, body: new Uint8Array(await answer.clone().arrayBuffer()) };
+}
+
+/**
+ * For a route whose work commits in one transaction: what that work calls inside it with its result, so
+ * that the answer (`status`, `shape(result)` as JSON, as the route answers it) commits with the work
+ * (Stripe's atomic phases, decision 1411). Undefined when the request holds no key.
+ */
+export function answerInWork<T>(
+  request: Request,
+  status: number,
+  shape: (result: T) => unknown,
+): InWork<T> | undefined {
+  const h = held.get(request);
+  if (!h) return undefined;
+  return async (tx, result) => {
+    const answer = await keptOf(answerOf(shape(result), { status, headers: {} }));
+    await recordAnswerInWork(h.ctx, tx, h.claim, answer);
+    h.recorded = true;
+  };
+}
+
 /**
  * `Idempotency-Key` on every authenticated POST under /api/v1, with Stripe's semantics (decision 0832):
  * after authentication and validation the key is claimed for the calling API key; the same key and
  * request again answers the first answer (with `Idempotent-Replayed: true`) without running the
  * handler; another request with the key, or one while the first still runs, answers 409 CONFLICT.
- * Answers below 500 are kept for 24 hours, except 429 (it says to come back later); a 5xx frees the
- * key so that a retry can succeed. Public routes (no key to scope by) ignore the header.
+ * Answers are kept for 24 hours, bounded and sealed (decisions 1410, 1412), except 429 (it says to come
+ * back later) and a 5xx before the work began (nothing was written: a retry may succeed); a 5xx after
+ * it began is kept like any other (Stripe's rule). Side-effect-free POSTs keep nothing (1413). Public
+ * routes (no key to scope by) ignore the header.
  */
 export function idempotencyHooks(ctx: Context, principals: PrincipalCache) {
-  const held = new WeakMap<Request, { claim: IdempotencyClaim; renew: ReturnType<typeof setInterval> }>();
   let lastSweep = 0;
   const let_go = (request: Request) => {
     const h = held.get(request);
     if (!h) return null;
     held.delete(request);
     clearInterval(h.renew);
-    return h.claim;
+    return h;
   };
   const release = (claim: IdempotencyClaim) =>
     releaseIdempotencyClaim(ctx, claim).catch((err: unknown) =>
@@ -101,6 +168,7 @@ export function idempotencyHooks(ctx: Context, principals: PrincipalCache) {
     const key = request.headers.get(IDEMPOTENCY_HEADER)!;
     checkIdempotencyKey(key);
     const url = new URL(request.url);
+    if (changesNothing(url.pathname, body)) return;
     const hash = requestHash(request.method, url.pathname + url.search, await bodyBytes(request, body));
     const outcome = await claimIdempotencyKey(
       ctx,
@@ -120,7 +188,7 @@ export function idempotencyHooks(ctx: Context, principals: PrincipalCache) {
       renewIdempotencyClaim(ctx, claim).catch(() => {});
     }, IDEMPOTENCY_LEASE_MS / 3);
     renew.unref?.();
-    held.set(request, { claim, renew });
+    held.set(request, { ctx, claim, renew, recorded: false });
     if (Date.now() - lastSweep > SWEEP_EVERY_MS) {
       lastSweep = Date.now();
       sweepIdempotencyKeys(ctx).catch((err: unknown) =>
@@ -128,19 +196,16 @@ export function idempotencyHooks(ctx: Context, principals: PrincipalCache) {
       );
     }
   };
-  const settle = async (claim: IdempotencyClaim, answer: Response): Promise<Response> => {
-    if (answer.status >= 500 || answer.status === 429) {
+  const settle = async (h: Held, answer: Response): Promise<Response> => {
+    const claim = h.claim;
+    // The work began once a durable write was sent (decision 0820's write scope) or it recorded its answer.
+    const begun = h.recorded || writeScopeState() === "writing";
+    if (answer.status === 429 || (answer.status >= 500 && !begun)) {
       await release(claim);
       return answer;
     }
     try {
-      const headers: Record<string, string> = {};
-      for (const name of KEPT_HEADERS) {
-        const v = answer.headers.get(name);
-        if (v !== null) headers[name] = v;
-      }
-      const bytes = new Uint8Array(await answer.clone().arrayBuffer());
-      await storeIdempotentAnswer(ctx, claim, { status: answer.status, headers, body: bytes });
+      await storeIdempotentAnswer(ctx, claim, await keptOf(answer));
     } catch (err) {
       ctx.log.warn("could not keep an idempotent answer", { cause: String(err) });
       await release(claim);
@@ -153,12 +218,12 @@ export function idempotencyHooks(ctx: Context, principals: PrincipalCache) {
       takesPart(request) ? claimFor(request, body) : undefined,
     )
     .mapResponse({ as: "global" }, ({ request, responseValue, set }) => {
-      const claim = let_go(request);
-      return claim ? settle(claim, answerOf(responseValue, set as never)) : undefined;
+      const h = let_go(request);
+      return h ? settle(h, answerOf(responseValue, set as never)) : undefined;
     })
     .onAfterResponse({ as: "global" }, ({ request }) => {
       // An answer that never passed mapResponse (a failure inside Elysia): free its key.
-      const claim = let_go(request);
-      if (claim) void release(claim);
+      const h = let_go(request);
+      if (h) void release(h.claim);
     });
 }

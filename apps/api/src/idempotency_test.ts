@@ -153,6 +153,27 @@ describe("Idempotency-Key on POST (Stripe's semantics, decision 0832)", () => {
     expect(await h.db.select().from(mediaFiles).where(eq(mediaFiles.siteId, site.id))).toHaveLength(1);
   });
 
+  test("a request whose key a retry took over (its lease lapsed) commits nothing: its work rolls back with its answer (decision 1411)", async () => {
+    const site = await h.newSite(owner.key);
+    const key = `k-${uniq()}`;
+    const body = { url: `${origin}/held.png`, alt: "lapsed" };
+    const waiting = held.length;
+    const first = post(`/api/v1/sites/${site.id}/media/import-url`, body, key);
+    const deadline = Date.now() + 10_000;
+    while (held.length === waiting && Date.now() < deadline) await Bun.sleep(10);
+    expect(held.length).toBe(waiting + 1);
+    // Meanwhile its lease lapsed and a retry claimed the key (another token holds it now).
+    await h.db.update(idempotencyKeys).set({ token: "the-retry" }).where(eq(idempotencyKeys.key, key));
+    held.pop()!();
+    const late = await first;
+    const json = (await late.json()) as Json;
+    expect([late.status, json.error.code]).toEqual([409, "CONFLICT"]);
+    expect(json.error.message).toMatch(/lost its key/);
+    expect(await h.db.select().from(mediaFiles).where(eq(mediaFiles.siteId, site.id))).toHaveLength(0);
+    const [row] = await h.db.select().from(idempotencyKeys).where(eq(idempotencyKeys.key, key));
+    expect([row!.state, row!.token]).toEqual(["in_flight", "the-retry"]);
+  });
+
   test("a 5xx answer is not kept: the retry with the same key runs again and can succeed", async () => {
     const site = await h.newSite(owner.key);
     const key = `k-${uniq()}`;

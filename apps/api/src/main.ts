@@ -2,7 +2,7 @@ import { openRuntime } from "@site/runtime";
 import { startApi } from "./server.ts";
 
 /** `bun run apps/api`: the API alone, configured by the environment. */
-const rt = await openRuntime();
+const rt = await openRuntime({ publicBase: "record" });
 const api = startApi(rt);
 let stopping = false;
 for (const sig of ["SIGINT", "SIGTERM"] as const) {

@@ -6,6 +6,7 @@ import {
   AppError,
   errorBody,
   type Principal,
+  rateLimitError,
   rateLimitHeaders,
   requireScope,
   SCOPES,
@@ -16,6 +17,7 @@ import { type AuthMacros, principalCache } from "./auth.ts";
 import type { AppDeps } from "./deps.ts";
 import { bearerChallenge } from "./errors.ts";
 import { assertBoundedInput } from "./input_bounds.ts";
+import { keyedToolCall, splitKey, withKeyArgument } from "./mcp_idempotency.ts";
 import { checkToolArgs, TOOLS, toolsFor } from "./mcp_tools.ts";
 import { modelJson } from "./openapi_document.ts";
 import { bearer } from "./schemas.ts";
@@ -69,6 +71,12 @@ async function readBoundedJson(request: Request): Promise<unknown> {
   return parsed;
 }
 
+/** How many calls a JSON-RPC body makes: each message of a batch that names a method, else one. */
+function callsIn(body: unknown): number {
+  if (!Array.isArray(body)) return 1;
+  return body.filter((m) => typeof m === "object" && m !== null && "method" in m).length;
+}
+
 /** One MCP server whose tools act for `principal`. */
 export function createMcpServer(deps: AppDeps, principal: Principal): Server {
   const server = new Server(
@@ -85,7 +93,7 @@ export function createMcpServer(deps: AppDeps, principal: Principal): Server {
       name: t.name,
       title: t.title,
       description: t.description,
-      inputSchema: JSON.parse(JSON.stringify(t.input)),
+      inputSchema: withKeyArgument(t.name, JSON.parse(JSON.stringify(t.input))),
       outputSchema: modelJson(t.output),
       annotations: { readOnlyHint: t.readOnly, openWorldHint: t.openWorld ?? false },
     })),
@@ -93,12 +101,28 @@ export function createMcpServer(deps: AppDeps, principal: Principal): Server {
   server.setRequestHandler(CallToolRequestSchema, async (request): Promise<ToolResult> => {
     const t = TOOLS.find((x) => x.name === request.params.name);
     if (!t) return toolError(new AppError("NOT_FOUND", `no tool named ${request.params.name}`), deps);
+    // `idempotencyKey` of a tool that charges, sends or creates (decision 1415), apart from its arguments.
+    const { key, args: given } = splitKey(t.name, request.params.arguments);
+    let args: unknown;
     try {
+      // Refused before the work (scope, arguments): nothing is kept, as REST keeps no 400 or 403.
       if (t.scope) requireScope(principal, t.scope);
-      const args = checkToolArgs(t, request.params.arguments);
-      const { value, note } = await t.run(deps, principal, args as never);
-      const text = note ? `${note}\n\n${JSON.stringify(value, null, 2)}` : JSON.stringify(value, null, 2);
-      return { content: [{ type: "text", text }], structuredContent: value };
+      args = checkToolArgs(t, given);
+    } catch (err) {
+      return toolError(err, deps);
+    }
+    const run = async (): Promise<{ result: ToolResult; status: number }> => {
+      try {
+        const { value, note } = await t.run(deps, principal, args as never);
+        const text = note ? `${note}\n\n${JSON.stringify(value, null, 2)}` : JSON.stringify(value, null, 2);
+        return { result: { content: [{ type: "text", text }], structuredContent: value }, status: 200 };
+      } catch (err) {
+        return { result: toolError(err, deps), status: err instanceof AppError ? err.status : 500 };
+      }
+    };
+    if (key === undefined) return (await run()).result;
+    try {
+      return await keyedToolCall(deps, principal, { name: t.name, key, args: given }, run);
     } catch (err) {
       return toolError(err, deps);
     }
@@ -180,9 +204,23 @@ export function mcpRoutes(deps: AppDeps, auth: AuthMacros) {
       throw err;
     }
   };
-  const handle = async ({ request }: { request: Request }) => {
+  const handle = async ({
+    request,
+    set,
+  }: {
+    request: Request;
+    set: { headers: Record<string, string | number> };
+  }) => {
     const principal = await principals.of(request);
     const parsedBody = await readBoundedJson(request);
+    // The request itself counted one call; each further call of a batch counts too (decision 1414),
+    // all of them or none: a batch past the allowance is refused whole, before any call runs.
+    const extra = callsIn(parsedBody) - 1;
+    if (extra > 0 && deps.limiter) {
+      const rate = await deps.limiter.take(principal.keyId, extra);
+      if (!rate.allowed) throw rateLimitError(rate);
+      Object.assign(set.headers, rateLimitHeaders(rate));
+    }
     const server = createMcpServer(deps, principal);
     const transport = new WebStandardStreamableHTTPServerTransport({
       sessionIdGenerator: undefined,

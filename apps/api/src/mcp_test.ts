@@ -78,6 +78,10 @@ describe("the MCP server (Streamable HTTP, stateless)", () => {
           "start_social_connection",
           "confirm_social_connection",
           "disconnect_social_account",
+          // social posts on their own clock (social_schedule_test.ts)
+          "get_social_post",
+          "update_social_post",
+          "cancel_social_post",
         ].sort(),
       );
       const byName = (n: string) => tools.find((t) => t.name === n)!;
@@ -181,9 +185,12 @@ describe("the MCP server (Streamable HTTP, stateless)", () => {
         for (const [name, schema] of Object.entries(route))
           expect(nullable(tool[name]), name).toMatchObject(schema);
       };
-      sameModel(input("create_site").properties, body("/api/v1/sites"));
+      // A keyed tool's `idempotencyKey` is REST's Idempotency-Key header, not a body property (1415).
+      const { idempotencyKey: siteKey, ...site } = input("create_site").properties;
+      expect(siteKey).toMatchObject({ type: "string", maxLength: 255 });
+      sameModel(site, body("/api/v1/sites"));
       expect(input("create_site").properties.slug.pattern).toBeDefined();
-      const { siteId, ...imp } = input("import_media_from_url").properties;
+      const { siteId, idempotencyKey: _importKey, ...imp } = input("import_media_from_url").properties;
       expect(siteId).toBeDefined();
       sameModel(imp, body("/api/v1/sites/{siteId}/media/import-url"));
       // Query parameters are text on the wire; their integer form keeps the model's bounds.

@@ -34,6 +34,7 @@ const MODELS = [
   "CampaignPage",
   "SiteAnswer",
   "SocialPostAnswer",
+  "SocialPostDetail",
   "CampaignAnswer",
   "PageList",
   "Chrome",
@@ -109,6 +110,9 @@ const TOOL_OUTPUTS: Record<string, string> = {
   get_clip: "Clip",
   list_social_posts: "SocialPostPage",
   create_social_post: "SocialPostAnswer",
+  get_social_post: "SocialPostDetail",
+  update_social_post: "SocialPostAnswer",
+  cancel_social_post: "SocialPostAnswer",
   list_social_media: "SocialMediaPage",
   list_subscribers: "SubscriberPage",
   add_subscriber: "SubscriberAdded",
@@ -273,7 +277,7 @@ describe("MCP tools answer the same models", () => {
       // Every tool declares its model, and the list names each tool once.
       expect(tools.filter((t) => !t.outputSchema).map((t) => t.name)).toEqual([]);
       expect(tools.map((t) => t.name).sort()).toEqual(Object.keys(TOOL_OUTPUTS).sort());
-      expect(Object.keys(TOOL_OUTPUTS)).toHaveLength(55);
+      expect(Object.keys(TOOL_OUTPUTS)).toHaveLength(58);
       for (const [tool, model] of Object.entries(TOOL_OUTPUTS)) {
         const listed = tools.find((t) => t.name === tool);
         expect({ tool, schema: listed?.outputSchema }).toEqual({ tool, schema: resolved(ref(model)) });

@@ -54,6 +54,7 @@ import {
   SocialAccountList,
   SocialMediaPage,
   SocialPostAnswer,
+  SocialPostDetail,
   SocialPostPage,
 } from "@site/domain/social";
 import {
@@ -134,6 +135,7 @@ export const NAMED_SCHEMAS: Record<string, TSchema> = {
   CampaignPage,
   SiteAnswer,
   SocialPostAnswer,
+  SocialPostDetail,
   CampaignAnswer,
   PageList,
   Chrome: ChromeView,
@@ -455,10 +457,10 @@ function errorResponse(codes: string[], description: string): Json {
 }
 
 const IDEMPOTENCY_409 =
-  "CONFLICT: the Idempotency-Key was used with another request (method, path or body), or a request with it is still running";
+  "CONFLICT: the Idempotency-Key was used with another request (method, path or body), a request with it is still running (Retry-After: when its hold ends), or its request was done but its answer was not kept";
 
 /**
- * An authenticated POST accepts `Idempotency-Key` (decision 0832): the header parameter, the
+ * An authenticated POST accepts `Idempotency-Key` (decisions 0832, 1410–1413): the header parameter, the
  * `Idempotent-Replayed` header of a replayed answer, and 409 CONFLICT (merged into a 409 the route
  * already answers, such as SLUG_TAKEN).
  */
@@ -470,7 +472,7 @@ function withIdempotencyKey(op: Json, responses: Json): void {
       in: "header",
       required: false,
       description:
-        "Makes the request safe to retry (Stripe's semantics). Within 24 hours, the same key with the same method, path and body answers the first answer again (status and body, with `Idempotent-Replayed: true`) without doing the work twice; the same key with another request answers 409 CONFLICT, and so does a retry while the first request still runs. Answers of 500 and above, and 429, are not kept: a retry runs again. Keys belong to the API key that sent them. At most 255 printable ASCII characters (else 400).",
+        "Makes the request safe to retry (Stripe's semantics). Within 24 hours, the same key with the same method, path and body answers the first answer again (status and body, with `Idempotent-Replayed: true`) without doing the work twice; the same key with another request answers 409 CONFLICT, and so does a retry while the first request still runs (`Retry-After` says when its hold ends). A 429, and a 5xx before the work began, are not kept: a retry runs again; a 5xx after the work began is kept. An answer over IDEMPOTENCY_MAX_ANSWER_BYTES, or past the organization's IDEMPOTENCY_ORG_BYTES a day, is not kept, yet the key still holds: its replay answers 409 CONFLICT saying so. Operations that change nothing (link translation, estimateOnly) keep nothing. Keys belong to the API key that sent them. At most 255 printable ASCII characters (else 400).",
       schema: {
         type: "string",
         minLength: 1,

@@ -3,8 +3,10 @@ import { createKeyCache, errorBody } from "@site/domain/core";
 import { startMediaSweeper } from "@site/domain/media";
 import { type NewsletterSender, openMailer, startNewsletterSender } from "@site/domain/newsletters";
 import { startRenderWaits } from "@site/domain/screenshots";
+import { startSocialPublisher } from "@site/domain/social";
 import { startWebhookDispatcher } from "@site/domain/webhooks";
 import { openRateLimiter, type Runtime } from "@site/runtime";
+import { createPlatformAdapters } from "@site/social";
 import { createApiMetrics, serveApiMetrics } from "./api_metrics.ts";
 import { createApp } from "./app.ts";
 import { serveApp } from "./listener.ts";
@@ -43,15 +45,16 @@ export function startApi(rt: Runtime): RunningApi {
   // Verified keys are cached in process; revocations arrive through LISTEN/NOTIFY (decision 0802).
   const keys =
     rt.keys ??
-    (rt.config.apiKeyCacheTtlMs > 0
-      ? createKeyCache({ databaseUrl: rt.databaseUrl, ttlMs: rt.config.apiKeyCacheTtlMs, log: rt.log })
+    (rt.config.apiKeyCacheTtlMs > 0 && rt.listenUrl
+      ? createKeyCache({ databaseUrl: rt.listenUrl, ttlMs: rt.config.apiKeyCacheTtlMs, log: rt.log })
       : undefined);
   // Per-key request limits, shared through Redis when it is configured (decision 0804); off unless set.
   const limiter = rt.limiter ?? openRateLimiter(rt.config, rt.log);
   // A long template clone lifts the idle timeout of its own request (the listener is made below).
   const mailer = openMailer(rt.config, rt.log);
   // One LISTEN for every waiter on a render or clip (waitSeconds), none without a database URL.
-  const renderWaits = rt.databaseUrl ? startRenderWaits(rt.databaseUrl) : undefined;
+  // LISTEN needs the direct connection, not a transaction-mode pooler (decision 1501).
+  const renderWaits = rt.listenUrl ? startRenderWaits(rt.listenUrl) : undefined;
   const deps = {
     ...rt,
     keys,
@@ -61,9 +64,7 @@ export function startApi(rt: Runtime): RunningApi {
     liftTimeout: (request: Request) => server.timeout(request, 0),
     // Answers by route template, the pool, the event loop: GET /metrics on its own port (decision 0711).
     metrics:
-      rt.config.apiMetricsPort === null
-        ? undefined
-        : createApiMetrics({ db: rt.db, poolMax: rt.config.dbPoolMax }),
+      rt.config.apiMetricsPort === null ? undefined : createApiMetrics({ db: rt.db, poolMax: rt.dbPoolMax }),
   };
   const app = createApp(deps);
   const log = rt.log.child({ app: "api" });
@@ -74,7 +75,9 @@ export function startApi(rt: Runtime): RunningApi {
     orphanGraceMs: rt.config.mediaOrphans.graceMs,
   });
   // Webhook deliveries: any API or daemon process sends them from the outbox (decision 0841).
-  const webhooks = startWebhookDispatcher(rt, { databaseUrl: rt.databaseUrl || undefined });
+  const webhooks = startWebhookDispatcher(rt, { databaseUrl: rt.listenUrl || undefined });
+  // Social targets: any API or daemon process publishes them from the job queue (decision 1470).
+  const social = startSocialPublisher(deps, createPlatformAdapters(deps));
   let sender: Promise<NewsletterSender> | null = null;
   if (rt.queue.driver === "memory")
     sender = startNewsletterSender(rt, { mailer }).catch((err) => {
@@ -124,6 +127,7 @@ export function startApi(rt: Runtime): RunningApi {
         await metricsServer?.stop();
         await sweeper.stop();
         await webhooks.stop();
+        await social.stop();
         await (await sender?.catch(() => null))?.stop();
         await mailer.close();
         await renderWaits?.close();

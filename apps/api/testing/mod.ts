@@ -1,9 +1,17 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { type Config, createLogger, fixedClock, type Logger, loadConfig } from "@site/config";
-import { connectDatabase } from "@site/db";
-import { createTestDatabase } from "@site/db/testing";
+import {
+  type Clock,
+  type Config,
+  createLogger,
+  DB_POOL_DEFAULTS,
+  fixedClock,
+  type Logger,
+  loadConfig,
+} from "@site/config";
+import { connectDatabase, runInWriteScope, WriteScope } from "@site/db";
+import { createTestDatabase, sharedPgBouncer, testServerUrl } from "@site/db/testing";
 import {
   type Context,
   createApiKey,
@@ -15,9 +23,11 @@ import {
 } from "@site/domain/core";
 import type { Mailer } from "@site/domain/newsletters";
 import { startRenderWaits } from "@site/domain/screenshots";
+import { startSocialPublisher } from "@site/domain/social";
 import { createMemoryQueue, type JobQueue } from "@site/queue";
 import type { Runtime } from "@site/runtime";
 import { openRateLimiter } from "@site/runtime";
+import { createPlatformAdapters } from "@site/social";
 import { type ObjectStore, openFsStore } from "@site/storage";
 import { createApp } from "../src/app.ts";
 
@@ -41,19 +51,36 @@ export async function buildTestApp(
     log?: Logger;
     /** Where the app's newsletter mail goes (default: from the configuration: SMTP_URL or the outbox). */
     mailer?: Mailer;
+    /** The app's clock (default: the real one); a test moves it (scheduled posts, days ahead). */
+    clock?: Clock;
+    /** `false`: no social publisher in this process (a test runs its own, or another process). */
+    socialPublisher?: false;
   } = {},
 ) {
   const handle = await createTestDatabase();
+  // TEST_DATABASE_POOLER=pgbouncer: the app's database goes through a PgBouncer in transaction mode
+  // (one per test process), unless the test routes it itself; the harness's own stays direct.
+  const pooled =
+    process.env.TEST_DATABASE_POOLER === "pgbouncer" && !opts.dbVia
+      ? await sharedPgBouncer(testServerUrl())
+      : null;
   const config = {
-    ...loadConfig({ SECRET_KEY: "test-secret-key-0123456789", DATA_DIR: "/tmp/site-test-data", ...opts.env }),
+    ...loadConfig({
+      SECRET_KEY: "test-secret-key-0123456789",
+      DATA_DIR: "/tmp/site-test-data",
+      ...(pooled ? { DATABASE_POOLER: "transaction" } : {}),
+      ...opts.env,
+    }),
     ...opts.config,
   };
+  const dbVia = opts.dbVia ?? (pooled ? (u: string) => pooled.via(u) : undefined);
   const appHandle =
-    opts.dbVia || opts.onQuery
-      ? connectDatabase((opts.dbVia ?? ((u: string) => u))(handle.url), {
+    dbVia || opts.onQuery
+      ? connectDatabase((dbVia ?? ((u: string) => u))(handle.url), {
           connectTimeoutMs: config.timeouts.dbConnectMs,
           statementTimeoutMs: config.timeouts.dbStatementMs,
           onQuery: opts.onQuery,
+          pooler: config.databasePooler,
         })
       : null;
   const clock = fixedClock(new Date());
@@ -68,7 +95,7 @@ export async function buildTestApp(
   const ctx: Context = {
     config,
     db: appHandle?.db ?? handle.db,
-    clock: { now: () => new Date() },
+    clock: opts.clock ?? { now: () => new Date() },
     log,
     keys,
     limiter,
@@ -89,26 +116,34 @@ export async function buildTestApp(
   // Waiters on renders and clips share one LISTEN, as in a serving process.
   const renderWaits = startRenderWaits(handle.url);
   const app = createApp({ ...ctx, store, queue, fetchTls: opts.fetchTls, mailer: opts.mailer, renderWaits });
+  // Social targets are published by jobs: this app's process takes them, as every API process does.
+  const social =
+    opts.socialPublisher === false
+      ? null
+      : startSocialPublisher({ ...ctx, store, queue }, createPlatformAdapters(ctx));
+  // Each request in a write scope of its own, as the listener runs it (decision 0820).
   const call = (
     method: string,
     path: string,
     init: { key?: string; body?: unknown; headers?: Record<string, string> } = {},
   ) =>
-    app.handle(
-      new Request(`http://localhost${path}`, {
-        method,
-        headers: {
-          ...(init.key ? { authorization: `Bearer ${init.key}` } : {}),
-          ...(init.body !== undefined ? { "content-type": "application/json" } : {}),
-          ...init.headers,
-        },
-        body:
-          init.body === undefined
-            ? undefined
-            : typeof init.body === "string"
-              ? init.body
-              : JSON.stringify(init.body),
-      }),
+    runInWriteScope(new WriteScope(), () =>
+      app.handle(
+        new Request(`http://localhost${path}`, {
+          method,
+          headers: {
+            ...(init.key ? { authorization: `Bearer ${init.key}` } : {}),
+            ...(init.body !== undefined ? { "content-type": "application/json" } : {}),
+            ...init.headers,
+          },
+          body:
+            init.body === undefined
+              ? undefined
+              : typeof init.body === "string"
+                ? init.body
+                : JSON.stringify(init.body),
+        }),
+      ),
     );
   /** An organization with a member of `role` and a key with `scopes`. */
   const seedOrg = async (
@@ -147,6 +182,7 @@ export async function buildTestApp(
     return { id: body.site.id, slug: body.site.slug };
   };
   const close = async () => {
+    await social?.stop({ graceMs: 0 });
     await renderWaits.close();
     await keys?.close();
     await limiter?.close();
@@ -202,7 +238,14 @@ export async function expectAuthRules(
 
 /** A Runtime over a test app's context, for starting a daemon in-process on the app's queue and store. */
 export function runtimeOf(h: TestApp): Runtime {
-  return { ...h.ctx, databaseUrl: "", ownsEmbeddedDatabase: false, close: async () => {} };
+  return {
+    ...h.ctx,
+    databaseUrl: "",
+    listenUrl: null,
+    dbPoolMax: h.ctx.config.dbPoolMax ?? DB_POOL_DEFAULTS.api,
+    ownsEmbeddedDatabase: false,
+    close: async () => {},
+  };
 }
 
 /** An API started as its own process (`bun run apps/api`), as an operator runs it. */

@@ -25,6 +25,8 @@ export const LEASE_MS = 1000;
 export const DEFERRED = "always-later@example.org";
 /** Answered 451 to RCPT TO once (the settle-guard races below: on a first try, and on the last). */
 export const DEFERRED_ONCE = { first: "once-later-1@example.org", last: "once-later-5@example.org" };
+/** The operator token of the inbound route (POST /api/v1/newsletter/inbound). */
+export const OPERATOR_TOKEN = "operator-token-0123456789abcdef";
 /** Answered 550 to RCPT TO. */
 export const REFUSED = "no-such-user@example.org";
 
@@ -38,8 +40,8 @@ const mailers: Mailer[] = [];
 /** The app's warnings and errors, as JSON lines. */
 export const logLines: string[] = [];
 
-/** Starts the SMTP sink and the app for the calling test file, and stops them after it. */
-export function useSendingBed(): void {
+/** Starts the SMTP sink and the app for the calling test file (with `env` besides the bed's), and stops them after it. */
+export function useSendingBed(opts: { env?: Record<string, string> } = {}): void {
   beforeAll(async () => {
     sink = await startSmtpSink({
       reject: [REFUSED],
@@ -53,6 +55,8 @@ export function useSendingBed(): void {
         PUBLIC_BASE_URL: "https://news.example.test",
         MAIL_BOUNCE_ADDRESS: "bounces@news.example.test",
         FETCH_ALLOW_HOSTS: "127.0.0.1:9",
+        OPERATOR_TOKEN,
+        ...opts.env,
       },
       log: createLogger("warn", {}, { sink: (line) => logLines.push(line) }),
     });

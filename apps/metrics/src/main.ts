@@ -27,7 +27,7 @@ function parseArgs(argv: string[]): { once: boolean; now: Date | null } {
 
 /** `bun run apps/metrics`: the collector alone; `--once [--now <ISO>]` runs one pass and prints its report. */
 const args = parseArgs(process.argv.slice(2));
-const rt = await openRuntime();
+const rt = await openRuntime({ app: "metrics" });
 if (args.once) {
   try {
     const report = await runCollectorPass(rt, { now: args.now ?? undefined });

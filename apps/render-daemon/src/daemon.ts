@@ -2,9 +2,12 @@ import { findBrowser, sweepOrphanBrowsers } from "@site/browser";
 import type { MediaContext } from "@site/domain/media";
 import { startNewsletterSender } from "@site/domain/newsletters";
 import type { RenderContext } from "@site/domain/screenshots";
+import { startSocialPublisher } from "@site/domain/social";
 import { startWebhookDispatcher } from "@site/domain/webhooks";
 import type { Consumer } from "@site/queue";
 import { dependencyChecks, type Runtime, readinessProbe } from "@site/runtime";
+import { createPlatformAdapters } from "@site/social";
+import { sweepClipTemp } from "./clip/render_clip.ts";
 import { createRenderPipeline } from "./pipeline.ts";
 import { createRenderMetrics, serveMetrics } from "./render_metrics.ts";
 import type { RenderPipeline } from "./render_types.ts";
@@ -39,6 +42,9 @@ export async function startRenderDaemon(
   } = {},
 ): Promise<RenderDaemon> {
   const log = rt.log.child({ app: "render-daemon" });
+  // Clip folders a previous run left (SIGKILL, OOM: its partial clip.mp4), with or without Chromium.
+  const cleared = sweepClipTemp();
+  if (cleared.length > 0) log.info("removed temporary clip folders left by a previous run", { cleared });
   const metrics = createRenderMetrics();
   let pipeline: RenderPipeline | null = null;
   let stopping: Promise<void> | null = null;
@@ -78,7 +84,9 @@ export async function startRenderDaemon(
   // The daemon is the long-running worker: it sends newsletters too, with or without Chromium.
   const newsletters = await startNewsletterSender(ctx);
   // And webhook deliveries, from the outbox (decision 0841).
-  const webhooks = startWebhookDispatcher(ctx, { databaseUrl: rt.databaseUrl || undefined });
+  const webhooks = startWebhookDispatcher(ctx, { databaseUrl: rt.listenUrl || undefined });
+  // And social posts' targets, from the job queue (decision 1470).
+  const social = startSocialPublisher(ctx, createPlatformAdapters(ctx));
 
   let consumer: Consumer | null = null;
   if (!findBrowser(rt.config.chromiumPath)) {
@@ -109,6 +117,7 @@ export async function startRenderDaemon(
         await sweeper.stop();
         await newsletters.stop();
         await webhooks.stop();
+        await social.stop();
         await pipeline?.close();
         await metricsServer?.stop();
         log.info("render daemon stopped");

@@ -2,7 +2,7 @@ import { openRuntime } from "@site/runtime";
 import { startRenderDaemon } from "./daemon.ts";
 
 /** `bun run apps/render-daemon`: the render daemon alone, configured by the environment. */
-const rt = await openRuntime();
+const rt = await openRuntime({ app: "render-daemon" });
 const daemon = await startRenderDaemon(rt);
 let stopping = false;
 for (const sig of ["SIGINT", "SIGTERM"] as const) {

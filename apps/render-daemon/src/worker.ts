@@ -1,22 +1,25 @@
 import type { Logger } from "@site/config";
 import { AppError, publicFailureMessage } from "@site/domain/core";
-import { addLibraryFile, type MediaContext } from "@site/domain/media";
+import { addLibraryFile, type CommitWith, type MediaContext } from "@site/domain/media";
 import {
   beginRenderTry,
   captureKey,
   captureSettingsHash,
-  completeRender,
+  completeRenderIn,
+  enqueueAdmitted,
   failRender,
   getScreenshotProject,
   loadBrowserSession,
   RENDER_TRIES,
   type RenderContext,
   type RenderOptions,
+  RenderTryLostError,
   releaseRenderTry,
   type ScreenshotProject,
   type StoredCapture,
   saveProjectVariant,
   setRenderStage,
+  startRenderHeartbeat,
   type Variant,
 } from "@site/domain/screenshots";
 import { type Job, JobTimeoutError, PermanentJobError } from "@site/queue";
@@ -68,13 +71,17 @@ type Timed = <T>(stage: Stage, work: () => Promise<T>) => Promise<T>;
  * is awaited before the render is done or released, since a stage written after that would mark it
  * active again.
  */
-function stageTimer(deps: WorkerDeps, renderId: string): { timed: Timed; written: () => Promise<void> } {
+function stageTimer(
+  deps: WorkerDeps,
+  renderId: string,
+  tryToken: string,
+): { timed: Timed; written: () => Promise<void> } {
   let stageWrites: Promise<void> = Promise.resolve();
   let shownStage: Stage = "film";
   const timed: Timed = async (stage, work) => {
     if (stage !== shownStage) {
       shownStage = stage;
-      stageWrites = stageWrites.then(() => setRenderStage(deps.ctx, renderId, stage));
+      stageWrites = stageWrites.then(() => setRenderStage(deps.ctx, renderId, stage, tryToken));
       stageWrites.catch(() => {});
     }
     const t0 = performance.now();
@@ -171,20 +178,28 @@ async function filmScreenshot(
   return { capture, frame: plan.frame, keeping };
 }
 
-/** The store step: the frame listed in the site's library; a refusal (storage quota) is final. */
+/**
+ * The store step: the frame listed in the site's library, in one transaction with `commitWith` (the
+ * render's completion by its owning try); a refusal (storage quota) is final.
+ */
 function storeFrame(
   deps: WorkerDeps,
   siteId: string,
   frame: { bytes: Uint8Array },
   host: string,
+  commitWith: CommitWith,
 ): ReturnType<typeof addLibraryFile> {
-  return addLibraryFile(deps.ctx, {
-    siteId,
-    bytes: frame.bytes,
-    source: "screenshot",
-    alt: `Screenshot of ${host}`,
-    baseName: `screenshot-${host}`,
-  }).catch((err) => {
+  return addLibraryFile(
+    deps.ctx,
+    {
+      siteId,
+      bytes: frame.bytes,
+      source: "screenshot",
+      alt: `Screenshot of ${host}`,
+      baseName: `screenshot-${host}`,
+    },
+    { commitWith },
+  ).catch((err) => {
     // The library refusing the file (storage quota) is a rule, not a fault: trying again cannot help.
     if (err instanceof AppError) throw new PermanentJobError(err.message, { cause: err });
     throw err;
@@ -206,7 +221,7 @@ async function classifyFailure(
   const { err, log } = opts;
   if (job.signal.aborted && !(job.signal.reason instanceof JobTimeoutError)) {
     // Handed back at shutdown: another daemon runs it again, and this try does not count (18.5).
-    await releaseRenderTry(ctx, render.id).catch(() => {});
+    await releaseRenderTry(ctx, render.id, render.tryToken).catch(() => {});
     metrics.outcome("retried");
     return err;
   }
@@ -217,7 +232,8 @@ async function classifyFailure(
     metrics.outcome("retried");
     return err;
   }
-  if (await failRender(ctx, render.id, publicMessage(err))) metrics.refund();
+  // Only while this try owns the render: a late host's failure fails nothing (decision 1440).
+  if (await failRender(ctx, render.id, publicMessage(err), render.tryToken)) metrics.refund();
   metrics.outcome("failed");
   return new PermanentJobError(publicMessage(err));
 }
@@ -234,7 +250,9 @@ export function createRenderHandler(deps: WorkerDeps) {
       log.info("render is no longer pending; nothing to do");
       return;
     }
-    const { timed, written } = stageTimer(deps, renderId);
+    const { timed, written } = stageTimer(deps, renderId, render.tryToken);
+    // A live host's renders are not re-queued by the sweeper while their jobs are lost (decision 1441).
+    const stopBeating = startRenderHeartbeat(ctx, renderId, render.tryToken);
     try {
       if (render.kind === "clip") {
         await runClip({ ctx, pipeline, log }, render, job.signal, timed, written);
@@ -262,15 +280,37 @@ export function createRenderHandler(deps: WorkerDeps) {
             host,
           }),
         );
-        const entry = await timed("store", () => storeFrame(deps, siteId, frame, host));
-        await Promise.all([...keeping, written()]);
-        const done = await completeRender(ctx, renderId, {
-          imageKey: entry.key,
-          width: entry.width ?? frame.width,
-          height: entry.height ?? frame.height,
-          warnings: capture.warnings,
-        });
-        log.info("render done", { done, width: frame.width, height: frame.height });
+        await Promise.all(keeping);
+        // Listed and marked done in one transaction, only while this try owns the render (1440).
+        let admitted: string[] = [];
+        const done = await timed("store", () =>
+          storeFrame(deps, siteId, frame, host, async (tx, entry) => {
+            await written();
+            const ended = await completeRenderIn(
+              ctx,
+              tx,
+              renderId,
+              {
+                imageKey: entry.key,
+                width: entry.width ?? frame.width,
+                height: entry.height ?? frame.height,
+                warnings: capture.warnings,
+              },
+              render.tryToken,
+            );
+            if (ended === null) throw new RenderTryLostError(renderId);
+            admitted = ended;
+          }).then(
+            () => true,
+            (err) => {
+              if (err instanceof RenderTryLostError) return false;
+              throw err;
+            },
+          ),
+        );
+        await enqueueAdmitted(ctx, admitted);
+        if (done) log.info("render done", { done, width: frame.width, height: frame.height });
+        else log.warn("this try no longer owns the render; what it stored was removed");
       }
       metrics.outcome("done");
       metrics.observeRender((performance.now() - tookAt) / 1000);
@@ -278,6 +318,8 @@ export function createRenderHandler(deps: WorkerDeps) {
       // a stage written after the render was released or failed would mark it active again
       await written().catch(() => {});
       throw await classifyFailure(deps, job, render, { err, log });
+    } finally {
+      stopBeating();
     }
   };
 }

@@ -1,41 +1,10 @@
-import {
-  existsSync,
-  mkdirSync,
-  mkdtempSync,
-  readdirSync,
-  readFileSync,
-  rmSync,
-  writeFileSync,
-} from "node:fs";
+import { mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { createOwnedDir, sweepDeadOwnersDirs } from "./owned_dirs.ts";
 
 /** Every profile directory of ours starts with this, so a sweep can find those left by a dead process. */
 export const PROFILE_PREFIX = "site-chromium-";
-const OWNER_FILE = "owner.json";
-
-/** The process that owns a profile: its pid and start time (so a reused pid is not taken for it). */
-type Owner = { pid: number; start: string | null };
-
-/** A process's start time in clock ticks since boot (/proc/<pid>/stat, field 22); null when unknown. */
-function processStart(pid: number): string | null {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
-    return stat.slice(stat.lastIndexOf(")") + 2).split(" ")[19] ?? null;
-  } catch {
-    return null;
-  }
-}
-
-function isAlive(owner: Owner): boolean {
-  try {
-    process.kill(owner.pid, 0);
-  } catch (err) {
-    return (err as NodeJS.ErrnoException).code === "EPERM";
-  }
-  const start = processStart(owner.pid);
-  return owner.start === null || start === null || start === owner.start;
-}
 
 /**
  * The profile's preferences, written before launch. WebRTC may send UDP only through a proxy that carries
@@ -46,9 +15,7 @@ export const PROFILE_PREFERENCES = { webrtc: { ip_handling_policy: "disable_non_
 
 /** Creates a fresh profile directory owned by this process (an owner file with pid and start time). */
 export function createProfileDir(root: string = tmpdir()): string {
-  const dir = mkdtempSync(join(root, `${PROFILE_PREFIX}${process.pid}-`));
-  const owner: Owner = { pid: process.pid, start: processStart(process.pid) };
-  writeFileSync(join(dir, OWNER_FILE), JSON.stringify(owner));
+  const dir = createOwnedDir(PROFILE_PREFIX, root);
   mkdirSync(join(dir, "Default"));
   writeFileSync(join(dir, "Default", "Preferences"), JSON.stringify(PROFILE_PREFERENCES));
   return dir;
@@ -83,31 +50,13 @@ export type SweepResult = { killed: number; removed: number };
  */
 export function sweepOrphanBrowsers(root: string = tmpdir()): SweepResult {
   const result: SweepResult = { killed: 0, removed: 0 };
-  if (!existsSync("/proc")) return result;
-  let names: string[];
-  try {
-    names = readdirSync(root).filter((n) => n.startsWith(PROFILE_PREFIX));
-  } catch {
-    return result;
-  }
-  for (const name of names) {
-    const dir = join(root, name);
-    let owner: Owner;
-    try {
-      owner = JSON.parse(readFileSync(join(dir, OWNER_FILE), "utf8")) as Owner;
-      if (!Number.isInteger(owner.pid)) continue;
-    } catch {
-      continue; // being created right now, or not ours: left alone
-    }
-    if (isAlive(owner)) continue;
+  result.removed = sweepDeadOwnersDirs(PROFILE_PREFIX, root, (dir) => {
     for (const pid of processesUsingProfile(dir)) {
       try {
         process.kill(pid, "SIGKILL");
         result.killed++;
       } catch {}
     }
-    rmSync(dir, { recursive: true, force: true });
-    result.removed++;
-  }
+  }).length;
   return result;
 }

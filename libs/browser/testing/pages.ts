@@ -1,9 +1,16 @@
-/** A page server on 127.0.0.1 for filming tests; `hits` counts requests per path. */
-export function servePages(pages: Record<string, (req: Request) => Response | Promise<Response>>) {
+/**
+ * A page server on 127.0.0.1 for filming tests; `hits` counts requests per path. `idleTimeout` (seconds,
+ * 0 = none; Bun's default 10) for pages held longer than that.
+ */
+export function servePages(
+  pages: Record<string, (req: Request) => Response | Promise<Response>>,
+  opts: { idleTimeout?: number } = {},
+) {
   const hits = new Map<string, number>();
   const server = Bun.serve({
     port: 0,
     hostname: "127.0.0.1",
+    idleTimeout: opts.idleTimeout,
     fetch: async (req) => {
       const path = new URL(req.url).pathname;
       hits.set(path, (hits.get(path) ?? 0) + 1);

@@ -5,6 +5,13 @@ import { ConfigError } from "./config_error.ts";
 import { bounceAddressSetting, type DkimSettings, dkimSetting, heloNameSetting } from "./mail_settings.ts";
 import { type WebhookSettings, webhookSettings } from "./webhook_settings.ts";
 
+/**
+ * DB_POOL_MAX when unset, per app (decision 1502): the API serves many requests at once; a render host
+ * spends its time in Chromium and a few bookkeeping statements per render, the metrics app in one
+ * collector pass at a time.
+ */
+export const DB_POOL_DEFAULTS = { api: 10, "render-daemon": 4, metrics: 4 } as const;
+
 /** Every setting of the service, parsed and checked at boot. */
 export type Config = {
   port: number;
@@ -12,6 +19,19 @@ export type Config = {
   publicBaseUrl: string;
   dataDir: string;
   databaseUrl: string | null;
+  /**
+   * DATABASE_POOLER: `transaction` when DATABASE_URL is a transaction-mode pooler (PgBouncer): no
+   * startup parameters beyond the stock ones, no named prepared statements, timeouts per transaction
+   * (SET LOCAL), advisory locks only within transactions; null: a direct connection (decision 1500).
+   */
+  databasePooler: "transaction" | null;
+  /**
+   * DATABASE_LISTEN_URL: the direct connection LISTEN uses (default DATABASE_URL; with
+   * DATABASE_POOLER=transaction and none given, LISTEN is unavailable and the process polls).
+   */
+  databaseListenUrl: string | null;
+  /** DATABASE_LISTEN_POLL_MS: how often a process without a working LISTEN looks for announced work. */
+  databaseListenPollMs: number;
   redisUrl: string | null;
   secretKey: string;
   logLevel: "debug" | "info" | "warn" | "error";
@@ -57,6 +77,11 @@ export type Config = {
     orgSiteLimit: number;
     /** SITE_DELETE_GRACE_S: how long a deleted site keeps its slug before it is purged (default 7 days). */
     siteDeleteGraceS: number;
+    /**
+     * MEDIA_MAX_PIXELS: an image whose header declares more pixels (width × height) is refused before
+     * anything decodes it (default 40,000,000; CONTRACT.md "Bounded: retries, replays, images").
+     */
+    mediaMaxPixels: number;
   };
   fetchAllowHosts: string[];
   /**
@@ -88,6 +113,10 @@ export type Config = {
     poll: { intervalMs: number; maxAttempts: number };
     /** SOCIAL_SHARE_TOKEN_SECONDS: how long a share URL minted for a platform at publish stays valid. */
     shareTokenSeconds: number;
+    /** SOCIAL_PUBLISH_WAIT_S: how long POST /social/posts waits for its targets before answering. */
+    publishWaitS: number;
+    /** SOCIAL_PUBLISH_RETRY_WINDOW_S: how long a rate-limited target keeps trying before it fails. */
+    publishRetryWindowS: number;
     /** SOCIAL_VIDEO_MAX_BYTES: the largest MP4 of the social media library. */
     videoMaxBytes: number;
     /** SOCIAL_AUTH_BASE_<PLATFORM>: the authorization host (authorize and token paths after it). */
@@ -134,14 +163,19 @@ export type Config = {
     /** The longest a signed PUT to the API may take; temporary files older than this are swept. */
     uploadTransferMs: number;
   };
-  /** Connections per process in the PostgreSQL pool. */
-  dbPoolMax: number;
+  /** DB_POOL_MAX: connections per process in the PostgreSQL pool; null: the app's default (DB_POOL_DEFAULTS). */
+  dbPoolMax: number | null;
   /** The Retry-After (seconds) of a 503 for a dependency that is down. */
   retryAfterSeconds: number;
   /** How long a verified API key is trusted in process (a revoke reaches every process at once); 0: off. */
   apiKeyCacheTtlMs: number;
   /** Requests per API key and window, shared through Redis when REDIS_URL is set; 0: no limit. */
   rateLimit: { requests: number; windowMs: number };
+  /**
+   * Idempotency-Key answers kept for replay (decision 1410): the largest one answer kept, and what one
+   * organization's kept answers may weigh in a rolling day; a key whose answer is not kept still holds.
+   */
+  idempotency: { maxAnswerBytes: number; orgBytesPerDay: number };
   /** How often the media sweeper runs (settles uploads, removes temporary and orphaned files); 0: never. */
   mediaSweepEveryMs: number;
   /** How often the sweeper walks the store for orphaned objects, and how old an unclaimed object must be. */
@@ -164,6 +198,12 @@ export type Config = {
     sweepEveryMs: number;
     /** NEWSLETTER_CONCURRENCY: deliveries in flight per sending process (and SMTP connections). */
     concurrency: number;
+    /** SMTP_TIMEOUT_MS: the most one SMTP step (connect, greeting, each reply) may take before the connection is dropped. */
+    smtpTimeoutMs: number;
+    /** NEWSLETTER_SOFT_BOUNCE_LIMIT: soft bounces (4.x.x, 5.2.2) of one address within 30 days that make it bounced. */
+    softBounceLimit: number;
+    /** NEWSLETTER_SNS_CERT_HOSTS: hosts an SNS message's SigningCertURL and SubscribeURL may name (`*`: one label). */
+    snsCertHosts: string[];
     /** SMTP_HELO_NAME: the EHLO name (default the host of PUBLIC_BASE_URL; an IP as `[a.b.c.d]`; never localhost). */
     heloName: string;
     /** DKIM_DOMAIN, DKIM_SELECTOR, DKIM_PRIVATE_KEY_FILE: every mail is signed; null: unsigned. */
@@ -190,6 +230,14 @@ function intSetting(env: Env, name: string, fallback: number, min = 0): number {
   if (!Number.isInteger(n) || n < min)
     throw new ConfigError(`${name} must be an integer >= ${min}, got "${raw}"`);
   return n;
+}
+
+/** DATABASE_POOLER: `transaction` or unset/`none` (a direct connection). */
+function poolerSetting(env: Env): "transaction" | null {
+  const raw = env.DATABASE_POOLER;
+  if (raw === undefined || raw === "" || raw === "none") return null;
+  if (raw === "transaction") return "transaction";
+  throw new ConfigError(`DATABASE_POOLER must be "transaction" or "none", got "${raw}"`);
 }
 
 function fileSetting(env: Env, name: string): string | null {
@@ -307,6 +355,9 @@ export function loadConfig(env: Env = process.env): Config {
     publicBaseUrl,
     dataDir,
     databaseUrl: urlSetting(env, "DATABASE_URL", ["postgres:", "postgresql:"]),
+    databasePooler: poolerSetting(env),
+    databaseListenUrl: urlSetting(env, "DATABASE_LISTEN_URL", ["postgres:", "postgresql:"]),
+    databaseListenPollMs: intSetting(env, "DATABASE_LISTEN_POLL_MS", 1000, 50),
     redisUrl: urlSetting(env, "REDIS_URL", ["redis:", "rediss:"]),
     secretKey: secretSetting(env, dataDir),
     logLevel,
@@ -336,6 +387,7 @@ export function loadConfig(env: Env = process.env): Config {
       orgStorageQuotaBytes: intSetting(env, "ORG_STORAGE_QUOTA_BYTES", 5 * 1024 * 1024 * 1024),
       orgSiteLimit: intSetting(env, "ORG_SITE_LIMIT", 25),
       siteDeleteGraceS: intSetting(env, "SITE_DELETE_GRACE_S", 7 * 24 * 3600),
+      mediaMaxPixels: intSetting(env, "MEDIA_MAX_PIXELS", 40_000_000, 1),
     },
     fetchAllowHosts: (env.FETCH_ALLOW_HOSTS || "")
       .split(",")
@@ -355,6 +407,8 @@ export function loadConfig(env: Env = process.env): Config {
         maxAttempts: intSetting(env, "SOCIAL_POLL_MAX_ATTEMPTS", 60, 1),
       },
       shareTokenSeconds: intSetting(env, "SOCIAL_SHARE_TOKEN_SECONDS", 86_400, 60),
+      publishWaitS: intSetting(env, "SOCIAL_PUBLISH_WAIT_S", 20, 0),
+      publishRetryWindowS: intSetting(env, "SOCIAL_PUBLISH_RETRY_WINDOW_S", 3600, 0),
       videoMaxBytes: intSetting(env, "SOCIAL_VIDEO_MAX_BYTES", 104_857_600, 1),
       ...socialProviderSettings(env, publicBaseUrl),
       authBase,
@@ -375,7 +429,7 @@ export function loadConfig(env: Env = process.env): Config {
       shutdownGraceMs: intSetting(env, "SHUTDOWN_GRACE_MS", 15_000),
       uploadTransferMs: intSetting(env, "UPLOAD_TRANSFER_TIMEOUT_MS", 600_000, 1000),
     },
-    dbPoolMax: intSetting(env, "DB_POOL_MAX", 10, 1),
+    dbPoolMax: env.DB_POOL_MAX ? intSetting(env, "DB_POOL_MAX", 10, 1) : null,
     retryAfterSeconds: intSetting(env, "RETRY_AFTER_SECONDS", 5, 1),
     storageMinFreeBytes: intSetting(env, "STORAGE_MIN_FREE_BYTES", 64 * 1024 * 1024),
     apiKeyCacheTtlMs: intSetting(env, "API_KEY_CACHE_TTL_MS", 30_000),
@@ -383,10 +437,14 @@ export function loadConfig(env: Env = process.env): Config {
       requests: intSetting(env, "RATE_LIMIT_REQUESTS", 0),
       windowMs: intSetting(env, "RATE_LIMIT_WINDOW_MS", 60_000, 1000),
     },
+    idempotency: {
+      maxAnswerBytes: intSetting(env, "IDEMPOTENCY_MAX_ANSWER_BYTES", 1024 * 1024),
+      orgBytesPerDay: intSetting(env, "IDEMPOTENCY_ORG_BYTES", 64 * 1024 * 1024),
+    },
     mediaSweepEveryMs: intSetting(env, "MEDIA_SWEEP_EVERY_MS", 30_000),
     mediaOrphans: {
       everyMs: intSetting(env, "MEDIA_ORPHAN_SWEEP_EVERY_MS", 600_000),
-      graceMs: intSetting(env, "MEDIA_ORPHAN_GRACE_MS", 900_000, 1000),
+      graceMs: intSetting(env, "MEDIA_ORPHAN_GRACE_MS", 3_600_000, 1000),
     },
     metricsHealthPort: env.METRICS_HEALTH_PORT ? intSetting(env, "METRICS_HEALTH_PORT", 0, 0) : null,
     newsletter: {
@@ -397,6 +455,12 @@ export function loadConfig(env: Env = process.env): Config {
       leaseMs: intSetting(env, "NEWSLETTER_LEASE_MS", 120_000, 100),
       sweepEveryMs: intSetting(env, "NEWSLETTER_SWEEP_EVERY_MS", 15_000, 50),
       concurrency: intSetting(env, "NEWSLETTER_CONCURRENCY", 8, 1),
+      smtpTimeoutMs: intSetting(env, "SMTP_TIMEOUT_MS", 30_000, 100),
+      softBounceLimit: intSetting(env, "NEWSLETTER_SOFT_BOUNCE_LIMIT", 3, 1),
+      snsCertHosts: (env.NEWSLETTER_SNS_CERT_HOSTS || "sns.*.amazonaws.com,sns.*.amazonaws.com.cn")
+        .split(",")
+        .map((x) => x.trim())
+        .filter(Boolean),
       heloName: heloNameSetting(env, publicBaseUrl),
       dkim: dkimSetting(env),
       bounceAddress: bounceAddressSetting(env, mailFromSetting(env, publicBaseUrl)),

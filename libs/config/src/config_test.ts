@@ -3,7 +3,7 @@ import { generateKeyPairSync } from "node:crypto";
 import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { ConfigError, loadConfig } from "./config.ts";
+import { ConfigError, DB_POOL_DEFAULTS, loadConfig } from "./config.ts";
 
 const base = { SECRET_KEY: "0123456789abcdef0123" };
 
@@ -25,6 +25,7 @@ describe("configuration is read once, with the contract's defaults", () => {
       orgStorageQuotaBytes: 5 * 1024 ** 3,
       orgSiteLimit: 25,
       siteDeleteGraceS: 7 * 24 * 3600,
+      mediaMaxPixels: 40_000_000,
     });
     expect(c.fetchAllowHosts).toEqual([]);
     expect(c.mcpAllowedOrigins).toEqual([]);
@@ -36,6 +37,9 @@ describe("configuration is read once, with the contract's defaults", () => {
       leaseMs: 120_000,
       sweepEveryMs: 15_000,
       concurrency: 8,
+      smtpTimeoutMs: 30_000,
+      softBounceLimit: 3,
+      snsCertHosts: ["sns.*.amazonaws.com", "sns.*.amazonaws.com.cn"],
       heloName: "[127.0.0.1]",
       dkim: null,
       bounceAddress: "newsletter@localhost",
@@ -88,10 +92,30 @@ describe("configuration is read once, with the contract's defaults", () => {
         .newsletter.dkim;
     expect(dkim(join(dir, "rsa.pem"))).toMatchObject({
       domain: "example.com",
-      selector: "news",
-      keyType: "rsa",
+      keys: [{ selector: "news", keyType: "rsa" }],
     });
-    expect(dkim(join(dir, "ed25519.pem"))?.keyType).toBe("ed25519");
+    // An Ed25519 key alone: refused, naming the setting (Gmail, Outlook and Yahoo verify only RSA).
+    expect(() => dkim(join(dir, "ed25519.pem"))).toThrow(
+      "DKIM_PRIVATE_KEY_FILE: an Ed25519 key alone is refused",
+    );
+    const both = loadConfig({
+      ...base,
+      DKIM_DOMAIN: "example.com",
+      DKIM_SELECTOR: "rsa1, ed1",
+      DKIM_PRIVATE_KEY_FILE: `${join(dir, "rsa.pem")},${join(dir, "ed25519.pem")}`,
+    }).newsletter.dkim;
+    expect(both?.keys.map((k) => [k.selector, k.keyType])).toEqual([
+      ["rsa1", "rsa"],
+      ["ed1", "ed25519"],
+    ]);
+    expect(() =>
+      loadConfig({
+        ...base,
+        DKIM_DOMAIN: "example.com",
+        DKIM_SELECTOR: "rsa1",
+        DKIM_PRIVATE_KEY_FILE: `${join(dir, "rsa.pem")},${join(dir, "ed25519.pem")}`,
+      }),
+    ).toThrow("one selector per key");
     expect(() => dkim(join(dir, "ec.pem"))).toThrow("RSA or Ed25519");
     expect(() => dkim(join(dir, "missing.pem"))).toThrow("DKIM_PRIVATE_KEY_FILE");
     expect(() => loadConfig({ ...base, DKIM_DOMAIN: "example.com" })).toThrow("go together");
@@ -112,6 +136,8 @@ describe("configuration is read once, with the contract's defaults", () => {
       linkedinVersion: "202607",
       poll: { intervalMs: 3000, maxAttempts: 60 },
       shareTokenSeconds: 86400,
+      publishWaitS: 20,
+      publishRetryWindowS: 3600,
       videoMaxBytes: 104857600,
       authBase: { instagram: null, threads: null, x: null, linkedin: null, reddit: null, tiktok: null },
       clients: { instagram: null, threads: null, x: null, linkedin: null, reddit: null, tiktok: null },
@@ -187,6 +213,31 @@ describe("configuration is read once, with the contract's defaults", () => {
       /MCP_ALLOWED_ORIGINS/,
     );
     expect(() => loadConfig({ ...base, MCP_ALLOWED_ORIGINS: "*" })).toThrow(/MCP_ALLOWED_ORIGINS/);
+  });
+
+  test("database pooler settings (issue 35): DATABASE_POOLER, DATABASE_LISTEN_URL, per-app DB_POOL_MAX", () => {
+    const c = loadConfig(base);
+    expect(c.databasePooler).toBeNull();
+    expect(c.databaseListenUrl).toBeNull();
+    expect(c.databaseListenPollMs).toBe(1000);
+    expect(c.dbPoolMax).toBeNull();
+    expect(DB_POOL_DEFAULTS).toEqual({ api: 10, "render-daemon": 4, metrics: 4 });
+    const p = loadConfig({
+      ...base,
+      DATABASE_URL: "postgres://app@pgbouncer:6432/site",
+      DATABASE_POOLER: "transaction",
+      DATABASE_LISTEN_URL: "postgres://app@db:5432/site",
+      DATABASE_LISTEN_POLL_MS: "250",
+      DB_POOL_MAX: "3",
+    });
+    expect(p.databasePooler).toBe("transaction");
+    expect(p.databaseListenUrl).toBe("postgres://app@db:5432/site");
+    expect(p.databaseListenPollMs).toBe(250);
+    expect(p.dbPoolMax).toBe(3);
+    expect(loadConfig({ ...base, DATABASE_POOLER: "none" }).databasePooler).toBeNull();
+    expect(() => loadConfig({ ...base, DATABASE_POOLER: "session" })).toThrow(/DATABASE_POOLER/);
+    expect(() => loadConfig({ ...base, DATABASE_LISTEN_URL: "http://db" })).toThrow(/DATABASE_LISTEN_URL/);
+    expect(() => loadConfig({ ...base, DATABASE_LISTEN_POLL_MS: "10" })).toThrow(/DATABASE_LISTEN_POLL_MS/);
   });
 
   test("a bad value fails at boot naming the setting", () => {

@@ -5,14 +5,20 @@ import { ConfigError } from "./config_error.ts";
 
 type Env = Record<string, string | undefined>;
 
-/** DKIM signing of newsletter mail (DKIM_DOMAIN, DKIM_SELECTOR, DKIM_PRIVATE_KEY_FILE). */
-export type DkimSettings = {
-  domain: string;
+/** One DKIM key: its selector and PEM private key. */
+export type DkimKey = {
   selector: string;
   /** The private key as PEM (read from DKIM_PRIVATE_KEY_FILE at boot). */
   privateKey: string;
   /** rsa (signed rsa-sha256) or ed25519 (signed ed25519-sha256, RFC 8463). */
   keyType: "rsa" | "ed25519";
+};
+
+/** DKIM signing of newsletter mail (DKIM_DOMAIN; DKIM_SELECTOR and DKIM_PRIVATE_KEY_FILE, one or more each). */
+export type DkimSettings = {
+  domain: string;
+  /** Every key signs (one DKIM-Signature each), in the order given. */
+  keys: DkimKey[];
 };
 
 const DOMAIN = /^(?=.{1,253}$)(?:[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?\.)+[a-z][a-z0-9-]{0,61}[a-z0-9]$/i;
@@ -46,17 +52,43 @@ function addressLiteral(ip: string): string {
   return isIP(ip) === 6 ? `[IPv6:${ip}]` : `[${ip}]`;
 }
 
-/** DKIM_DOMAIN, DKIM_SELECTOR and DKIM_PRIVATE_KEY_FILE: all three or none; the key RSA or Ed25519. */
+/**
+ * DKIM_DOMAIN, DKIM_SELECTOR and DKIM_PRIVATE_KEY_FILE: all three or none. The selector and key file
+ * settings may each list several, comma-separated and in the same order (RFC 6376 §4.2 lets a message
+ * carry several signatures; RFC 8463 §3 advises signing with both an RSA and an Ed25519 key). Each key
+ * is RSA or Ed25519; an Ed25519 key without an RSA key is refused: Gmail, Outlook and Yahoo verify RSA
+ * signatures only, so such mail would have no valid DKIM there (decision 1453).
+ */
 export function dkimSetting(env: Env): DkimSettings | null {
   const domain = env.DKIM_DOMAIN?.trim() || "";
-  const selector = env.DKIM_SELECTOR?.trim() || "";
-  const file = env.DKIM_PRIVATE_KEY_FILE?.trim() || "";
-  if (!domain && !selector && !file) return null;
-  if (!domain || !selector || !file)
+  const list = (name: string) =>
+    (env[name] || "")
+      .split(",")
+      .map((x) => x.trim())
+      .filter(Boolean);
+  const selectors = list("DKIM_SELECTOR");
+  const files = list("DKIM_PRIVATE_KEY_FILE");
+  if (!domain && selectors.length === 0 && files.length === 0) return null;
+  if (!domain || selectors.length === 0 || files.length === 0)
     throw new ConfigError(
       "DKIM_DOMAIN, DKIM_SELECTOR and DKIM_PRIVATE_KEY_FILE go together: set all three to sign newsletter mail, or none",
     );
+  if (selectors.length !== files.length)
+    throw new ConfigError(
+      `DKIM_SELECTOR lists ${selectors.length} selector(s) and DKIM_PRIVATE_KEY_FILE ${files.length} key file(s): give one selector per key, in the same order`,
+    );
   if (!DOMAIN.test(domain)) throw new ConfigError(`DKIM_DOMAIN must be a domain name, got "${domain}"`);
+  const keys = selectors.map((selector, i) => dkimKey(selector, files[i]!));
+  if (new Set(selectors.map((x) => x.toLowerCase())).size !== selectors.length)
+    throw new ConfigError("DKIM_SELECTOR: each key needs its own selector (its own DNS record)");
+  if (!keys.some((k) => k.keyType === "rsa"))
+    throw new ConfigError(
+      "DKIM_PRIVATE_KEY_FILE: an Ed25519 key alone is refused: Gmail, Outlook and Yahoo verify only RSA signatures, so the mail would fail DMARC there. Add an RSA key beside it (DKIM_SELECTOR=rsa2026,ed2026 DKIM_PRIVATE_KEY_FILE=/etc/site/rsa.pem,/etc/site/ed.pem)",
+    );
+  return { domain: domain.toLowerCase(), keys };
+}
+
+function dkimKey(selector: string, file: string): DkimKey {
   if (!/^[a-z0-9](?:[a-z0-9._-]{0,62})$/i.test(selector))
     throw new ConfigError(`DKIM_SELECTOR must be a DNS label like "news2026", got "${selector}"`);
   if (!existsSync(file))
@@ -72,7 +104,7 @@ export function dkimSetting(env: Env): DkimSettings | null {
   }
   if (keyType !== "rsa" && keyType !== "ed25519")
     throw new ConfigError(`DKIM_PRIVATE_KEY_FILE: the key is ${keyType}; DKIM signs with RSA or Ed25519`);
-  return { domain: domain.toLowerCase(), selector, privateKey, keyType };
+  return { selector, privateKey, keyType };
 }
 
 /** MAIL_BOUNCE_ADDRESS (the envelope sender, tagged per message), default MAIL_FROM. */

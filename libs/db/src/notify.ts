@@ -22,6 +22,8 @@ export function watchChannel(
   handlers: {
     onNotify(payload: string): void;
     onLive?(live: boolean): void;
+    /** A connection or LISTEN attempt failed (retried every `retryMs`). */
+    onError?(err: unknown): void;
     connectTimeoutMs?: number;
     retryMs?: number;
     heartbeatMs?: number;
@@ -80,8 +82,9 @@ export function watchChannel(
       }
       current = s;
       setLive(true);
-    } catch {
+    } catch (err) {
       s.end({ timeout: 0 }).catch(() => {});
+      handlers.onError?.(err);
       schedule();
     } finally {
       connecting = false;

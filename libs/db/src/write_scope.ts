@@ -48,6 +48,11 @@ export function runInWriteScope<T>(scope: WriteScope, fn: () => T): T {
   return current.run({ scope, provisional: false }, fn);
 }
 
+/** The state of the write scope this code runs in (`writing` once a durable write was sent), or null outside one. */
+export function writeScopeState(): "open" | "writing" | "cancelled" | null {
+  return current.getStore()?.scope.state ?? null;
+}
+
 /**
  * Runs `fn` with its writes marked provisional: bookkeeping that lapses by itself if the work never
  * finishes (a reservation with an expiry). Such writes do not commit the request to finishing; after
@@ -55,7 +60,17 @@ export function runInWriteScope<T>(scope: WriteScope, fn: () => T): T {
  */
 export function provisionalWrites<T>(fn: () => T): T {
   const at = current.getStore();
-  return at ? current.run({ scope: at.scope, provisional: true }, fn) : fn();
+  if (!at) return fn();
+  return current.run({ scope: at.scope, provisional: true }, () => {
+    const out = fn();
+    // A Drizzle query is lazy: it is sent when awaited. Awaited here, inside the provisional context, it
+    // is sent as provisional; awaited by the caller, it would be sent in the caller's (durable) context.
+    return (isThenable(out) ? Promise.resolve(out) : out) as T;
+  });
+}
+
+function isThenable(x: unknown): x is PromiseLike<unknown> {
+  return typeof (x as { then?: unknown } | null)?.then === "function";
 }
 
 // Statements that only read. Anything else (insert, update, delete, a CTE, DDL…) counts as a write.

@@ -25,4 +25,11 @@ export async function createTestDatabase(opts: { max?: number } = {}): Promise<D
     },
   };
 }
+export {
+  type PgBouncer,
+  pgbouncerMissing,
+  pgbouncerPath,
+  sharedPgBouncer,
+  startPgBouncer,
+} from "./pgbouncer.ts";
 export { childrenWith } from "./processes.ts";

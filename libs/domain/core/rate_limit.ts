@@ -15,7 +15,8 @@ export type RateDecision = {
 /** Counts requests per API key: in process, or shared by every API process through Redis. */
 export type RateLimiter = {
   readonly shared: boolean;
-  take(id: string): Promise<RateDecision>;
+  /** Counts `cost` requests (default 1: a JSON-RPC batch counts each call) when all of them fit, else none. */
+  take(id: string, cost?: number): Promise<RateDecision>;
   close(): Promise<void>;
 };
 
@@ -50,7 +51,7 @@ export function createMemoryRateLimiter(opts: {
   let sweeps = 0;
   return {
     shared: false,
-    async take(id) {
+    async take(id, cost = 1) {
       const t = now();
       const window = Math.floor(t / opts.windowMs);
       let c = counts.get(id);
@@ -64,7 +65,7 @@ export function createMemoryRateLimiter(opts: {
       }
       if (++sweeps % 10_000 === 0) for (const [k, v] of counts) if (v.window < window - 1) counts.delete(k);
       const estimate = slidingEstimate(c.prev, c.curr, opts.windowMs, t);
-      if (estimate >= opts.requests) {
+      if (estimate + cost - 1 >= opts.requests) {
         return {
           allowed: false,
           limit: opts.requests,
@@ -73,11 +74,11 @@ export function createMemoryRateLimiter(opts: {
           windowMs: opts.windowMs,
         };
       }
-      c.curr++;
+      c.curr += cost;
       return {
         allowed: true,
         limit: opts.requests,
-        remaining: Math.max(0, Math.floor(opts.requests - estimate - 1)),
+        remaining: Math.max(0, Math.floor(opts.requests - estimate - cost)),
         resetMs: opts.windowMs - (t % opts.windowMs),
         windowMs: opts.windowMs,
       };

@@ -50,11 +50,12 @@ function aesKey(secretKey: string): Buffer {
   return createHash("sha256").update(`aes-256-gcm:${secretKey}`).digest();
 }
 
-/** Encrypts with AES-256-GCM; output `v1.<iv>.<tag>.<ciphertext>` in base64url. */
-export function encryptSecret(secretKey: string, plaintext: string): string {
+/** Encrypts with AES-256-GCM (text as UTF-8, or bytes as they are); output `v1.<iv>.<tag>.<ciphertext>` in base64url. */
+export function encryptSecret(secretKey: string, plaintext: string | Uint8Array): string {
   const iv = randomBytes(12);
   const cipher = createCipheriv("aes-256-gcm", aesKey(secretKey), iv);
-  const data = Buffer.concat([cipher.update(plaintext, "utf8"), cipher.final()]);
+  const bytes = typeof plaintext === "string" ? Buffer.from(plaintext, "utf8") : plaintext;
+  const data = Buffer.concat([cipher.update(bytes), cipher.final()]);
   return [
     "v1",
     iv.toString("base64url"),
@@ -65,9 +66,14 @@ export function encryptSecret(secretKey: string, plaintext: string): string {
 
 /** Decrypts what encryptSecret wrote; throws if it was tampered with. */
 export function decryptSecret(secretKey: string, sealed: string): string {
+  return decryptSecretBytes(secretKey, sealed).toString("utf8");
+}
+
+/** Decrypts what encryptSecret wrote, as bytes; throws if it was tampered with. */
+export function decryptSecretBytes(secretKey: string, sealed: string): Buffer {
   const [v, iv, tag, data] = sealed.split(".");
   if (v !== "v1" || !iv || !tag || data === undefined) throw new Error("unknown sealed format");
   const decipher = createDecipheriv("aes-256-gcm", aesKey(secretKey), Buffer.from(iv, "base64url"));
   decipher.setAuthTag(Buffer.from(tag, "base64url"));
-  return Buffer.concat([decipher.update(Buffer.from(data, "base64url")), decipher.final()]).toString("utf8");
+  return Buffer.concat([decipher.update(Buffer.from(data, "base64url")), decipher.final()]);
 }

@@ -65,6 +65,34 @@ function webpSize(b: Uint8Array): { width: number; height: number } | null {
   return null;
 }
 
+const u16le = (b: Uint8Array, at: number) => b[at]! | (b[at + 1]! << 8);
+
+/**
+ * A GIF's size: its logical screen, grown to its first image where that reaches past it, as decoders do
+ * (Skia's and Blink's GIF readers resize the screen to the first frame). GIF89a §18 (logical screen
+ * descriptor), §20 (image descriptor), §15 (data sub-blocks): https://www.w3.org/Graphics/GIF/spec-gif89a.txt
+ */
+function gifSize(b: Uint8Array): { width: number; height: number } {
+  let width = u16le(b, 6);
+  let height = u16le(b, 8);
+  let i = 13 + (b.length > 10 && b[10]! & 0x80 ? 3 * 2 ** ((b[10]! & 7) + 1) : 0);
+  while (i < b.length) {
+    if (b[i] === 0x21) {
+      // An extension: its label, then sub-blocks until a zero length.
+      i += 2;
+      while (i < b.length && b[i] !== 0) i += b[i]! + 1;
+      i++;
+    } else {
+      if (b[i] === 0x2c && i + 9 <= b.length) {
+        width = Math.max(width, u16le(b, i + 1) + u16le(b, i + 5));
+        height = Math.max(height, u16le(b, i + 3) + u16le(b, i + 7));
+      }
+      break;
+    }
+  }
+  return { width, height };
+}
+
 /** Decides a file's type by its magic bytes (JPEG, PNG, WebP, GIF) and reads its size; null for anything else. */
 export function sniffImage(b: Uint8Array): SniffedImage | null {
   if (b.length >= 3 && b[0] === 0xff && b[1] === 0xd8 && b[2] === 0xff) {
@@ -76,7 +104,7 @@ export function sniffImage(b: Uint8Array): SniffedImage | null {
     return { contentType: "image/png", width: v.getUint32(16), height: v.getUint32(20) };
   }
   if (b.length >= 10 && (ascii(b, 0, 6) === "GIF87a" || ascii(b, 0, 6) === "GIF89a")) {
-    return { contentType: "image/gif", width: b[6]! | (b[7]! << 8), height: b[8]! | (b[9]! << 8) };
+    return { contentType: "image/gif", ...gifSize(b) };
   }
   if (b.length >= 16 && ascii(b, 0, 4) === "RIFF" && ascii(b, 8, 4) === "WEBP") {
     const s = webpSize(b);

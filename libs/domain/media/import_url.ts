@@ -1,4 +1,4 @@
-import { AppError } from "@site/domain/core";
+import { AppError, type InWork } from "@site/domain/core";
 import { checkFetchTarget, GuardedFetchError, guardedFetchStream, TargetError } from "@site/net";
 import { isStoreDown, StoreError } from "@site/storage";
 import { addedMediaFile } from "./embed.ts";
@@ -6,8 +6,11 @@ import { addLibraryStream, type LibraryEntry, type MediaContext } from "./librar
 import type { AddedMediaFile, ImportUrlBody } from "./models.ts";
 import { reserveImport, settleImportReservation } from "./quota.ts";
 
-/** Test hook: extra CA certificates the guarded fetch trusts in-process (production leaves it unset). */
-export type ImportOptions = { tls?: { ca?: string | string[] } };
+/**
+ * `tls`, a test hook: extra CA certificates the guarded fetch trusts in-process (production leaves it
+ * unset). `inWork`: called with the answer inside the landing transaction (decision 1411).
+ */
+export type ImportOptions = { tls?: { ca?: string | string[] }; inWork?: InWork<AddedMediaFile> };
 
 /**
  * A failed fetch as the API's error: its message is the guarded fetch's own words (which never quote a
@@ -104,6 +107,7 @@ export async function importFromUrl(
       alt: input.alt ?? null,
       baseName: baseNameOf(input.url),
       reservation,
+      inWork: opts.inWork && ((tx, landed) => opts.inWork!(tx, addedMediaFile(landed, input.alt))),
     });
   } catch (err) {
     // A failed fetch stays counted; anything else (a full store, the quota, our bug) is not the host's,

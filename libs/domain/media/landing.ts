@@ -4,13 +4,14 @@ import type { ObjectInfo } from "@site/storage";
 import { and, eq } from "drizzle-orm";
 import { SNIFF_BYTES } from "./image_types.ts";
 import type { MediaContext } from "./library.ts";
+import { pixelRefusal } from "./pixels.ts";
 
 /**
  * A prepared upload as landing sees it: its object and declared type, how its bytes are told apart, and
  * its own record (the site library's `media_uploads`, the social library's `social_media`), each counting
  * its bytes (quota, caps) its own way.
  */
-export type PreparedUpload<S extends { contentType: string }> = {
+export type PreparedUpload<S extends Sniffed> = {
   /** The table of the upload's record (its `status` starts `prepared`, a refusal turns it `rejected`). */
   table: typeof mediaUploads | typeof socialMedia;
   id: string;
@@ -29,7 +30,10 @@ export type PreparedUpload<S extends { contentType: string }> = {
   rejectedLog: string;
 };
 
-async function rejectUpload<S extends { contentType: string }>(
+/** What the first bytes of an upload tell: its type, and for an image the size its header declares. */
+type Sniffed = { contentType: string; kind?: "image" | "video"; width: number | null; height: number | null };
+
+async function rejectUpload<S extends Sniffed>(
   ctx: MediaContext,
   upload: PreparedUpload<S>,
   why: AppError,
@@ -45,11 +49,12 @@ async function rejectUpload<S extends { contentType: string }>(
 }
 
 /**
- * Lands a prepared upload whose bytes arrived: the signed size, the declared type by magic bytes, and the
+ * Lands a prepared upload whose bytes arrived: the signed size, the declared type by magic bytes, an
+ * image's declared pixels (MEDIA_MAX_PIXELS, read from its first SNIFF_BYTES, never decoded), and the
  * record's counting (quota, caps) in the same transaction as its listing; anything else deletes the bytes
  * and never lists them. Returns the error when it refused; null when landed or not arrived yet.
  */
-export async function landPreparedUpload<S extends { contentType: string }>(
+export async function landPreparedUpload<S extends Sniffed>(
   ctx: MediaContext,
   upload: PreparedUpload<S>,
 ): Promise<AppError | null> {
@@ -68,6 +73,9 @@ export async function landPreparedUpload<S extends { contentType: string }>(
   const sniffed = upload.sniff(prefix);
   if (!sniffed || sniffed.contentType !== upload.contentType)
     return rejectUpload(ctx, upload, upload.wrongType());
+  // Pixels before bytes: an image over MEDIA_MAX_PIXELS (as its header declares) lands as refused.
+  const tooBig = sniffed.kind === "video" ? null : pixelRefusal(sniffed, ctx.config.limits.mediaMaxPixels);
+  if (tooBig) return rejectUpload(ctx, upload, tooBig);
   try {
     await ctx.db.transaction(async (tx) => {
       const t = upload.table;

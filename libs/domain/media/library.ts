@@ -1,9 +1,10 @@
 import { randomBytes } from "node:crypto";
-import { isUniqueViolation, mediaFiles } from "@site/db";
+import { isUniqueViolation, mediaFiles, type Tx } from "@site/db";
 import {
   AppError,
   andOlderThan,
   type Context,
+  type InWork,
   isUuid,
   keysetPage,
   type ListQuery,
@@ -13,10 +14,11 @@ import {
 import { MAX_MEDIA_BYTES, type ObjectStore } from "@site/storage";
 import { eq, sql } from "drizzle-orm";
 import { grantMemberUrl, mediaPath, memberGrantExpiry } from "./grants.ts";
-import { IMAGE_TYPES, type ImageType, type SniffedImage, sniffImage } from "./image_types.ts";
+import { IMAGE_TYPES, type ImageType, SNIFF_BYTES, type SniffedImage, sniffImage } from "./image_types.ts";
 import { pageCache } from "./list_cache.ts";
 import { recordMediaCreated } from "./media_events.ts";
 import type { MediaLibraryPage } from "./models.ts";
+import { pixelRefusal } from "./pixels.ts";
 import { countLanding, type ImportReservation } from "./quota.ts";
 
 /** What media functions use: the context plus the object store. */
@@ -60,7 +62,10 @@ export function notAnImage(field = "file"): AppError {
   ]);
 }
 
-/** Adds a file's bytes to a site's library: sniffs the type by magic bytes (JPEG/PNG/WebP/GIF only, else 400 VALIDATION_ERROR), reads width/height, checks and counts the org storage quota (403 FORBIDDEN) in the same transaction as the row, writes to the store, inserts media_files, returns the library entry. */
+/** Bytes a user sent (an upload, an import), not the renderer's own captures. */
+const userSource = (source: MediaSource) => source === "upload" || source === "import";
+
+/** Adds a file's bytes to a site's library: sniffs the type by magic bytes (JPEG/PNG/WebP/GIF only, else 400 VALIDATION_ERROR), reads width/height (a user's image over MEDIA_MAX_PIXELS: 400 VALIDATION_ERROR), checks and counts the org storage quota (403 FORBIDDEN) in the same transaction as the row, writes to the store, inserts media_files, returns the library entry. */
 export async function addLibraryFile(
   ctx: MediaContext,
   input: {
@@ -70,6 +75,7 @@ export async function addLibraryFile(
     alt?: string | null;
     baseName?: string;
   },
+  opts: { commitWith?: CommitWith } = {},
 ): Promise<LibraryEntry> {
   if (input.bytes.byteLength > MAX_MEDIA_BYTES) {
     throw new AppError("VALIDATION_ERROR", `file: over the ${MAX_MEDIA_BYTES}-byte limit`, [
@@ -78,12 +84,14 @@ export async function addLibraryFile(
   }
   const sniffed = sniffImage(input.bytes);
   if (!sniffed) throw notAnImage();
+  // A user's image over MEDIA_MAX_PIXELS is refused; the renderer's own captures (bounded viewports) are not checked.
+  const tooBig = userSource(input.source) ? pixelRefusal(sniffed, ctx.config.limits.mediaMaxPixels) : null;
+  if (tooBig) throw tooBig;
   const name = generateMediaName(sniffed.contentType, input.baseName);
   const key = libraryKey(input.siteId, name);
   const size = input.bytes.byteLength;
   const stored = await ctx.store.put(key, input.bytes, { contentType: sniffed.contentType });
-  await recordLibraryFile(ctx, { ...input, key, name, sniffed, size, etag: stored.etag });
-  return {
+  const entry: LibraryEntry = {
     key,
     name,
     url: mediaPath(key),
@@ -92,7 +100,18 @@ export async function addLibraryFile(
     height: sniffed.height,
     contentType: sniffed.contentType,
   };
+  await recordLibraryFile(ctx, { ...input, key, name, sniffed, size, etag: stored.etag }, (tx) =>
+    opts.commitWith ? opts.commitWith(tx, entry) : Promise.resolve(),
+  );
+  return entry;
 }
+
+/**
+ * The caller's part of the transaction that lists a file (a render's completion by the try that owns
+ * it, decision 1440): it commits with the row and the quota, and throwing rolls them back and deletes
+ * the stored bytes, so nothing is listed or counted.
+ */
+export type CommitWith = (tx: Tx, entry: LibraryEntry) => Promise<void>;
 
 /** Counts a stored file against the caps and quota and inserts its row, in one transaction; deletes the bytes on failure. */
 async function recordLibraryFile(
@@ -107,7 +126,10 @@ async function recordLibraryFile(
     source: MediaSource;
     alt?: string | null;
     reservation?: ImportReservation;
+    /** Called in the landing transaction: the request's answer commits with the row (decision 1411). */
+    inWork?: (tx: Tx) => Promise<void>;
   },
+  commitWith?: (tx: Tx) => Promise<void>,
 ): Promise<void> {
   try {
     await ctx.db.transaction(async (tx) => {
@@ -135,6 +157,8 @@ async function recordLibraryFile(
         .returning();
       // media.created commits with the file (the webhook outbox, decision 0840); not for previews.
       if (row && f.source !== "preview") await recordMediaCreated(ctx, tx, row);
+      await f.inWork?.(tx);
+      await commitWith?.(tx);
     });
   } catch (err) {
     await ctx.store.delete(f.key).catch(() => {});
@@ -144,9 +168,11 @@ async function recordLibraryFile(
 }
 
 /**
- * addLibraryFile for bytes still streaming in (URL import): the first bytes decide the type (anything
- * else is refused before the rest is read), the body streams into the store under the size cap, and
- * only the leading bytes are kept to read the dimensions, so memory does not grow with the file.
+ * addLibraryFile for bytes still streaming in (URL import): the leading bytes decide the type and the
+ * size the header declares (read up to SNIFF_BYTES until the header names it: a JPEG's SOF may follow
+ * its metadata); anything else, or an image over MEDIA_MAX_PIXELS, is refused before the rest is read or
+ * any byte is stored. The body then streams into the store under the size cap, so memory does not grow
+ * with the file.
  */
 export async function addLibraryStream(
   ctx: MediaContext,
@@ -159,13 +185,16 @@ export async function addLibraryStream(
     baseName?: string;
     /** The import's reserved upload slot and fetch attempt, settled in the landing transaction. */
     reservation?: ImportReservation;
+    /** Called with the entry inside the landing transaction (an idempotent request's answer, decision 1411). */
+    inWork?: InWork<LibraryEntry>;
   },
 ): Promise<LibraryEntry> {
   const reader = input.body.getReader();
   const head: Uint8Array[] = [];
   let headLength = 0;
   let ended = false;
-  while (headLength < 64) {
+  let sniffed: SniffedImage | null = null;
+  while (headLength < SNIFF_BYTES) {
     const { done, value } = await reader.read();
     if (done) {
       ended = true;
@@ -173,17 +202,25 @@ export async function addLibraryStream(
     }
     head.push(value);
     headLength += value.byteLength;
+    if (headLength < 64) continue;
+    sniffed = sniffImage(new Uint8Array(Buffer.concat(head)));
+    // Not an image, or one whose header named its size: no need to read further before deciding.
+    if (!sniffed || sniffed.width !== null) break;
   }
   const first = new Uint8Array(Buffer.concat(head));
-  const type = sniffImage(first)?.contentType;
-  if (!type) {
+  sniffed = sniffImage(first);
+  const refused = !sniffed
+    ? notAnImage()
+    : userSource(input.source)
+      ? pixelRefusal(sniffed, ctx.config.limits.mediaMaxPixels)
+      : null;
+  if (refused || !sniffed) {
     await reader.cancel().catch(() => {});
-    throw notAnImage();
+    throw refused ?? notAnImage();
   }
+  const type = sniffed.contentType;
   const name = generateMediaName(type, input.baseName);
   const key = libraryKey(input.siteId, name);
-  const kept: Uint8Array[] = [first];
-  let keptLength = first.byteLength;
   const body = new ReadableStream<Uint8Array>({
     start(c) {
       c.enqueue(first);
@@ -191,15 +228,8 @@ export async function addLibraryStream(
     },
     async pull(c) {
       const { done, value } = await reader.read();
-      if (done) {
-        c.close();
-        return;
-      }
-      if (keptLength < SNIFF_KEEP_BYTES) {
-        kept.push(value);
-        keptLength += value.byteLength;
-      }
-      c.enqueue(value);
+      if (done) c.close();
+      else c.enqueue(value);
     },
     cancel: (why) => reader.cancel(why),
   });
@@ -208,13 +238,7 @@ export async function addLibraryStream(
     size: input.size ?? undefined,
     maxBytes: MAX_MEDIA_BYTES,
   });
-  const sniffed = sniffImage(new Uint8Array(Buffer.concat(kept))) ?? {
-    contentType: type,
-    width: null,
-    height: null,
-  };
-  await recordLibraryFile(ctx, { ...input, key, name, sniffed, size: stored.size, etag: stored.etag });
-  return {
+  const entry: LibraryEntry = {
     key,
     name,
     url: mediaPath(key),
@@ -223,10 +247,18 @@ export async function addLibraryStream(
     height: sniffed.height,
     contentType: type,
   };
+  const { inWork, ...rest } = input;
+  await recordLibraryFile(ctx, {
+    ...rest,
+    key,
+    name,
+    sniffed,
+    size: stored.size,
+    etag: stored.etag,
+    inWork: inWork && ((tx) => inWork(tx, entry)),
+  });
+  return entry;
 }
-
-// Dimensions sit in the first kilobytes of nearly every file (JPEG: after EXIF, rarely past 256 KiB).
-const SNIFF_KEEP_BYTES = 256 * 1024;
 
 /** A library file of a site by key, or null (what the list does not show does not exist). */
 export async function findLibraryFile(ctx: Context, key: string) {

@@ -8,6 +8,7 @@ export * from "./landing.ts";
 export * from "./library.ts";
 export * from "./models.ts";
 export * from "./mp4.ts";
+export * from "./pixels.ts";
 export * from "./quota.ts";
 export * from "./refs.ts";
 export * from "./share.ts";

@@ -4,7 +4,13 @@ import { and, eq, gt, inArray, isNull, or, sql } from "drizzle-orm";
 
 const DAY_MS = 24 * 3600 * 1000;
 
-/** Locks the organization owning a site (serializing its quota and cap checks) and returns its counters. */
+/**
+ * Locks the organization owning a site (serializing its quota and cap checks), then the site's row, and
+ * returns the organization's counters; 404 for a site deleted meanwhile. The site is read again once the
+ * organization's lock is held (decision 1420): a delete of the site that committed while this waited
+ * (it holds the same lock) is seen, so its files' bytes, already given back, are not given back again and
+ * nothing lands on it (CONTRACT.md "bytes freed once").
+ */
 export async function lockSiteOrg(tx: Tx, siteId: string) {
   const [row] = await tx
     .select({
@@ -18,6 +24,15 @@ export async function lockSiteOrg(tx: Tx, siteId: string) {
     .where(and(eq(sites.id, siteId), isNull(sites.deletedAt)))
     .for("update", { of: organizations });
   if (!row) throw notFound("site");
+  // A statement of its own, so that it sees what committed while the organization's lock was awaited
+  // (READ COMMITTED re-reads only the locked row, not the joined site). NO KEY UPDATE conflicts with the
+  // site delete's update, not with the key-share locks of rows that merely reference the site.
+  const [site] = await tx
+    .select({ id: sites.id })
+    .from(sites)
+    .where(and(eq(sites.id, siteId), isNull(sites.deletedAt)))
+    .for("no key update");
+  if (!site) throw notFound("site");
   return row;
 }
 
@@ -177,14 +192,18 @@ export async function settleImportReservation(
   r: ImportReservation,
   outcome: "failed_fetch" | "not_counted",
 ): Promise<void> {
-  await ctx.db.transaction(async (tx) => {
-    if (outcome === "failed_fetch")
-      await tx.update(usageEvents).set({ reservedUntil: null }).where(eq(usageEvents.id, r.attemptId));
-    else await tx.delete(usageEvents).where(eq(usageEvents.id, r.attemptId));
-    await tx
-      .delete(usageEvents)
-      .where(and(eq(usageEvents.id, r.uploadId), sql`${usageEvents.reservedUntil} is not null`));
-  });
+  const settle = () =>
+    ctx.db.transaction(async (tx) => {
+      if (outcome === "failed_fetch")
+        await tx.update(usageEvents).set({ reservedUntil: null }).where(eq(usageEvents.id, r.attemptId));
+      else await tx.delete(usageEvents).where(eq(usageEvents.id, r.attemptId));
+      await tx
+        .delete(usageEvents)
+        .where(and(eq(usageEvents.id, r.uploadId), sql`${usageEvents.reservedUntil} is not null`));
+    });
+  // Releasing what was only reserved is provisional like the reservation (it would lapse by itself): an
+  // import that failed that way began no work (decisions 0820, 1410). A counted failed fetch is durable.
+  await (outcome === "not_counted" ? provisionalWrites(settle) : settle());
 }
 
 /** Prepared uploads that may still land: of one site (count) and of its organization (bytes). */

@@ -113,15 +113,50 @@ describe("lockSiteOrg and lockOrg", () => {
     expect(await inTx((tx) => lockSiteOrg(tx, randomUUID()))).toEqual(notFound);
   });
 
-  test("lockSiteOrg holds the organization's row until the transaction ends, and leaves the site's row free", async () => {
+  test("lockSiteOrg holds the organization's row and the site's until the transaction ends (decision 1420)", async () => {
     const o = await org(1000);
     const s = await site(o);
+    const other = await site(o);
     await handle.db.transaction(async (tx) => {
       await lockSiteOrg(tx, s);
       expect(await lockable("organizations", o)).toBe("held");
-      expect(await lockable("sites", s)).toBe("free");
+      expect(await lockable("sites", s)).toBe("held");
+      expect(await lockable("sites", other)).toBe("free");
     });
     expect(await lockable("organizations", o)).toBe("free");
+    expect(await lockable("sites", s)).toBe("free");
+  });
+
+  test("lockSiteOrg: a site deleted while it waited for the organization's lock is 404 (decision 1420)", async () => {
+    const o = await org(1000);
+    const s = await site(o);
+    let release!: () => void;
+    const released = new Promise<void>((r) => {
+      release = r;
+    });
+    let locked!: () => void;
+    const isLocked = new Promise<void>((r) => {
+      locked = r;
+    });
+    // A site delete: the organization's row locked, the site marked deleted, committed later.
+    const deleting = handle.db.transaction(async (tx) => {
+      await lockOrg(tx, o);
+      await tx.update(sites).set({ deletedAt: NOW }).where(eq(sites.id, s));
+      locked();
+      await released;
+    });
+    await isLocked;
+    const waiter = inTx((tx) => lockSiteOrg(tx, s));
+    while (
+      (
+        await handle.sql<{ n: number }[]>`select count(*)::int as n from pg_stat_activity
+          where datname = current_database() and wait_event_type = 'Lock'`
+      )[0]!.n < 1
+    )
+      await Bun.sleep(5);
+    release();
+    await deleting;
+    expect(await waiter).toEqual({ code: "NOT_FOUND", message: "site not found", headers: {} });
   });
 
   test("lockOrg answers the organization's counters and holds its row; an unknown one is 404", async () => {

@@ -1,4 +1,4 @@
-import { mediaFiles, mediaUploads } from "@site/db";
+import { mediaFiles, mediaUploads, socialMedia } from "@site/db";
 import { and, desc, eq, inArray, lte } from "drizzle-orm";
 import type { MediaContext } from "./library.ts";
 import { purgeDeletedSites } from "./site_purge.ts";
@@ -12,21 +12,28 @@ export type MediaSweep = {
   expired: number;
   /** Temporary files of transfers that never finished (a process killed mid-write). */
   tempRemoved: number;
-  /** Stored objects no library row or pending upload claims (a process killed between store and row). */
+  /**
+   * Stored objects no row claims, site library and social library alike (a process killed between store
+   * and row, a try whose second write failed and whose clean-up did not run).
+   */
   orphansRemoved: number;
   /** Sites deleted longer than SITE_DELETE_GRACE_S ago, purged (decision 0730). */
   sitesPurged: number;
 };
 
-/** How long a stored object may go without a row before the sweeper takes it for an orphan. */
-export const ORPHAN_GRACE_MS = 15 * 60_000;
+/**
+ * How long a stored object may go without a row before the sweeper takes it for an orphan (an hour,
+ * issue 38; decision 1421): far longer than any write between an object and its row.
+ */
+export const ORPHAN_GRACE_MS = 60 * 60_000;
 
 /**
  * One pass of the media sweeper (decision 0803): settles prepared uploads whose bytes went straight to
  * the store (newest first, then the lapsed ones, which also expire), removes temporary files older than
- * the longest allowed transfer, and — when `orphans` — objects under `site-media/` that neither a library
- * row nor a prepared upload claims and that are older than `orphanGraceMs`. Safe to run in several
- * processes at once: landing locks the upload row, a removal only touches what nothing claims.
+ * the longest allowed transfer, and — when `orphans` — objects older than `orphanGraceMs` (by the
+ * context's clock) that no row claims: under `site-media/` neither a library row nor a prepared upload,
+ * under `social-media/` no social library row (decision 1421). Safe to run in several processes at once:
+ * landing locks the upload row, a removal only touches what nothing claims.
  */
 export async function sweepMedia(
   ctx: MediaContext,
@@ -73,37 +80,65 @@ export async function sweepMedia(
   return out;
 }
 
-/** Removes objects under `site-media/` that no library row or prepared upload claims, past the grace. */
+/** The keys among `keys` (all under one prefix) that a row claims. */
+type Claims = (ctx: MediaContext, keys: string[]) => Promise<Set<string>>;
+
+/** A site library object: claimed by its library row, or by an upload still prepared. */
+const siteClaims: Claims = async (ctx, keys) => {
+  const files = await ctx.db
+    .select({ key: mediaFiles.key })
+    .from(mediaFiles)
+    .where(inArray(mediaFiles.key, keys));
+  const pending = await ctx.db
+    .select({ key: mediaUploads.key })
+    .from(mediaUploads)
+    .where(and(inArray(mediaUploads.key, keys), eq(mediaUploads.status, "prepared")));
+  return new Set([...files, ...pending].map((r) => r.key));
+};
+
+/**
+ * A social library object (uploads, generated images, derived JPEGs, clips and their posters): claimed by
+ * its row while prepared or ready; a rejected upload's bytes are no one's.
+ */
+const socialClaims: Claims = async (ctx, keys) => {
+  const rows = await ctx.db
+    .select({ key: socialMedia.key })
+    .from(socialMedia)
+    .where(and(inArray(socialMedia.key, keys), inArray(socialMedia.status, ["prepared", "ready"])));
+  return new Set(rows.map((r) => r.key));
+};
+
+/** Where the orphan walk looks, and what claims an object there. */
+const ORPHAN_PREFIXES: [string, Claims][] = [
+  ["site-media/", siteClaims],
+  ["social-media/", socialClaims],
+];
+
+/** Removes objects that no row claims, last written before the grace (by the context's clock). */
 async function sweepOrphans(ctx: MediaContext, graceMs: number): Promise<number> {
-  const before = Date.now() - graceMs;
+  const before = ctx.clock.now().getTime() - graceMs;
   let removed = 0;
-  let batch: string[] = [];
-  const flush = async () => {
-    if (batch.length === 0) return;
-    const keys = batch;
-    batch = [];
-    const files = await ctx.db
-      .select({ key: mediaFiles.key })
-      .from(mediaFiles)
-      .where(inArray(mediaFiles.key, keys));
-    const pending = await ctx.db
-      .select({ key: mediaUploads.key })
-      .from(mediaUploads)
-      .where(and(inArray(mediaUploads.key, keys), eq(mediaUploads.status, "prepared")));
-    const claimed = new Set([...files, ...pending].map((r) => r.key));
-    for (const key of keys) {
-      if (claimed.has(key)) continue;
-      await ctx.store.delete(key);
-      ctx.log.warn("removed an orphaned object", { key });
-      removed++;
+  for (const [prefix, claims] of ORPHAN_PREFIXES) {
+    let batch: string[] = [];
+    const flush = async () => {
+      if (batch.length === 0) return;
+      const keys = batch;
+      batch = [];
+      const claimed = await claims(ctx, keys);
+      for (const key of keys) {
+        if (claimed.has(key)) continue;
+        await ctx.store.delete(key);
+        ctx.log.warn("removed an orphaned object", { key });
+        removed++;
+      }
+    };
+    for await (const o of ctx.store.list(prefix)) {
+      if (o.lastModified.getTime() > before) continue;
+      batch.push(o.key);
+      if (batch.length >= 500) await flush();
     }
-  };
-  for await (const o of ctx.store.list("site-media/")) {
-    if (o.lastModified.getTime() > before) continue;
-    batch.push(o.key);
-    if (batch.length >= 500) await flush();
+    await flush();
   }
-  await flush();
   return removed;
 }
 

@@ -1,4 +1,5 @@
 import {
+  newsletterBounces,
   newsletterCampaigns,
   newsletterRecipients,
   newsletterSubscribers,
@@ -26,7 +27,7 @@ import { htmlToText } from "./campaign_html.ts";
 import { signCampaignForMail, signCampaignForMember, storableCampaignHtml } from "./campaign_media.ts";
 import { sanitizeCampaignHtml } from "./campaign_sanitize.ts";
 import { normalizeEmail } from "./emails.ts";
-import { composeMail } from "./message.ts";
+import { composeMail, feedbackId } from "./message.ts";
 import type {
   CampaignCounts,
   CampaignStatus,
@@ -43,7 +44,7 @@ type Row = typeof newsletterCampaigns.$inferSelect;
 export type QueueContext = Context & { queue: JobQueue };
 
 const iso = (d: Date | null) => (d ? d.toISOString() : null);
-const ZERO: CampaignCounts = { queued: 0, sent: 0, failed: 0, bounced: 0 };
+const ZERO: CampaignCounts = { queued: 0, sent: 0, failed: 0, bounced: 0, refusedByPolicy: 0 };
 
 function summary(r: Row, counts: CampaignCounts): CampaignSummary {
   return {
@@ -82,6 +83,18 @@ export async function campaignCounts(ctx: Context, ids: string[]): Promise<Map<s
     else if (r.status === "failed") c.failed += r.n;
     else if (r.status === "bounced") c.bounced += r.n;
     out.set(r.id, c);
+  }
+  // Reports that the receiver refused us (5.7.x): counted on the campaign, no subscriber changed.
+  const policy = await ctx.db
+    .select({ id: newsletterBounces.campaignId, n: sql<number>`count(*)::int` })
+    .from(newsletterBounces)
+    .where(and(inArray(newsletterBounces.campaignId, ids), eq(newsletterBounces.kind, "policy")))
+    .groupBy(newsletterBounces.campaignId);
+  for (const p of policy) {
+    if (!p.id) continue;
+    const c = out.get(p.id) ?? { ...ZERO };
+    c.refusedByPolicy = p.n;
+    out.set(p.id, c);
   }
   return out;
 }
@@ -302,12 +315,19 @@ export async function renderCampaignMail(
     fromName: string | null;
     /** The stored body; not needed when `rendered` is given. */
     html?: string;
+    /** The site's organization (Feedback-ID); read when not given. */
+    orgId?: string;
   },
   to: { email: string; id: string; unsubscribeUrl?: string; subjectPrefix?: string; bounce?: BounceRef },
   rendered?: RenderedBody,
 ) {
   const body =
     rendered ?? (await renderCampaignBody(ctx, { siteId: campaign.siteId, html: campaign.html ?? "" }));
+  const orgId =
+    campaign.orgId ??
+    (await ctx.db.select({ orgId: sites.orgId }).from(sites).where(eq(sites.id, campaign.siteId)))[0]
+      ?.orgId ??
+    "none";
   const footer = to.unsubscribeUrl ? unsubscribeFooter(to.unsubscribeUrl) : null;
   const html = wrapDocument(body.html, {
     preheader: campaign.preheader,
@@ -324,6 +344,12 @@ export async function renderCampaignMail(
       text: body.text + (footer?.text ?? ""),
       unsubscribeUrl: to.unsubscribeUrl,
       envelopeFrom: to.bounce ? envelopeSender(ctx.config, to.bounce) : ctx.config.newsletter.bounceAddress,
+      feedbackId: feedbackId({
+        campaign: to.bounce ? campaign.id : "test",
+        siteId: campaign.siteId,
+        orgId,
+        sender: ctx.config.newsletter.mailFrom,
+      }),
     },
     { dkim: ctx.config.newsletter.dkim },
   );
@@ -454,6 +480,7 @@ export async function sendCampaign(
     return view(ctx, siteId, u);
   }
   const started = await startCampaign(ctx, r.id, ["draft", "cancelled"]);
+  if (!started && (await siteDeleted(ctx, siteId))) throw notFound("site");
   if (!started)
     throw badState(await row(ctx, siteId, campaignId), "sending", "a draft or cancelled campaign");
   if (started.recipients === 0) {
@@ -466,6 +493,12 @@ export async function sendCampaign(
   }
   await enqueueCampaignJob(ctx, r.id);
   return getCampaign(ctx, siteId, r.id);
+}
+
+/** Whether the site was deleted (a send that lost the race with the delete answers 404, as the site does). */
+async function siteDeleted(ctx: Context, siteId: string): Promise<boolean> {
+  const [s] = await ctx.db.select({ deletedAt: sites.deletedAt }).from(sites).where(eq(sites.id, siteId));
+  return !s || s.deletedAt !== null;
 }
 
 /** Queues a campaign's send job (ids per call: a finished job's id is not reused). */
@@ -487,6 +520,14 @@ export async function startCampaign(
   from: CampaignStatus[],
 ): Promise<{ recipients: number } | null> {
   return ctx.db.transaction(async (tx) => {
+    // The site row under the lock a site delete takes (FOR UPDATE, site_delete.ts): a delete that
+    // committed first is seen here and nothing starts; one that comes after waits and cancels the
+    // campaign it finds sending (decision 1452).
+    const [site] = await tx.execute<{ deleted: boolean }>(sql`
+      select s.deleted_at is not null as deleted from sites s
+      join newsletter_campaigns c on c.site_id = s.id where c.id = ${campaignId}::uuid
+      for share of s`);
+    if (!site || site.deleted) return null;
     const [c] = await tx
       .update(newsletterCampaigns)
       .set({ status: "sending", startedAt: sql`now()`, fannedOutAt: null, updatedAt: sql`now()` })
@@ -516,7 +557,13 @@ export async function resumeCampaign(
     ctx,
     siteId,
     campaignId,
-    { status: "sending", error: null, runs: sql`${newsletterCampaigns.runs} + 1`, fannedOutAt: null },
+    {
+      status: "sending",
+      error: null,
+      runs: sql`${newsletterCampaigns.runs} + 1`,
+      fannedOutAt: null,
+      resumeWhenReachable: false,
+    },
     { from: ["paused"], doing: "resuming", allowed: "a paused campaign" },
   );
   ctx.log.info("newsletter campaign resumed", { campaignId: u.id });

@@ -1,6 +1,5 @@
 import type { Config } from "@site/config";
 import { dkimSign } from "mailauth/lib/dkim/sign";
-import DKIM from "nodemailer/lib/dkim";
 
 /** The DKIM settings of the configuration (DKIM_DOMAIN, DKIM_SELECTOR, DKIM_PRIVATE_KEY_FILE). */
 export type DkimSettings = NonNullable<Config["newsletter"]["dkim"]>;
@@ -19,6 +18,7 @@ export const DKIM_SIGNED_HEADERS = [
   "Message-ID",
   "List-Unsubscribe",
   "List-Unsubscribe-Post",
+  "Feedback-ID",
   "Reply-To",
   "Sender",
   "Cc",
@@ -28,41 +28,26 @@ export const DKIM_SIGNED_HEADERS = [
 ];
 
 /**
- * Signs a composed message (relaxed/relaxed, sha256): RSA keys with nodemailer's DKIM signer, Ed25519
- * keys (RFC 8463) with mailauth's, since nodemailer signs rsa-sha256 only. Returns the message with
- * its DKIM-Signature header first. A key the signer cannot use throws: an unsigned mail would fail
- * DMARC at the receiver, so it is better not sent.
+ * Signs a composed message with every configured key (relaxed/relaxed, sha256; one DKIM-Signature
+ * each, RFC 6376 §4.2; RSA and Ed25519 together as RFC 8463 §3 advises: a receiver that verifies only
+ * RSA still finds a valid signature). RSA keys sign rsa-sha256 and Ed25519 keys ed25519-sha256, all with
+ * mailauth's signer (nodemailer's signs rsa-sha256 only). Returns the message with its signatures
+ * first. A key the signer cannot use throws: an unsigned mail would fail DMARC at the receiver, so it
+ * is better not sent.
  */
 export async function signMessage(raw: Buffer, dkim: DkimSettings): Promise<Buffer> {
-  if (dkim.keyType === "ed25519") {
-    const signed = await dkimSign(raw, {
-      canonicalization: "relaxed/relaxed",
-      headerList: DKIM_SIGNED_HEADERS,
-      signatureData: [
-        {
-          signingDomain: dkim.domain,
-          selector: dkim.selector,
-          privateKey: dkim.privateKey,
-          algorithm: "ed25519-sha256",
-        },
-      ],
-    } as unknown as Parameters<typeof dkimSign>[1]);
-    if (!signed.signatures || (signed.errors && signed.errors.length > 0))
-      throw new Error(`DKIM signing failed: ${JSON.stringify(signed.errors ?? "no signature")}`);
-    return Buffer.concat([Buffer.from(signed.signatures), raw]);
-  }
-  const signer = new DKIM({
-    domainName: dkim.domain,
-    keySelector: dkim.selector,
-    privateKey: dkim.privateKey,
-    headerFieldNames: DKIM_SIGNED_HEADERS.join(":"),
-  });
-  const chunks: Buffer[] = [];
-  const stream = signer.sign(raw);
-  for await (const chunk of stream) chunks.push(Buffer.from(chunk as Buffer));
-  const out = Buffer.concat(chunks);
-  // nodemailer leaves a message unsigned (no error) when the key cannot sign.
-  if (!out.subarray(0, 20).toString("latin1").toLowerCase().startsWith("dkim-signature:"))
-    throw new Error("DKIM signing failed: the RSA key did not sign");
-  return out;
+  const signed = await dkimSign(raw, {
+    canonicalization: "relaxed/relaxed",
+    headerList: DKIM_SIGNED_HEADERS,
+    signatureData: dkim.keys.map((k) => ({
+      signingDomain: dkim.domain,
+      selector: k.selector,
+      privateKey: k.privateKey,
+      algorithm: k.keyType === "ed25519" ? "ed25519-sha256" : "rsa-sha256",
+    })),
+  } as unknown as Parameters<typeof dkimSign>[1]);
+  const count = (signed.signatures?.match(/^DKIM-Signature:/gim) ?? []).length;
+  if (!signed.signatures || (signed.errors && signed.errors.length > 0) || count !== dkim.keys.length)
+    throw new Error(`DKIM signing failed: ${JSON.stringify(signed.errors ?? "no signature")}`);
+  return Buffer.concat([Buffer.from(signed.signatures), raw]);
 }

@@ -3,6 +3,7 @@ import { join } from "node:path";
 import { Readable } from "node:stream";
 import type { Config, Logger } from "@site/config";
 import SMTPConnection from "nodemailer/lib/smtp-connection";
+import { classifyReply, type ReplyClass } from "./reply_classes.ts";
 
 /** One composed message and its envelope. */
 export type OutgoingMail = { id: string; from: string; to: string; raw: Buffer };
@@ -23,16 +24,19 @@ export type Mailer = {
   /** For logs: the server's host and port, or the outbox folder. */
   readonly describe: string;
   send(mail: OutgoingMail, opts?: SendOptions): Promise<{ response: string }>;
+  /** Whether the server answers now (a connection, its greeting and EHLO, then QUIT); the outbox always does. */
+  reachable(): Promise<boolean>;
   close(): Promise<void>;
 };
 
 /**
- * What a failed send was about (CONTRACT "Delivery as real mail servers expect it", decision 1110):
- * - `recipient`: the server refused this one recipient for good (a 5xx answer to its RCPT TO, RFC 5321
- *   §4.2.2): only this recipient bounces;
+ * What a failed send was about (CONTRACT "Delivery as real mail servers expect it", decisions 1110, 1451):
+ * - `recipient`: the server refused this one recipient's address for good (a 5xx answer to its RCPT
+ *   TO whose RFC 3463 status is 5.1.x or 5.2.1, or a bare 5xx): only this recipient bounces;
  * - `transient`: a 4xx anywhere, a refused, dropped or timed-out connection: tried again later;
  * - `relay`: a permanent failure that is not about the recipient (AUTH refused, MAIL FROM refused,
- *   the message refused after DATA, TLS failure): nobody bounces, the campaign pauses.
+ *   a policy refusal at RCPT TO, the message refused after DATA, TLS failure): nobody bounces, the
+ *   campaign pauses.
  */
 export type MailFailureKind = "recipient" | "transient" | "relay";
 
@@ -43,12 +47,15 @@ export class MailSendError extends Error {
     readonly kind: MailFailureKind,
     readonly responseCode: number | null,
     readonly committed: boolean,
-    opts?: { cause?: unknown; command?: string | null },
+    opts?: { cause?: unknown; command?: string | null; reply?: ReplyClass | null },
   ) {
     super(message, opts);
     this.name = "MailSendError";
     this.command = opts?.command ?? null;
+    this.reply = opts?.reply ?? null;
   }
+  /** The server's reply as RFC 3463 classifies it (reply_classes.ts), when it gave one. */
+  readonly reply: ReplyClass | null;
   /** The SMTP command the server answered (`RCPT TO`, `MAIL FROM`, `AUTH PLAIN`, `DATA`), when known. */
   readonly command: string | null;
   /** True when only this recipient is refused for good (it bounces). */
@@ -65,6 +72,7 @@ export function openMailer(config: Config, log: Logger, opts: { connections?: nu
     connections: opts.connections ?? config.newsletter.concurrency,
     log,
     heloName: config.newsletter.heloName,
+    timeoutMs: config.newsletter.smtpTimeoutMs,
   });
 }
 
@@ -88,6 +96,9 @@ export function createOutboxMailer(dir: string): Mailer {
       renameSync(tmp, join(dir, name));
       return { response: `written to ${join(dir, name)}` };
     },
+    async reachable() {
+      return true;
+    },
     async close() {},
   };
 }
@@ -102,7 +113,7 @@ type Conn = { smtp: SMTPConnection; broken: boolean };
  */
 export function createSmtpMailer(
   smtpUrl: string,
-  opts: { connections: number; log: Logger; heloName?: string },
+  opts: { connections: number; log: Logger; heloName?: string; timeoutMs?: number },
 ): Mailer {
   const url = new URL(smtpUrl);
   const secure = url.protocol === "smtps:";
@@ -116,28 +127,46 @@ export function createSmtpMailer(
   let open = 0;
   let closed = false;
 
+  const timeoutMs = opts.timeoutMs ?? 30_000;
   const connect = (): Promise<Conn> =>
     new Promise((resolve, reject) => {
+      // Every step has a deadline (SMTP_TIMEOUT_MS): connecting, the greeting, and each reply
+      // (nodemailer's socketTimeout is the socket's idle time, reset by every byte the server sends).
+      // RFC 5321 §4.5.3.2 asks clients for minutes per step; a relay that is gone must not hold a
+      // connection slot that long, so the delivery is tried again instead (decision 1450).
       const smtp = new SMTPConnection({
         host,
         port,
         secure,
-        connectionTimeout: 10_000,
-        greetingTimeout: 10_000,
-        socketTimeout: 60_000,
+        connectionTimeout: timeoutMs,
+        greetingTimeout: timeoutMs,
+        socketTimeout: timeoutMs,
         name: opts.heloName ?? "[127.0.0.1]",
       });
       const conn: Conn = { smtp, broken: false };
-      smtp.on("error", () => {
+      let settled = false;
+      const fail = (err: unknown) => {
         conn.broken = true;
-      });
-      smtp.on("end", () => {
-        conn.broken = true;
-      });
+        if (settled) return;
+        settled = true;
+        smtp.close();
+        reject(err instanceof Error ? err : new Error("the SMTP connection closed before it was ready"));
+      };
+      // nodemailer reports a refused or reset connection as an 'error' event, never to connect()'s
+      // callback: without these a send to a port where nothing listens would wait for ever.
+      smtp.on("error", fail);
+      smtp.on("end", () => fail(new Error("the SMTP server closed the connection before it was ready")));
       smtp.connect((err) => {
-        if (err) return reject(err);
-        if (!auth) return resolve(conn);
-        smtp.login(auth, (loginErr) => (loginErr ? reject(loginErr) : resolve(conn)));
+        if (err) return fail(err);
+        if (!auth) {
+          settled = true;
+          return resolve(conn);
+        }
+        smtp.login(auth, (loginErr) => {
+          if (loginErr) return fail(loginErr);
+          settled = true;
+          resolve(conn);
+        });
       });
     });
 
@@ -158,16 +187,17 @@ export function createSmtpMailer(
       }
     }
     const next = await new Promise<Conn | null>((r) => waiting.push(r));
-    if (!next) throw new Error("mailer closed");
-    return next;
+    if (next) return next;
+    if (closed) throw new Error("mailer closed");
+    // A slot was freed by a connection that broke: open a fresh one.
+    return acquire();
   };
   const release = (conn: Conn) => {
     if (conn.broken || closed) {
       open--;
       conn.smtp.close();
-      // Someone waiting gets a fresh connection on their next try.
-      const w = waiting.shift();
-      if (w) acquire().then(w, () => w(null));
+      // Someone waiting opens a fresh connection in the slot this one freed.
+      waiting.shift()?.(null);
       return;
     }
     const w = waiting.shift();
@@ -221,15 +251,31 @@ export function createSmtpMailer(
         const e = err as SMTPConnection.SMTPError;
         // A refused envelope leaves the session usable after RSET; anything else ends the connection.
         if (e.code === "EENVELOPE" && !conn.broken) {
-          await new Promise<void>((r) =>
+          await new Promise<void>((r) => {
+            // A connection that ends during RSET never calls back: its 'end' settles it instead.
+            const gone = () => {
+              conn.broken = true;
+              r();
+            };
+            conn.smtp.once("end", gone);
             conn.smtp.reset((resetErr) => {
+              conn.smtp.off("end", gone);
               if (resetErr) conn.broken = true;
               r();
-            }),
-          );
+            });
+          });
         } else conn.broken = true;
         release(conn);
         throw classify(err, committed);
+      }
+    },
+    async reachable() {
+      try {
+        const conn = await connect();
+        conn.smtp.quit();
+        return true;
+      } catch {
+        return false;
       }
     },
     async close() {
@@ -257,7 +303,13 @@ export function classify(err: unknown, committed: boolean): MailSendError {
   const command = typeof e.command === "string" ? e.command : null;
   const text = e.response || e.message || String(err);
   let kind: MailFailureKind;
-  if (code !== null && code >= 500) kind = command === "RCPT TO" ? "recipient" : "relay";
+  const reply = code !== null ? classifyReply({ code, text }) : null;
+  // At RCPT TO only a bad address (5.1.x, 5.2.1, or a bare 550) is the recipient's; a policy refusal
+  // (5.7.x "Relay access denied", a blocklist, 5.3.x, 5.4.x) is about us: the campaign pauses; a full
+  // mailbox (5.2.2) is tried again like a 4xx (decision 1451).
+  if (code !== null && code >= 500 && command === "RCPT TO")
+    kind = reply?.kind === "hard" ? "recipient" : reply?.kind === "soft" ? "transient" : "relay";
+  else if (code !== null && code >= 500) kind = "relay";
   else if (code !== null && code >= 400) kind = "transient";
   // No reply code: the connection (refused, reset, timed out) is transient; a TLS handshake or a
   // refused login without a code (no credentials the server takes) is the relay's configuration.
@@ -266,5 +318,5 @@ export function classify(err: unknown, committed: boolean): MailSendError {
       e.code === "ETLS" || e.code === "EAUTH" || /CERT|SELF_SIGNED|SSL|TLS/.test(String(e.originalCode ?? ""))
         ? "relay"
         : "transient";
-  return new MailSendError(text, kind, code, committed, { cause: err, command });
+  return new MailSendError(text, kind, code, committed, { cause: err, command, reply });
 }

@@ -1,4 +1,5 @@
 /** Newsletters: subscribers with double opt-in, campaigns with library media, previews, sending by SMTP exactly once per recipient. */
+export * from "./bounce_log.ts";
 export * from "./bounces.ts";
 export * from "./campaign_html.ts";
 export * from "./campaign_media.ts";
@@ -11,7 +12,9 @@ export * from "./inbound.ts";
 export * from "./mailer.ts";
 export * from "./message.ts";
 export * from "./models.ts";
+export * from "./reply_classes.ts";
 export * from "./sender.ts";
 export * from "./sending.ts";
+export * from "./ses.ts";
 export * from "./subscribers.ts";
 export * from "./tokens.ts";

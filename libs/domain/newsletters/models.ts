@@ -59,9 +59,34 @@ export const SubscriberView = Type.Object({
   confirmedAt: Type.Union([Type.String({ format: "date-time" }), Type.Null()]),
   unsubscribedAt: Type.Union([Type.String({ format: "date-time" }), Type.Null()]),
   bouncedAt: Type.Union([Type.String({ format: "date-time" }), Type.Null()]),
+  source: Type.Union([Type.String(), Type.Null()], {
+    description:
+      "where the consent came from: api (default for the API), form (the public form), import, or what the caller named",
+  }),
+  consentedAt: Type.Union([Type.String({ format: "date-time" }), Type.Null()], {
+    description: "when the consent was given (added through the API, or confirmed through the form)",
+  }),
 });
 /** A subscriber as the API shows it. */
 export type SubscriberView = Static<typeof SubscriberView>;
+
+/** One report about a subscriber's mail: a refusal at RCPT TO or a delivery status notification. */
+export const BounceEntry = Type.Object({
+  at: Type.String({ format: "date-time" }),
+  status: Type.String({ description: "the enhanced status code (RFC 3463), or the reply code without one" }),
+  kind: Type.Union([Type.Literal("hard"), Type.Literal("soft"), Type.Literal("policy")], {
+    description:
+      "hard: the address is bad (5.1.x, 5.2.1); soft: try later (4.x.x, 5.2.2), NEWSLETTER_SOFT_BOUNCE_LIMIT within 30 days bounce it; policy: the receiver refused the sender (5.7.x), the subscriber is unchanged",
+  }),
+  diagnostic: Type.Union([Type.String(), Type.Null()]),
+});
+/** One report about a subscriber's mail. */
+export type BounceEntry = Static<typeof BounceEntry>;
+
+/** GET …/subscribers/<sid> and reactivate: the subscriber with its bounce log (newest first). */
+export const SubscriberDetailAnswer = Type.Object({
+  subscriber: Type.Intersect([SubscriberView, Type.Object({ bounces: Type.Array(BounceEntry) })]),
+});
 
 const AddStatus = Type.Optional(
   Type.Union([Type.Literal("active"), Type.Literal("pending")], {
@@ -71,9 +96,26 @@ const AddStatus = Type.Optional(
   }),
 );
 
+/** Where a subscriber's consent came from, as the caller names it. */
+const Source = Type.Optional(
+  Type.String({
+    minLength: 1,
+    maxLength: 64,
+    pattern: "^[A-Za-z0-9][A-Za-z0-9 ._:/-]*$",
+    description: "where the consent came from (default api), e.g. shop-checkout or event-2026",
+    error: "1 to 64 letters, digits, spaces or ._:/-",
+  }),
+);
+const Confirm = Type.Optional(
+  Type.Boolean({
+    description:
+      "true: added as pending and sent the confirmation mail, as the public form does (same as status: pending)",
+  }),
+);
+
 /** POST …/subscribers with one address. */
 export const AddSubscriberBody = Type.Object(
-  { email: Email, name: Type.Optional(Name), status: AddStatus },
+  { email: Email, name: Type.Optional(Name), status: AddStatus, source: Source, confirm: Confirm },
   { additionalProperties: false },
 );
 /** POST …/subscribers with one address. */
@@ -119,6 +161,8 @@ export const SubscribersPostBody = Type.Object(
     subscribers: Type.Optional(ImportSubscribersBody.properties.subscribers),
     csv: Type.Optional(CsvImportBody.properties.csv),
     status: AddStatus,
+    source: Source,
+    confirm: Confirm,
   },
   {
     additionalProperties: false,
@@ -179,6 +223,10 @@ export const CampaignCounts = Type.Object({
   bounced: Type.Integer({
     description:
       "refused for good: a 5xx to the recipient's RCPT TO, or a delivery status notification (5.x.x) that came back later",
+  }),
+  refusedByPolicy: Type.Integer({
+    description:
+      "reports (5.7.x) that a receiver refused the mail because of the sender (authentication, policy, reputation); no subscriber changed",
   }),
 });
 /** Delivery counts of a campaign. */

@@ -1,4 +1,5 @@
-import type { Logger } from "@site/config";
+import { createRequire } from "node:module";
+import type { Config, Logger } from "@site/config";
 import type { Consumer } from "@site/queue";
 import type { QueueContext } from "./campaigns.ts";
 import { type Mailer, openMailer } from "./mailer.ts";
@@ -50,6 +51,7 @@ async function start(
     });
   else log.info("newsletter mail goes through SMTP", { server: mailer.describe });
   warnIfNotHttps(ctx.config.publicBaseUrl, log);
+  warnIfUnaligned(ctx.config, log);
   const sctx: SenderContext = {
     ...ctx,
     log,
@@ -106,6 +108,31 @@ export function warnIfNotHttps(publicBaseUrl: string, log: Pick<Logger, "warn">)
   log.warn(
     `PUBLIC_BASE_URL (${publicBaseUrl}) is not https: newsletter mail's List-Unsubscribe links will not be offered as one-click unsubscribe (RFC 8058 needs an https URL); set PUBLIC_BASE_URL to the service's https address`,
     { publicBaseUrl },
+  );
+  return true;
+}
+
+/** mailauth's DMARC alignment (relaxed: the organizational domains are the same, by the Public Suffix List). */
+const { getAlignment } = createRequire(import.meta.url)("mailauth/lib/tools") as {
+  getAlignment(fromDomain: string, domains: string[], strict: boolean): false | { domain: string };
+};
+
+/**
+ * Says at start when neither DKIM_DOMAIN nor MAIL_BOUNCE_ADDRESS's domain shares its organizational
+ * domain with MAIL_FROM's: DMARC passes only with an aligned DKIM signature or an aligned SPF
+ * domain (the envelope sender's; RFC 7489 §3.1, https://www.rfc-editor.org/rfc/rfc7489#section-3.1,
+ * relaxed alignment), and Gmail and Yahoo reject bulk mail that fails DMARC. Returns whether it warned.
+ */
+export function warnIfUnaligned(config: Pick<Config, "newsletter">, log: Pick<Logger, "warn">): boolean {
+  const domainOf = (a: string) => (a.split("@").pop() ?? a).toLowerCase();
+  const from = domainOf(config.newsletter.mailFrom);
+  const dkim = config.newsletter.dkim?.domain ?? null;
+  const bounce = domainOf(config.newsletter.bounceAddress);
+  const candidates = [...(dkim ? [dkim] : []), bounce];
+  if (getAlignment(from, candidates, false)) return false;
+  log.warn(
+    `DMARC alignment: MAIL_FROM's domain (${from}) shares its organizational domain neither with DKIM_DOMAIN (${dkim ?? "not set"}) nor with MAIL_BOUNCE_ADDRESS's domain (${bounce}): receivers that check DMARC (Gmail, Outlook, Yahoo) will reject or junk this mail. Sign with DKIM_DOMAIN=${from} (or a parent domain), or send bounces to an address at ${from}`,
+    { mailFrom: from, dkimDomain: dkim, bounceDomain: bounce },
   );
   return true;
 }

@@ -4,6 +4,7 @@ import type { Job } from "@site/queue";
 import { PermanentJobError } from "@site/queue";
 import { eq, sql } from "drizzle-orm";
 import type postgres from "postgres";
+import { recordBounce } from "./bounce_log.ts";
 import { recordCampaignEvent } from "./campaign_events.ts";
 import {
   enqueueCampaignJob,
@@ -81,6 +82,7 @@ type Claimed = {
   subscriber_id: string;
   subscriber_status: string;
   site_id: string;
+  org_id: string;
   subject: string;
   preheader: string | null;
   from_name: string | null;
@@ -108,12 +110,13 @@ export async function deliverToRecipient(
   const [r] = await ctx.db.execute<Claimed>(sql`
     update newsletter_recipients r
     set status = 'sending', lease_until = now() + ${`${leaseMs} milliseconds`}::interval, tries = r.tries + 1, updated_at = now()
-    from newsletter_campaigns c, newsletter_subscribers s
+    from newsletter_campaigns c, newsletter_subscribers s, sites st
     where r.id = ${job.data.recipientId}::uuid and c.id = r.campaign_id and s.id = r.subscriber_id
+      and st.id = c.site_id
       and c.status = 'sending'
       and (r.status = 'queued' or (r.status = 'sending' and r.lease_until < now()))
     returning r.id, r.campaign_id, r.email, r.tries, r.subscriber_id, s.status as subscriber_status,
-      c.site_id, c.subject, c.preheader, c.from_name, c.media_generation`);
+      c.site_id, st.org_id, c.subject, c.preheader, c.from_name, c.media_generation`);
   if (!r) return; // sent, finished, or claimed by a live process
   if (r.subscriber_status !== "active") {
     // Unsubscribed or bounced since the send started: never mailed.
@@ -125,6 +128,7 @@ export async function deliverToRecipient(
     const campaign = {
       id: r.campaign_id,
       siteId: r.site_id,
+      orgId: r.org_id,
       subject: r.subject,
       preheader: r.preheader,
       fromName: r.from_name,
@@ -155,12 +159,20 @@ export async function deliverToRecipient(
     reserved = await client.reserve();
     // Sent together (one round trip): postgres.js pipelines queries on one connection.
     const begun = reserved`begin`;
+    // The campaign not cancelled, under a share lock held until the COMMIT at the end of DATA: a site
+    // delete (which cancels the campaign) either committed first, and the message is withdrawn, or
+    // waits for this mail (decision 1452). A pause lets a claim already made finish (decision 1110).
+    const live = reserved`
+      select 1 from newsletter_campaigns where id = ${r.campaign_id}::uuid and status in ('sending', 'paused') for share`;
     const updating = reserved`
       update newsletter_recipients set status = 'sent', sent_at = now(), lease_until = null, updated_at = now()
       where id = ${r.id}::uuid and status = 'sending' and tries = ${r.tries} returning id`;
     await begun;
+    const sending = await live;
     const done = await updating;
     if (done.length === 0) throw new Error("the claim was lost (lease expired and taken): message withdrawn");
+    if (sending.length === 0)
+      throw new Error("the campaign was cancelled (or its site deleted): message withdrawn");
     const tx = reserved;
     return () => {
       committing = tx.unsafe(WRITE_NOW_COMMIT).execute();
@@ -200,9 +212,13 @@ export async function deliverToRecipient(
     if (e.kind === "recipient") {
       // Only a 5xx to this recipient's RCPT TO bounces it (decision 1110).
       await settle(ctx, r, "bounced", e.message, { force: e.committed });
-      await ctx.db.execute(sql`
-        update newsletter_subscribers set status = 'bounced', bounced_at = now(), updated_at = now()
-        where id = ${r.subscriber_id}::uuid and status <> 'bounced'`);
+      await recordBounce(ctx, {
+        subscriberId: r.subscriber_id,
+        campaignId: r.campaign_id,
+        status: e.reply?.status ?? String(e.responseCode ?? "5.0.0"),
+        kind: "hard",
+        diagnostic: e.message,
+      });
       ctx.log.info("newsletter recipient bounced", { recipientId: r.id, code: e.responseCode });
       await finishCampaign(ctx, r.campaign_id);
       return;
@@ -212,12 +228,24 @@ export async function deliverToRecipient(
       // Not about this recipient: nobody bounces; the row waits in line and the campaign pauses
       // until a member resumes it (the resume queues every waiting row again).
       await settle(ctx, r, "queued", e.message, { force: e.committed });
-      await pauseCampaign(ctx, r.campaign_id, pauseReason(e, job.attempt));
+      // No reply at all (refused, reset, timed out): the relay is gone, and the sweep resumes the
+      // campaign once it answers again (decision 1450). A refusal waits for a member.
+      await pauseCampaign(ctx, r.campaign_id, pauseReason(e, job.attempt), {
+        resumeWhenReachable: e.kind === "transient" && e.responseCode === null,
+      });
       return;
     }
     if (lastTry) {
-      // A recipient deferred (4xx to its RCPT TO) through every try: it fails, it does not bounce.
+      // A recipient deferred (4xx, or 5.2.2 mailbox full, to its RCPT TO) through every try: it
+      // fails, and counts as one soft bounce of the subscriber (decision 1451).
       await settle(ctx, r, "failed", e.message, { force: e.committed });
+      await recordBounce(ctx, {
+        subscriberId: r.subscriber_id,
+        campaignId: r.campaign_id,
+        status: e.reply?.status ?? String(e.responseCode ?? "4.0.0"),
+        kind: "soft",
+        diagnostic: e.message,
+      });
       await finishCampaign(ctx, r.campaign_id);
       throw new PermanentJobError(`gave up after ${job.attempt} tries: ${e.message}`, { cause: e });
     }
@@ -234,10 +262,14 @@ export async function deliverToRecipient(
 export function pauseReason(e: MailSendError, tries: number): string {
   const reply = e.message.replace(/\s+/g, " ").trim().slice(0, 500);
   const cmd = (e.command ?? "").toUpperCase();
+  if (e.kind === "transient" && e.responseCode === null)
+    return `The mail server could not be reached after ${tries} tries (${reply}); sending is paused and goes on by itself once the server answers again (or resume it).`;
   if (e.kind === "transient")
     return `The mail server kept failing after ${tries} tries (${reply}); sending is paused: check the relay, then resume.`;
   if (cmd.startsWith("AUTH"))
     return `The mail server refused the login (${cmd}): ${reply}. Check SMTP_URL's user and password, then resume.`;
+  if (cmd === "RCPT TO")
+    return `The mail server refused to take the mail for the recipients (RCPT TO): ${reply}. That is about the relay or this sender (relaying, policy, a blocklist), not the subscribers: nobody was bounced. Check that the relay lets this service send (SMTP_URL's login, the sending address and IP), then resume.`;
   if (cmd === "MAIL FROM")
     return `The mail server refused the sender address (MAIL FROM): ${reply}. Check MAIL_BOUNCE_ADDRESS / MAIL_FROM and what the relay lets this service send as, then resume.`;
   if (cmd === "DATA" || e.committed)
@@ -249,10 +281,16 @@ export function pauseReason(e: MailSendError, tries: number): string {
  * Pauses a sending campaign: nothing more is sent (deliveries claim rows only while it is sending)
  * until POST …/resume. Logged as a warning with the reason. Returns whether this call paused it.
  */
-export async function pauseCampaign(ctx: Context, campaignId: string, reason: string): Promise<boolean> {
+export async function pauseCampaign(
+  ctx: Context,
+  campaignId: string,
+  reason: string,
+  opts: { resumeWhenReachable?: boolean } = {},
+): Promise<boolean> {
   const paused = await ctx.db.transaction(async (tx) => {
     const [done] = await tx.execute<{ id: string; site_id: string }>(sql`
-      update newsletter_campaigns set status = 'paused', error = ${reason}, updated_at = now()
+      update newsletter_campaigns set status = 'paused', error = ${reason},
+        resume_when_reachable = ${opts.resumeWhenReachable ?? false}, updated_at = now()
       where id = ${campaignId}::uuid and status = 'sending'
       returning id, site_id`);
     if (!done) return false;
@@ -330,11 +368,15 @@ export async function fanOutCampaign(ctx: QueueContext, campaignId: string): Pro
 }
 
 /**
- * The newsletter sweep: starts scheduled campaigns that are due, and queues the send job again for a
+ * The newsletter sweep: starts scheduled campaigns that are due, queues the send job again for a
  * sending campaign whose last fan-out is older than the lease (jobs lost with an in-process queue, or
- * rows whose process died holding them).
+ * rows whose process died holding them), and, given the mailer, resumes the campaigns paused because
+ * the relay could not be reached once it answers again (decision 1450).
  */
-export async function sweepNewsletters(ctx: QueueContext): Promise<{ started: number; resumed: number }> {
+export async function sweepNewsletters(
+  ctx: QueueContext & { mailer?: Mailer },
+): Promise<{ started: number; resumed: number }> {
+  if (ctx.mailer) await resumeReachable(ctx, ctx.mailer);
   const due = await ctx.db.execute<{ id: string }>(sql`
     select id from newsletter_campaigns where status = 'scheduled' and send_at <= ${ctx.clock.now().toISOString()}::timestamptz`);
   let started = 0;
@@ -349,4 +391,24 @@ export async function sweepNewsletters(ctx: QueueContext): Promise<{ started: nu
       and (fanned_out_at is null or fanned_out_at < now() - ${`${ctx.config.newsletter.leaseMs} milliseconds`}::interval)`);
   for (const { id } of stalled) await enqueueCampaignJob(ctx, id);
   return { started, resumed: stalled.length };
+}
+
+/**
+ * Resumes the campaigns paused because the relay gave no reply at all, when it answers now (a
+ * connection, its greeting, EHLO): a relay back from an outage takes the campaign up without anyone
+ * (decision 1450). Each resume is a new run, as POST …/resume makes one.
+ */
+async function resumeReachable(ctx: QueueContext, mailer: Mailer): Promise<void> {
+  const waiting = await ctx.db.execute<{ id: string }>(sql`
+    select id from newsletter_campaigns where status = 'paused' and resume_when_reachable limit 100`);
+  if (waiting.length === 0 || !(await mailer.reachable())) return;
+  for (const { id } of waiting) {
+    const [u] = await ctx.db.execute<{ id: string }>(sql`
+      update newsletter_campaigns set status = 'sending', error = null, runs = runs + 1, fanned_out_at = null,
+        resume_when_reachable = false, updated_at = now()
+      where id = ${id}::uuid and status = 'paused' and resume_when_reachable returning id`);
+    if (!u) continue;
+    ctx.log.info("newsletter campaign resumed: the mail server answers again", { campaignId: id });
+    await enqueueCampaignJob(ctx, id);
+  }
 }

@@ -17,7 +17,7 @@ import { envelopeSender } from "./bounces.ts";
 import { CsvError, parseCsv } from "./csv.ts";
 import { normalizeEmail } from "./emails.ts";
 import type { Mailer } from "./mailer.ts";
-import { composeMail } from "./message.ts";
+import { composeMail, feedbackId } from "./message.ts";
 import {
   type AddSubscriberBody,
   type ImportAnswer,
@@ -48,6 +48,8 @@ export function subscriberView(r: Row): SubscriberView {
     confirmedAt: iso(r.confirmedAt),
     unsubscribedAt: iso(r.unsubscribedAt),
     bouncedAt: iso(r.bouncedAt),
+    source: r.source,
+    consentedAt: iso(r.consentedAt),
   };
 }
 
@@ -70,8 +72,8 @@ export async function addSubscriber(
       `email: not an e-mail address: "${String(body.email).slice(0, 100)}"`,
       [{ field: "email", message: "not an e-mail address" }],
     );
-  const status = body.status ?? "active";
-  const [row] = await upsert(ctx, siteId, [{ email, name: body.name ?? null }], status);
+  const status = body.confirm ? "pending" : (body.status ?? "active");
+  const [row] = await upsert(ctx, siteId, [{ email, name: body.name ?? null }], status, body.source ?? "api");
   if (!row) throw new Error("upsert returned nothing");
   if (row.inserted && status === "pending") void sendConfirmation(ctx, row.sub);
   return { subscriber: subscriberView(row.sub), created: row.inserted };
@@ -129,7 +131,7 @@ export async function importSubscribers(
   let updated = 0;
   const entries = [...good].map(([email, name]) => ({ email, name }));
   for (let i = 0; i < entries.length; i += 1000) {
-    const done = await upsert(ctx, siteId, entries.slice(i, i + 1000), status);
+    const done = await upsert(ctx, siteId, entries.slice(i, i + 1000), status, "import");
     for (const d of done) {
       if (d.inserted) {
         imported++;
@@ -181,6 +183,7 @@ async function upsert(
   siteId: string,
   entries: { email: string; name: string | null }[],
   status: "active" | "pending",
+  source: string,
 ): Promise<{ sub: Row; inserted: boolean }[]> {
   const now = ctx.clock.now();
   const rows = await ctx.db
@@ -192,6 +195,10 @@ async function upsert(
         name: e.name,
         status,
         confirmedAt: status === "active" ? now : null,
+        // Consent (decision 1455): where it came from; when: now for an address the caller vouches
+        // for, at confirmation for a pending one. An address already there keeps its own record.
+        source,
+        consentedAt: status === "active" ? now : null,
       })),
     )
     .onConflictDoUpdate({
@@ -284,7 +291,7 @@ export async function publicSubscribe(
   const now = ctx.clock.now();
   const [row] = await ctx.db
     .insert(newsletterSubscribers)
-    .values({ siteId: site.id, email, status: "pending" })
+    .values({ siteId: site.id, email, status: "pending", source: "form" })
     .onConflictDoUpdate({
       target: [newsletterSubscribers.siteId, newsletterSubscribers.email],
       // An unsubscribed address that signs up again is pending again (it confirms by mail).
@@ -336,7 +343,7 @@ export async function sendConfirmation(ctx: MailContext, sub: Row): Promise<void
   if (!reserved) return;
   try {
     const [site] = await ctx.db
-      .select({ name: sites.name })
+      .select({ name: sites.name, orgId: sites.orgId })
       .from(sites)
       .where(eq(sites.id, sub.siteId))
       .limit(1);
@@ -351,6 +358,12 @@ export async function sendConfirmation(ctx: MailContext, sub: Row): Promise<void
         html: `<p>Please confirm that you want to receive ${escapeHtml(name)}'s newsletter:</p><p><a href="${escapeHtml(link)}">Confirm my subscription</a></p><p>If you did not ask for this, ignore this mail: you will not hear from us again.</p>`,
         text: `Please confirm that you want to receive ${name}'s newsletter:\n\n${link}\n\nIf you did not ask for this, ignore this mail: you will not hear from us again.\n`,
         envelopeFrom: envelopeSender(ctx.config, { kind: "s", id: sub.id }),
+        feedbackId: feedbackId({
+          campaign: "confirm",
+          siteId: sub.siteId,
+          orgId: site?.orgId ?? "none",
+          sender: ctx.config.newsletter.mailFrom,
+        }),
       },
       { dkim: ctx.config.newsletter.dkim },
     );
@@ -381,7 +394,12 @@ export async function confirmSubscription(
   if (!id) throw badLink();
   const [row] = await ctx.db
     .update(newsletterSubscribers)
-    .set({ status: "active", confirmedAt: ctx.clock.now(), updatedAt: sql`now()` })
+    .set({
+      status: "active",
+      confirmedAt: ctx.clock.now(),
+      consentedAt: ctx.clock.now(),
+      updatedAt: sql`now()`,
+    })
     .where(and(eq(newsletterSubscribers.id, id), eq(newsletterSubscribers.status, "pending")))
     .returning();
   if (row) return { email: row.email, status: "active" };

@@ -1,6 +1,6 @@
 import { findBrowser } from "@site/browser";
-import { screenshotRenders, socialMedia } from "@site/db";
-import { AppError, debitCredits, isUuid, notFound, type Principal } from "@site/domain/core";
+import { screenshotRenders, socialMedia, type Tx } from "@site/db";
+import { AppError, debitCredits, type InWork, isUuid, notFound, type Principal } from "@site/domain/core";
 import { chargeOrgStorage, lockOrg, type MediaContext } from "@site/domain/media";
 import { socialKey } from "@site/domain/social";
 import { and, eq } from "drizzle-orm";
@@ -8,7 +8,8 @@ import type { ClipMotion, ClipQueueAnswer, ClipRequestBody, ClipView } from "./c
 import { clipView } from "./event_views.ts";
 import { findFfmpeg } from "./ffmpeg.ts";
 import { type CaptureOptions, DEFAULT_CAPTURE_EXTRAS } from "./options.ts";
-import { completeRender, dispatchQueued, insertPendingRender, type RenderContext } from "./renders.ts";
+import { RenderTryLostError } from "./render_tries.ts";
+import { completeRenderIn, dispatchQueued, insertPendingRender, type RenderContext } from "./renders.ts";
 import { parsePublicPageUrl } from "./source_url.ts";
 import { resolveStyle } from "./styles.ts";
 
@@ -52,6 +53,7 @@ export async function queueClip(
   ctx: RenderContext,
   principal: Principal,
   body: ClipRequestBody,
+  inWork?: InWork<ClipQueueAnswer>,
 ): Promise<ClipQueueAnswer> {
   const url = parsePublicPageUrl(body.url, ctx.config.fetchAllowHosts, {
     localNetwork: ctx.config.allowLocalNetworkForDevelopment,
@@ -92,6 +94,8 @@ export async function queueClip(
       { kind: "clip", siteId: null, orgId: principal.orgId, sourceUrl: url, options, credits },
       "clip_debit",
     );
+    // The request's answer commits with the charge (decision 1411).
+    await inWork?.(tx, { clipId: id, status: "pending", credits });
     return { clipId: id, admitted };
   });
   await dispatchQueued(ctx, clipId, admitted);
@@ -119,14 +123,17 @@ export async function getClip(ctx: MediaContext, principal: Principal, clipId: s
 /**
  * Lists a finished clip in the organization's social media library: the MP4 (kind `video`, with its
  * width and height) and its poster (a hidden `derived` JPEG, served to members like the video), stored
- * first, then counted against the storage quota in the transaction that lists them. A refusal (quota)
- * deletes the bytes again. Returns the video's media id and the poster's key.
+ * first, then counted against the storage quota in the transaction that lists them. Any failure (a
+ * write refused, the quota) deletes whatever bytes this try wrote, and so does `commitWith` throwing (a
+ * late try, decision 1440: its clip is neither listed nor counted). Returns the video's media id and the
+ * poster's key.
  */
 export async function addClipToLibrary(
   ctx: MediaContext,
   orgId: string,
   clip: { video: Uint8Array; poster: Uint8Array; width: number; height: number; baseName: string },
-): Promise<{ mediaId: string; videoKey: string; posterKey: string }> {
+  commitWith?: (tx: Tx, entry: ClipEntry) => Promise<void>,
+): Promise<ClipEntry> {
   const stem = `${clip.baseName
     .toLowerCase()
     .replace(/[^a-z0-9]+/g, "-")
@@ -134,9 +141,11 @@ export async function addClipToLibrary(
     .slice(0, 40)}-${Date.now().toString(36)}${crypto.randomUUID().slice(0, 8)}`;
   const videoKey = socialKey(orgId, `${stem}.mp4`);
   const posterKey = socialKey(orgId, `${stem}-poster.jpg`);
-  await ctx.store.put(videoKey, clip.video, { contentType: "video/mp4" });
-  await ctx.store.put(posterKey, clip.poster, { contentType: "image/jpeg" });
   try {
+    // Inside the try: a poster refused after the MP4 landed (the store filled between the two writes)
+    // removes the MP4 too (issue 38, decision 1421); the orphan walk catches what a killed process left.
+    await ctx.store.put(videoKey, clip.video, { contentType: "video/mp4" });
+    await ctx.store.put(posterKey, clip.poster, { contentType: "image/jpeg" });
     const mediaId = await ctx.db.transaction(async (tx) => {
       await chargeOrgStorage(tx, await lockOrg(tx, orgId), clip.video.byteLength + clip.poster.byteLength);
       const now = ctx.clock.now();
@@ -168,7 +177,9 @@ export async function addClipToLibrary(
           },
         ])
         .returning({ id: socialMedia.id, key: socialMedia.key });
-      return rows.find((r) => r.key === videoKey)!.id;
+      const id = rows.find((r) => r.key === videoKey)!.id;
+      await commitWith?.(tx, { mediaId: id, videoKey, posterKey });
+      return id;
     });
     return { mediaId, videoKey, posterKey };
   } catch (err) {
@@ -178,23 +189,24 @@ export async function addClipToLibrary(
   }
 }
 
+/** A clip's entry in the social library: the video's media id, its key and its poster's. */
+export type ClipEntry = { mediaId: string; videoKey: string; posterKey: string };
+
 /**
- * Marks a pending clip done with its library entry and admits its organization's next waiting render in
- * the same transaction (enqueued after commit); false when it was no longer pending (the library entry
- * is then removed again by the caller).
+ * Inside the transaction that lists the clip (addClipToLibrary's `commitWith`): marks it done with its
+ * library entry when `tryToken` still owns it, and admits its organization's next waiting render
+ * (returned, to enqueue after commit); throws RenderTryLostError otherwise, which rolls the listing back
+ * and deletes the clip's bytes (decision 1440).
  */
-export async function completeClip(
+export async function completeClipIn(
   ctx: RenderContext,
+  tx: Tx,
   clipId: string,
-  result: {
-    mediaId: string;
-    videoKey: string;
-    posterKey: string;
-    width: number;
-    height: number;
-    warnings: string[];
-  },
-): Promise<boolean> {
+  result: ClipEntry & { width: number; height: number; warnings: string[] },
+  tryToken?: string,
+): Promise<string[]> {
   const { videoKey, ...rest } = result;
-  return completeRender(ctx, clipId, { ...rest, imageKey: videoKey });
+  const admitted = await completeRenderIn(ctx, tx, clipId, { ...rest, imageKey: videoKey }, tryToken);
+  if (admitted === null) throw new RenderTryLostError(clipId);
+  return admitted;
 }

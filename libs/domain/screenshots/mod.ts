@@ -8,6 +8,7 @@ export * from "./models.ts";
 export * from "./options.ts";
 export * from "./projects.ts";
 export * from "./render_stats.ts";
+export * from "./render_sweep.ts";
 export * from "./render_waits.ts";
 export * from "./renders.ts";
 export * from "./source_url.ts";

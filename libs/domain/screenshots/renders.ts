@@ -5,6 +5,7 @@ import {
   type Context,
   type CreditReason,
   debitCredits,
+  type InWork,
   isUuid,
   notFound,
   outageOf,
@@ -15,13 +16,16 @@ import {
 } from "@site/domain/core";
 import { grantMemberUrl } from "@site/domain/media";
 import { getOwnSite } from "@site/domain/sites";
-import { JOBS, type JobQueue } from "@site/queue";
-import { and, asc, eq, inArray, isNotNull, isNull, lt, sql } from "drizzle-orm";
+import type { JobQueue } from "@site/queue";
+import { and, asc, eq, inArray, isNotNull, isNull, sql } from "drizzle-orm";
 import { recordRenderEnded, renderView } from "./event_views.ts";
 import type { QueueAnswer, RenderView, ScreenshotRequestBody } from "./models.ts";
 import { type CaptureOptions, type LookOptions, SCREENSHOT_CREDITS, toScreenshotRequest } from "./options.ts";
 import { upsertScreenshotProject } from "./projects.ts";
+import { pendingRender } from "./render_tries.ts";
 import { findStyle } from "./styles.ts";
+
+export * from "./render_tries.ts";
 
 /** What queueing and sweeping renders use: the context plus the render queue. */
 export type RenderContext = Context & { queue: JobQueue };
@@ -43,6 +47,7 @@ export async function queueScreenshot(
   principal: Principal,
   siteId: string,
   body: ScreenshotRequestBody,
+  inWork?: InWork<QueueAnswer>,
 ): Promise<QueueAnswer> {
   const site = await getOwnSite(ctx, principal, siteId);
   const req = toScreenshotRequest(body, ctx.config.fetchAllowHosts, {
@@ -53,6 +58,13 @@ export async function queueScreenshot(
       { field: "styleId", message: "unknown style" },
     ]);
   if (req.estimateOnly) return { estimate: true, credits: SCREENSHOT_CREDITS };
+  const answerOf = (renderId: string): QueueAnswer => ({
+    estimate: false,
+    renderId,
+    status: "pending",
+    sourceUrl: req.url,
+    credits: SCREENSHOT_CREDITS,
+  });
   if (!findBrowser(ctx.config.chromiumPath))
     throw new AppError(
       "NOT_CONFIGURED",
@@ -81,11 +93,13 @@ export async function queueScreenshot(
       },
       "screenshot_debit",
     );
+    // The request's answer commits with the charge (decision 1411).
+    await inWork?.(tx, answerOf(id));
     return { renderId: id, admitted };
   });
 
   await dispatchQueued(ctx, renderId, admitted);
-  return { estimate: false, renderId, status: "pending", sourceUrl: req.url, credits: SCREENSHOT_CREDITS };
+  return answerOf(renderId);
 }
 
 /**
@@ -228,75 +242,82 @@ export async function getRender(
   return { ...view, displayUrl: grantMemberUrl(ctx, site.id, row.imageKey) };
 }
 
-/** Starts a try of a pending render: counts it and sets the stage; null when the render is not pending. */
-export async function beginRenderTry(ctx: Context, renderId: string) {
-  const [row] = await ctx.db
-    .update(screenshotRenders)
-    .set({ attempts: sql`${screenshotRenders.attempts} + 1`, stage: "film", updatedAt: sql`now()` })
-    .where(and(eq(screenshotRenders.id, renderId), eq(screenshotRenders.status, "pending")))
-    .returning();
-  return row ?? null;
-}
+/** What a finished try leaves on its render: its output (a clip's poster and library entry too). */
+export type RenderResult = {
+  imageKey: string;
+  width: number;
+  height: number;
+  warnings: string[];
+  /** A clip's poster frame and its social media library entry (a still has neither). */
+  posterKey?: string;
+  mediaId?: string;
+};
 
-/** Records the stage a pending render is in (film, compose, store). */
-export async function setRenderStage(ctx: Context, renderId: string, stage: "film" | "compose" | "store") {
-  await ctx.db
+/**
+ * Inside the caller's transaction (the one that lists the try's output, decision 1440): marks a pending
+ * render (still or clip) done with its output when `tryToken` (given) still owns it, records its end
+ * event and admits its organization's next waiting render. Returns the ids admitted (the caller enqueues
+ * them after commit), or null when the render was no longer pending or no longer this try's.
+ */
+export async function completeRenderIn(
+  ctx: Context,
+  tx: Tx,
+  renderId: string,
+  result: RenderResult,
+  tryToken?: string,
+): Promise<string[] | null> {
+  const [row] = await tx
     .update(screenshotRenders)
-    .set({ stage, updatedAt: sql`now()` })
-    .where(and(eq(screenshotRenders.id, renderId), eq(screenshotRenders.status, "pending")));
+    .set({
+      status: "done",
+      stage: null,
+      imageKey: result.imageKey,
+      posterKey: result.posterKey,
+      mediaId: result.mediaId,
+      width: result.width,
+      height: result.height,
+      warnings: result.warnings,
+      error: null,
+      heartbeatAt: null,
+      updatedAt: sql`now()`,
+      finishedAt: sql`now()`,
+    })
+    .where(pendingRender(renderId, tryToken))
+    .returning();
+  if (!row) return null;
+  // screenshot.completed commits with the render's end (the webhook outbox, decision 0840).
+  await recordRenderEnded(ctx, tx, row);
+  return admitRenders(ctx, tx, row.orgId);
 }
 
 /**
- * Marks a pending render (still or clip) done with its output and, in the same transaction, records
- * its end event and admits its organization's next waiting render (enqueued after commit); false when
- * it was no longer pending.
+ * Marks a pending render (still or clip) done with its output (see completeRenderIn) in a transaction of
+ * its own and enqueues what its end admitted; false when it was no longer pending (or no longer owned by
+ * `tryToken`).
  */
 export async function completeRender(
   ctx: RenderContext,
   renderId: string,
-  result: {
-    imageKey: string;
-    width: number;
-    height: number;
-    warnings: string[];
-    /** A clip's poster frame and its social media library entry (a still has neither). */
-    posterKey?: string;
-    mediaId?: string;
-  },
+  result: RenderResult,
+  tryToken?: string,
 ): Promise<boolean> {
-  const { done, admitted } = await ctx.db.transaction(async (tx) => {
-    const [row] = await tx
-      .update(screenshotRenders)
-      .set({
-        status: "done",
-        stage: null,
-        imageKey: result.imageKey,
-        posterKey: result.posterKey,
-        mediaId: result.mediaId,
-        width: result.width,
-        height: result.height,
-        warnings: result.warnings,
-        error: null,
-        updatedAt: sql`now()`,
-        finishedAt: sql`now()`,
-      })
-      .where(and(eq(screenshotRenders.id, renderId), eq(screenshotRenders.status, "pending")))
-      .returning();
-    if (!row) return { done: false, admitted: [] };
-    // screenshot.completed commits with the render's end (the webhook outbox, decision 0840).
-    await recordRenderEnded(ctx, tx, row);
-    return { done: true, admitted: await admitRenders(ctx, tx, row.orgId) };
-  });
-  await enqueueAdmitted(ctx, admitted);
-  return done;
+  const admitted = await ctx.db.transaction((tx) => completeRenderIn(ctx, tx, renderId, result, tryToken));
+  if (admitted) await enqueueAdmitted(ctx, admitted);
+  return admitted !== null;
 }
 
 /**
  * Fails a pending render (a still or a clip) for good and refunds its credits exactly once (the ledger is unique per render
  * and reason, so a second call, a retry or a racing daemon refunds nothing), and admits its
- * organization's next waiting render in the same transaction. False when not pending.
+ * organization's next waiting render in the same transaction. False when not pending, or, with a
+ * `tryToken`, when that try no longer owns the render (a late host fails nothing: decision 1440).
  */
-export async function failRender(ctx: RenderContext, renderId: string, error: string): Promise<boolean> {
+export async function failRender(
+  ctx: RenderContext,
+  renderId: string,
+  error: string,
+  tryToken?: string,
+): Promise<boolean> {
   const { failed, admitted } = await ctx.db.transaction(async (tx) => {
     const [row] = await tx
       .update(screenshotRenders)
@@ -304,10 +325,11 @@ export async function failRender(ctx: RenderContext, renderId: string, error: st
         status: "failed",
         stage: null,
         error: error.slice(0, 500),
+        heartbeatAt: null,
         updatedAt: sql`now()`,
         finishedAt: sql`now()`,
       })
-      .where(and(eq(screenshotRenders.id, renderId), eq(screenshotRenders.status, "pending")))
+      .where(pendingRender(renderId, tryToken))
       .returning();
     if (!row) return { failed: false, admitted: [] };
     // screenshot.failed or clip.failed commits with the render's end (decision 0840).
@@ -322,88 +344,4 @@ export async function failRender(ctx: RenderContext, renderId: string, error: st
   });
   await enqueueAdmitted(ctx, admitted);
   return failed;
-}
-
-/**
- * How many times a render is tried in all, handed-back tries not counted: the catalog's attempts for its
- * job, counted on the render so a re-enqueued job does not start a new budget (0009).
- */
-export const RENDER_TRIES = JOBS["render-screenshot"].attempts;
-
-/**
- * Hands back a try that a shutdown interrupted: the try is not counted (issue 18.5), the render stays
- * pending and admitted, and its job waits again in the queue.
- */
-export async function releaseRenderTry(ctx: Context, renderId: string): Promise<void> {
-  await ctx.db
-    .update(screenshotRenders)
-    .set({
-      attempts: sql`greatest(${screenshotRenders.attempts} - 1, 0)`,
-      stage: null,
-      updatedAt: sql`now()`,
-    })
-    .where(and(eq(screenshotRenders.id, renderId), eq(screenshotRenders.status, "pending")));
-}
-
-/** What one sweeper pass did. */
-export type SweepResult = { requeued: number; failed: number; admitted: number };
-
-/**
- * One sweeper pass (0472). (1) Every admitted pending render admitted more than `staleMs` ago (1 s by
- * default: the gap between the API's commit and its enqueue) has its job looked up by id: a job that
- * vanished (a crash of the in-process queue, a Redis that lost its data, a trimmed job, an enqueue that
- * failed) is enqueued again; one whose job failed for good, or that was tried too often, fails with its
- * refund. (2) Organizations with waiting renders and free room get them admitted (a lost admission).
- * Enqueueing is idempotent by job id, so a pass racing the API or another daemon runs nothing twice.
- */
-export async function sweepPendingRenders(
-  ctx: RenderContext,
-  opts: { staleMs?: number; limit?: number } = {},
-): Promise<SweepResult> {
-  const cutoff = new Date(ctx.clock.now().getTime() - (opts.staleMs ?? 1000));
-  const limit = opts.limit ?? 500;
-  const rows = await ctx.db
-    .select({ id: screenshotRenders.id, attempts: screenshotRenders.attempts })
-    .from(screenshotRenders)
-    .where(
-      and(
-        eq(screenshotRenders.status, "pending"),
-        isNotNull(screenshotRenders.dispatchedAt),
-        lt(screenshotRenders.dispatchedAt, cutoff),
-      ),
-    )
-    .orderBy(screenshotRenders.dispatchedAt)
-    .limit(limit);
-  const result: SweepResult = { requeued: 0, failed: 0, admitted: 0 };
-  for (const row of rows) {
-    const state = await ctx.queue.state("render-screenshot", row.id);
-    if (state === "waiting" || state === "active" || state === "delayed") continue;
-    if (state === "failed" || row.attempts >= RENDER_TRIES) {
-      if (await failRender(ctx, row.id, "the render could not be completed; the credits were refunded"))
-        result.failed++;
-      continue;
-    }
-    // Missing, or completed without settling the render: run it again, unless it ended meanwhile.
-    const [still] = await ctx.db
-      .update(screenshotRenders)
-      .set({ updatedAt: sql`now()` })
-      .where(and(eq(screenshotRenders.id, row.id), eq(screenshotRenders.status, "pending")))
-      .returning({ id: screenshotRenders.id });
-    if (!still) continue;
-    if (state !== "missing") await ctx.queue.remove("render-screenshot", row.id);
-    await ctx.queue.enqueue("render-screenshot", { renderId: row.id }, { jobId: row.id });
-    ctx.log.warn("re-enqueued a render whose job vanished", { renderId: row.id, jobState: state });
-    result.requeued++;
-  }
-  const waiting = await ctx.db
-    .selectDistinct({ orgId: screenshotRenders.orgId })
-    .from(screenshotRenders)
-    .where(and(eq(screenshotRenders.status, "pending"), isNull(screenshotRenders.dispatchedAt)))
-    .limit(limit);
-  for (const { orgId } of waiting) {
-    const admitted = await ctx.db.transaction((tx) => admitRenders(ctx, tx, orgId));
-    await enqueueAdmitted(ctx, admitted);
-    result.admitted += admitted.length;
-  }
-  return result;
 }

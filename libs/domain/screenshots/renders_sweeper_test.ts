@@ -2,13 +2,8 @@ import { beforeEach, describe, expect, test } from "bun:test";
 import { screenshotRenders } from "@site/db";
 import { createMemoryQueue, type JobQueue, PermanentJobError } from "@site/queue";
 import { eq } from "drizzle-orm";
-import {
-  completeRender,
-  failRender,
-  RENDER_TRIES,
-  type RenderContext,
-  sweepPendingRenders,
-} from "./renders.ts";
+import { sweepPendingRenders } from "./render_sweep.ts";
+import { completeRender, failRender, RENDER_TRIES, type RenderContext } from "./renders.ts";
 import {
   balance,
   handle,

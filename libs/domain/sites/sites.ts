@@ -11,6 +11,7 @@ import {
   AppError,
   andOlderThan,
   type Context,
+  type InWork,
   isUuid,
   keysetPage,
   type ListQuery,
@@ -85,6 +86,7 @@ export async function createSite(
   ctx: Context,
   principal: Principal,
   input: CreateSiteBody,
+  inWork?: InWork<SiteView>,
 ): Promise<SiteView> {
   requireSiteManager(principal);
   const name = checkName(input.name);
@@ -125,6 +127,9 @@ export async function createSite(
           styles: DEFAULT_STYLES,
         });
       }
+      // The request's answer commits with the site (decision 1411).
+      stage = "answer";
+      await inWork?.(tx, site!);
       return site!;
     });
   } catch (err) {

@@ -7,7 +7,7 @@ import {
   refundOnce,
   validationError,
 } from "@site/domain/core";
-import { type MediaContext, sniffMedia } from "@site/domain/media";
+import { type MediaContext, pixelRefusal, sniffMedia } from "@site/domain/media";
 import { and, eq } from "drizzle-orm";
 import { addSocialFile } from "./media.ts";
 import type { GenerateImageBody, SocialMediaView } from "./models.ts";
@@ -121,6 +121,8 @@ export async function generateImages(
     // Every image must pass the uploads' magic-byte check before any lands in the library.
     if (images.some((b) => sniffMedia(b)?.kind !== "image"))
       throw new Error("the image provider answered something that is not a JPEG, PNG, WebP or GIF image");
+    if (images.some((b) => pixelRefusal(sniffMedia(b), ctx.config.limits.mediaMaxPixels)))
+      throw new Error("the image provider answered an image over MEDIA_MAX_PIXELS");
     for (const bytes of images) media.push(await addSocialFile(ctx, principal.orgId, bytes, "generated"));
     await ctx.db.update(imageGenerations).set({ status: "succeeded" }).where(eq(imageGenerations.id, id));
   } catch (err) {

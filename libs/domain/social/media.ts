@@ -1,5 +1,4 @@
 import { randomBytes } from "node:crypto";
-import { createCanvas, loadImage } from "@napi-rs/canvas";
 import { mediaFiles, sites, socialMedia, socialPosts, type Tx } from "@site/db";
 import {
   AppError,
@@ -27,17 +26,21 @@ import {
   mintShareToken,
   parseMediaRef,
   pendingOrgUploadBytes,
+  pixelRefusal,
   receiveSignedBytes,
   releaseOrgStorage,
   type SignedPutRequest,
+  SNIFF_BYTES,
   signUpload,
   siteOfKey,
+  sniffImage,
   sniffMedia,
   storageQuotaError,
   UPLOAD_URL_SECONDS,
 } from "@site/domain/media";
 import { isStoreDown, MAX_MEDIA_BYTES } from "@site/storage";
 import { and, eq, gt, inArray, isNull, ne, sql } from "drizzle-orm";
+import { ConvertError, convertMemoryBytes, convertToJpeg } from "./jpeg_convert.ts";
 import type { RegisterSocialMediaBody, SocialMediaView, SocialUploadBody } from "./models.ts";
 import type { PublishMedia } from "./platform.ts";
 import { clipPosterKey, videoPoster } from "./video_poster.ts";
@@ -301,11 +304,18 @@ export async function deleteSocialMedia(ctx: MediaContext, principal: Principal,
   });
 }
 
+/** The size an image in the store declares in its first SNIFF_BYTES; null when it names none. */
+async function storedHeaderSize(ctx: MediaContext, key: string) {
+  const got = await ctx.store.get(key, { range: { start: 0, end: SNIFF_BYTES - 1 } });
+  return got ? sniffImage(new Uint8Array(await new Response(got.body).arrayBuffer())) : null;
+}
+
 /**
  * Registers a site library file of the organization (by its `/api/media/<key>` path) in the social
  * library, without copying it (its bytes stay counted once, by the site). Registering it again answers
  * the same entry. 400 for a path that is not a library file of one of the organization's sites (a
- * deleted site's files included: they are gone for good once its grace ends).
+ * deleted site's files included: they are gone for good once its grace ends), and for an image over
+ * MEDIA_MAX_PIXELS (one that landed before the limit).
  */
 export async function registerSocialMedia(
   ctx: MediaContext,
@@ -324,6 +334,10 @@ export async function registerSocialMedia(
     .limit(1);
   if (!file) throw notOurs;
   const f = file.file;
+  // Pixels before bytes: the row's size, or (a file landed before sizes were read) its header's.
+  const size = f.width !== null && f.height !== null ? f : await storedHeaderSize(ctx, f.key);
+  const tooBig = pixelRefusal(size, ctx.config.limits.mediaMaxPixels, "url");
+  if (tooBig) throw tooBig;
   const [row] = await ctx.db
     .insert(socialMedia)
     .values({
@@ -359,6 +373,8 @@ export async function addSocialFile(
       "RENDERER_ERROR",
       "the image provider answered something that is not an accepted image",
     );
+  if (pixelRefusal(sniffed, ctx.config.limits.mediaMaxPixels))
+    throw new AppError("RENDERER_ERROR", "the image provider answered an image over MEDIA_MAX_PIXELS");
   const key = socialKey(orgId, fileName(sniffed.contentType, source));
   await ctx.store.put(key, bytes, { contentType: sniffed.contentType });
   try {
@@ -433,8 +449,9 @@ function publishMediaOf(ctx: MediaContext, r: Row): PublishMedia & { id: string 
 }
 
 /**
- * The JPEG of a still image (PNG, WebP) for a platform that takes JPEG only: decoded and re-encoded
- * with @napi-rs/canvas (quality 90, transparency over white), stored once per file as a hidden `derived`
+ * The JPEG of a still image (PNG, WebP) for a platform that takes JPEG only: its header's size checked
+ * against MEDIA_MAX_PIXELS (400 VALIDATION_ERROR over it), then decoded and re-encoded with
+ * @napi-rs/canvas in a child process under a memory limit (jpeg_convert.ts; quality 90, transparency over white), stored once per file as a hidden `derived`
  * file of the library (counted against the quota) and reused by later posts. 400 VALIDATION_ERROR when
  * the bytes cannot be decoded.
  */
@@ -453,24 +470,24 @@ export async function jpegVariant(
     )[0];
   const found = await existing();
   if (found) return publishMediaOf(ctx, found);
-  let jpeg: Uint8Array;
-  let width: number;
-  let height: number;
+  const bytes = await media.read();
+  // Pixels before bytes: the header's size decides before anything decodes (a file that landed before
+  // MEDIA_MAX_PIXELS, or whose header the landing did not read).
+  const tooBig = pixelRefusal(sniffImage(bytes), ctx.config.limits.mediaMaxPixels, "media", media.id);
+  if (tooBig) throw tooBig;
+  const max = ctx.config.limits.mediaMaxPixels;
+  let converted: Awaited<ReturnType<typeof convertToJpeg>>;
   try {
-    const img = await loadImage(Buffer.from(await media.read()));
-    ({ width, height } = img);
-    const canvas = createCanvas(width, height);
-    const g = canvas.getContext("2d");
-    g.fillStyle = "#ffffff";
-    g.fillRect(0, 0, width, height);
-    g.drawImage(img, 0, 0);
-    jpeg = new Uint8Array(await canvas.encode("jpeg", 90));
-  } catch {
+    converted = await convertToJpeg(bytes, { memoryBytes: convertMemoryBytes(max) });
+  } catch (err) {
+    if (!(err instanceof ConvertError)) throw err;
+    ctx.log.warn("jpeg conversion failed", { mediaId: media.id, cause: err.message });
     throw validationError(
       "media",
       `${media.id}: a ${media.contentType} that cannot be decoded to convert it to JPEG`,
     );
   }
+  const { jpeg, width, height } = converted;
   await ctx.store.put(key, jpeg, { contentType: "image/jpeg" });
   try {
     await ctx.db.transaction(async (tx) => {

@@ -1,5 +1,5 @@
 import { type Static, type TLiteral, Type } from "@sinclair/typebox";
-import { pageOf } from "@site/domain/core";
+import { ListQuery, pageOf } from "@site/domain/core";
 import { SOCIAL_PLATFORMS } from "./platform.ts";
 
 // One model per shape: the API route and the TypeScript type both read these.
@@ -116,9 +116,48 @@ export const CreatePostBody = Type.Object({
     }),
   ),
   platformOptions: Type.Optional(PlatformOptions),
+  scheduledAt: Type.Optional(
+    Type.String({
+      maxLength: 40,
+      description:
+        "ISO 8601 with offset (2026-12-03T09:00:00+01:00): publish then instead of now; later than now, at most 365 days ahead",
+    }),
+  ),
 });
 /** A post creation that passed its model. */
 export type CreatePostBody = Static<typeof CreatePostBody>;
+
+/** The body of PATCH /api/v1/social/posts/<id> (a scheduled post only). */
+export const UpdatePostBody = Type.Object({
+  content: Type.Optional(CreatePostBody.properties.content),
+  platformOverrides: CreatePostBody.properties.platformOverrides,
+  accounts: Type.Optional(CreatePostBody.properties.accounts),
+  media: CreatePostBody.properties.media,
+  platformOptions: CreatePostBody.properties.platformOptions,
+  scheduledAt: CreatePostBody.properties.scheduledAt,
+});
+/** A post change that passed its model. */
+export type UpdatePostBody = Static<typeof UpdatePostBody>;
+
+/** Post statuses: scheduled until its time, publishing until every target ended, then done. */
+export const POST_STATUSES = ["scheduled", "publishing", "done", "cancelled"] as const;
+/** A post's status. */
+export type PostStatus = (typeof POST_STATUSES)[number];
+
+/** The query of GET /api/v1/social/posts (the calendar). */
+export const SocialPostListQuery = Type.Object({
+  ...ListQuery.properties,
+  status: Type.Optional(Type.Union(literals(POST_STATUSES))),
+  from: Type.Optional(
+    Type.String({
+      maxLength: 40,
+      description: "ISO 8601: posts at or after (scheduledAt, else publishedAt)",
+    }),
+  ),
+  to: Type.Optional(Type.String({ maxLength: 40, description: "ISO 8601: posts before" })),
+});
+/** The query of the calendar. */
+export type SocialPostListQuery = Static<typeof SocialPostListQuery>;
 
 const Metric = Type.Union([
   Type.Integer({
@@ -148,7 +187,16 @@ export const SocialTargetView = Type.Object({
   platform: Platform,
   accountId: Type.String({ description: "id of the connected account" }),
   url: Type.Union([Type.String(), Type.Null()]),
-  status: Type.Union([Type.Literal("published"), Type.Literal("failed")]),
+  status: Type.Union(
+    [
+      Type.Literal("scheduled"),
+      Type.Literal("publishing"),
+      Type.Literal("published"),
+      Type.Literal("failed"),
+      Type.Literal("cancelled"),
+    ],
+    { description: "publishing: still working (a video being processed, a rate-limit wait)" },
+  ),
   error: Type.Union([Type.String({ description: "why publishing failed" }), Type.Null()]),
   note: Type.Optional(
     Type.Union([
@@ -174,6 +222,17 @@ export const SocialPostView = Type.Object({
       "the per-platform choices as recorded: tiktok {privacyLevel, consent: true, consentedAt, consentedBy (user id)}, or on an unaudited app without a choice {privacyLevel: SELF_ONLY, consent: null, consentedAt: null, consentedBy: null, reason}",
   }),
   publishedAt: Type.Union([Type.String(), Type.Null()]),
+  status: Type.Union(literals(POST_STATUSES)),
+  scheduledAt: Type.Union([Type.String({ description: "ISO 8601 UTC" }), Type.Null()]),
+  warnings: Type.Array(
+    Type.Object({
+      code: Type.Literal("reconnect_required"),
+      accountId: Type.String(),
+      platform: Platform,
+      message: Type.String(),
+    }),
+    { description: "what may stop a scheduled post at its time (an account to reconnect)" },
+  ),
   targets: Type.Array(SocialTargetView),
 });
 /** A post as the API answers it. */
@@ -192,6 +251,9 @@ export const SocialPostWithMetrics = Type.Object({
 });
 /** A post with each target's full snapshot series. */
 export type SocialPostWithMetrics = Static<typeof SocialPostWithMetrics>;
+
+/** One post with its metrics: the answer of GET /api/v1/social/posts/<id> (get_social_post). */
+export const SocialPostDetail = Type.Object({ post: SocialPostWithMetrics });
 
 /** A post of the performance report (the spec's "social performance post"). */
 export const PerformancePost = Type.Object({

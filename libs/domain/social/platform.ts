@@ -84,6 +84,12 @@ export type PlatformAdapter = {
   platform: SocialPlatform;
   publish(account: AdapterAccount, post: PublishInput): Promise<PublishResult>;
   readMetrics(account: AdapterAccount, target: AdapterTarget): Promise<MetricsReading>;
+  /**
+   * Looks on the platform for a post of `text` by the account made since `since` (its recent posts):
+   * the publication of a try that was cut off after it may have reached the platform (decision 1471).
+   * Null when there is none. Absent where the platform offers no such lookup.
+   */
+  findPublished?(account: AdapterAccount, post: { text: string; since: Date }): Promise<PublishResult | null>;
   /** TikTok: what the creator may post now (creator_info/query), for the user's choice (decision 1013). */
   creatorInfo?(account: AdapterAccount): Promise<CreatorInfo>;
   /**

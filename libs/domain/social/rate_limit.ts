@@ -20,13 +20,14 @@ export function redditRatelimitMs(message: string): number | null {
 }
 
 /**
- * When a rate-limited refusal may be tried again, as an absolute time: the moment the platform named,
- * else `refusedAt` plus the wait it stated; null when it stated none.
+ * When a rate-limited refusal may be tried again, on the caller's clock: `refusedAt` plus the wait the
+ * platform stated (a moment it named, such as X's reset, is already a wait measured against the wall
+ * clock it was stated on, so a skew between its clock and ours, or a test's clock, does not move it);
+ * the moment itself where it gave no wait; null when it stated neither.
  */
 export function retryTime(err: PlatformError, refusedAt: Date): Date | null {
-  if (err.retryAt) return err.retryAt;
-  if (err.retryAfterMs === null) return null;
-  return new Date(refusedAt.getTime() + err.retryAfterMs);
+  if (err.retryAfterMs !== null) return new Date(refusedAt.getTime() + err.retryAfterMs);
+  return err.retryAt;
 }
 
 /** The longest stated wait today's in-request publishing sleeps through before one more try. */

@@ -4,22 +4,25 @@ import { and, eq } from "drizzle-orm";
 import { accountView } from "./account_view.ts";
 
 /**
- * Records what a post's publication came to, in the transaction that stores its targets (the webhook
- * outbox, decision 0840; which events, decision 0843): `social.post.published` when at least one target
- * went out, `social.post.failed` when at least one did not (a partial failure sends both). `read` answers
- * the post as GET /api/v1/social/posts/<id> does, through that transaction; it runs only when an
- * endpoint wants the event.
+ * Records the end of one target in the transaction that ends it (the webhook outbox, decision 0840):
+ * `social.post.published` or `social.post.failed`, one per target as it ends (CONTRACT "Social posts on
+ * their own clock"; decision 1470). `data` is the post as GET /api/v1/social/posts/<id> answers it at
+ * that commit, read through the transaction only when an endpoint wants the event, with `target`: the
+ * target that ended (platform, accountId, url, status, error).
  */
-export async function recordPostEvents(
+export async function recordTargetEvent(
   tx: Tx,
   orgId: string,
-  targets: { status: string }[],
-  read: () => Promise<unknown>,
+  target: { platform: string; accountId: string; url: string | null; status: string; error: string | null },
+  read: () => Promise<object>,
 ): Promise<void> {
-  if (targets.some((t) => t.status === "published"))
-    await recordEvent(tx, { orgId, type: "social.post.published", data: read });
-  if (targets.some((t) => t.status === "failed"))
-    await recordEvent(tx, { orgId, type: "social.post.failed", data: read });
+  if (target.status !== "published" && target.status !== "failed") return;
+  const { platform, accountId, url, status, error } = target;
+  await recordEvent(tx, {
+    orgId,
+    type: status === "published" ? "social.post.published" : "social.post.failed",
+    data: async () => ({ ...(await read()), target: { platform, accountId, url, status, error } }),
+  });
 }
 
 /**

@@ -24,6 +24,10 @@ export type SmtpSink = {
   refuseAuth: string | null;
   /** While set, every MAIL FROM is answered with this 5xx reply (the relay refuses the sender). */
   refuseMailFrom: string | null;
+  /** While set, every RCPT TO is answered with this reply (a relay refusing to relay: "554 5.7.1 … Relay access denied"). */
+  refuseRcpt: string | null;
+  /** Replies to RCPT TO for given addresses (lowercase), e.g. "552 5.2.2 mailbox full". */
+  rcptReplies: Map<string, string>;
   /**
    * While set, every end of DATA is answered with this reply instead of the 250 (the relay refuses the
    * message itself, e.g. a DMARC rejection): nothing is accepted.
@@ -62,6 +66,8 @@ export async function startSmtpSink(
     parse?: boolean;
     /** Offers AUTH (PLAIN, LOGIN) without TLS and takes exactly these credentials. */
     auth?: { user: string; pass: string };
+    /** The port to listen on (a relay started again where it was); 0 or none: any free port. */
+    port?: number;
   } = {},
 ): Promise<SmtpSink> {
   const reject = new Set((opts.reject ?? []).map((a) => a.toLowerCase()));
@@ -77,6 +83,8 @@ export async function startSmtpSink(
     helos: [],
     refuseAuth: null,
     refuseMailFrom: null,
+    refuseRcpt: null,
+    rcptReplies: new Map(),
     refuseData: null,
     dropInData: false,
     holdRcpt: null,
@@ -136,6 +144,13 @@ export async function startSmtpSink(
     async onRcptTo(address, _session, callback) {
       const addr = address.address.toLowerCase();
       await sink.holdRcpt?.(addr);
+      const reply = sink.refuseRcpt ?? sink.rcptReplies.get(addr);
+      if (reply)
+        return callback(
+          Object.assign(new Error(reply.replace(/^\d{3}\s*/, "")), {
+            responseCode: Number(reply.slice(0, 3)) || 550,
+          }),
+        );
       if (reject.has(addr))
         return callback(Object.assign(new Error("5.1.1 mailbox unavailable"), { responseCode: 550 }));
       const left = defer.get(addr) ?? 0;
@@ -188,7 +203,7 @@ export async function startSmtpSink(
   });
   // A client killed mid-session resets its connection (ECONNRESET): that is the client's business.
   server.on("error", () => {});
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", () => resolve()));
+  await new Promise<void>((resolve) => server.listen(opts.port ?? 0, "127.0.0.1", () => resolve()));
   const port = (server.server.address() as AddressInfo).port;
   sink.port = port;
   sink.url = `smtp://127.0.0.1:${port}`;

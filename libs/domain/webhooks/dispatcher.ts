@@ -116,6 +116,7 @@ export function startWebhookDispatcher(
   }
   const log = ctx.log.child({ app: "webhooks" });
   const cfg = ctx.config.webhooks;
+  const pollMs = ctx.config.databaseListenPollMs;
   let stopped = false;
   let inFlight = 0;
   let passing: Promise<void> | null = null;
@@ -158,10 +159,12 @@ export function startWebhookDispatcher(
         log.warn("could not queue a webhook try; it stays due", { deliveryId: c.id, cause: String(err) });
       }
     }
-    // Wake up when the next retry (or an expired lease) falls due, at the latest at the sweep period.
+    // Wake up when the next retry (or an expired lease) falls due, at the latest at the sweep period
+    // (at the poll interval while no NOTIFY can wake us).
     const due = await nextDueAt(ctx);
-    const waitMs = due ? Math.max(10, due.getTime() - ctx.clock.now().getTime() + 5) : cfg.sweepEveryMs;
-    arm(Math.min(waitMs, cfg.sweepEveryMs));
+    const idleMs = watch?.live ? cfg.sweepEveryMs : Math.min(cfg.sweepEveryMs, pollMs);
+    const waitMs = due ? Math.max(10, due.getTime() - ctx.clock.now().getTime() + 5) : idleMs;
+    arm(Math.min(waitMs, idleMs));
   };
 
   const arm = (ms: number) => {
@@ -194,14 +197,33 @@ export function startWebhookDispatcher(
     });
   }
 
+  // Without a working LISTEN (none configured, or its connection refused) the dispatcher polls every
+  // DATABASE_LISTEN_POLL_MS instead, and says so once each time it starts polling (decision 1501).
+  let polling = false;
+  const startPolling = (reason: string, cause?: unknown) => {
+    if (polling || stopped) return;
+    polling = true;
+    log.warn(`webhook dispatcher: LISTEN unavailable (${reason}); polling every ${pollMs} ms`, {
+      pollMs,
+      ...(cause ? { cause: String(cause) } : {}),
+    });
+    arm(pollMs);
+  };
   let watch: ChannelWatch | null = null;
   if (opts.databaseUrl)
     watch = watchChannel(opts.databaseUrl, WEBHOOK_NOTIFY_CHANNEL, {
       onNotify: () => kick(),
       // Back after a lost connection: notices may have been missed, so look now.
-      onLive: (live) => live && kick(),
+      onLive: (live) => {
+        if (!live) return;
+        if (polling) log.info("webhook dispatcher: LISTEN active again; polling stops", { pollMs });
+        polling = false;
+        kick();
+      },
+      onError: (err) => startPolling("the LISTEN connection failed", err),
       appName: "site-content-api webhooks",
     });
+  else startPolling("no LISTEN connection configured");
   kick();
 
   // Retention (decision 0845): at start, then every WEBHOOK_PURGE_EVERY_MS, apart from the claim passes.

@@ -26,6 +26,9 @@ export type BullQueueOptions = {
   commandTimeoutMs?: number;
 };
 
+/** The longest a recurring job lost with Redis's data waits to be created again (with no reconnection). */
+const SCHEDULE_CHECK_MS = 30_000;
+
 /** After the grace, how long handed-back tries get to notice their aborted signal before the lock is dropped. */
 const HAND_BACK_MS = 5000;
 
@@ -72,11 +75,41 @@ export function createBullQueue(opts: BullQueueOptions): JobQueue {
   };
   const workers = new Set<{ worker: Worker; conn: IORedis }>();
 
+  // Recurring jobs exist only in Redis: one that lost its data (restarted empty, flushed) has none, and
+  // nothing would run them again until a process restarts (issue 38, decision 1441). Every schedule this
+  // process started is asserted again on each (re)connection and checked every period (30 s at most).
+  const schedules = new Map<JobName, number>();
+  const upsertSchedule = (name: JobName, everyMs: number) =>
+    queueOf(name).upsertJobScheduler(name, { every: everyMs }, { name, data: {}, opts: jobOptions(name) });
+  let reasserting: Promise<void> | null = null;
+  const reassertSchedules = () => {
+    reasserting ??= (async () => {
+      for (const [name, everyMs] of schedules) {
+        try {
+          if (await bounded("schedule", () => queueOf(name).getJobScheduler(name))) continue;
+          await bounded("schedule", () => upsertSchedule(name, everyMs));
+          opts.log.warn("re-created a recurring job that Redis had lost", { job: name, everyMs });
+        } catch (err) {
+          // Redis still away: the next connection or check asserts it
+          opts.log.debug("could not check a recurring job yet", { job: name, cause: String(err) });
+        }
+      }
+    })().finally(() => {
+      reasserting = null;
+    });
+    return reasserting;
+  };
+  producer.on("ready", () => {
+    if (schedules.size > 0) void reassertSchedules();
+  });
+  let scheduleCheck: ReturnType<typeof setInterval> | null = null;
+
   const jobQueue: JobQueue = {
     driver: "bullmq",
-    async enqueue(name, data, { jobId }) {
+    async enqueue(name, data, { jobId, delayMs }) {
       JOBS[name].parse(data);
-      await bounded("enqueue", () => queueOf(name).add(name, data, { jobId, ...jobOptions(name) }));
+      const delay = delayMs && delayMs > 0 ? { delay: Math.ceil(delayMs) } : {};
+      await bounded("enqueue", () => queueOf(name).add(name, data, { jobId, ...jobOptions(name), ...delay }));
     },
     consume(name, handler, o = {}) {
       const spec = JOBS[name as JobName];
@@ -172,11 +205,14 @@ export function createBullQueue(opts: BullQueueOptions): JobQueue {
       const everyMs = o.everyMs ?? jobSpec(name).repeatEveryMs;
       if (!everyMs) throw new TypeError(`${name} is not a repeatable job`);
       // Upserted under the job's name: every process that starts the schedule shares the one scheduler.
-      await queueOf(name).upsertJobScheduler(
-        name,
-        { every: everyMs },
-        { name, data: {}, opts: jobOptions(name) },
+      await upsertSchedule(name, everyMs);
+      schedules.set(name, everyMs);
+      if (scheduleCheck) clearInterval(scheduleCheck);
+      scheduleCheck = setInterval(
+        () => void reassertSchedules(),
+        Math.min(SCHEDULE_CHECK_MS, ...schedules.values()),
       );
+      scheduleCheck.unref?.();
     },
     async stats(name) {
       const queue = queueOf(name);
@@ -221,6 +257,9 @@ export function createBullQueue(opts: BullQueueOptions): JobQueue {
       if (job && !(await job.isActive())) await job.remove();
     },
     async close() {
+      if (scheduleCheck) clearInterval(scheduleCheck);
+      schedules.clear();
+      await reasserting;
       for (const { worker, conn } of [...workers]) {
         await worker.close(true);
         await conn.quit().catch(() => conn.disconnect());

@@ -15,6 +15,9 @@ export type NewsletterCampaignPayload = { campaignId: string };
 /** The payload of one newsletter delivery: the recipient row's id. */
 export type NewsletterDeliveryPayload = { recipientId: string };
 
+/** The payload of one social target's publication: the target's id. */
+export type SocialPublishPayload = { targetId: string };
+
 /** The payload of one webhook try: the delivery row and the lease its dispatcher claimed it with. */
 export type WebhookDeliveryPayload = { deliveryId: string; leaseToken: string };
 
@@ -146,6 +149,27 @@ export const JOBS = {
     timeoutMs: 60_000,
     parse: parseWebhookPayload,
   } satisfies JobSpec<WebhookDeliveryPayload>,
+  /**
+   * One social target's publication (issue 33, decision 1470). One try per job: the target row holds the
+   * state (lease, rate-limit time, a try that may have reached the platform), and the social publish
+   * sweep queues it again when it is due; a job lost with its process is taken up once its lease ends.
+   */
+  "social-publish": {
+    queue: "social-publish",
+    attempts: 1,
+    backoffMs: 1000,
+    timeoutMs: 30 * 60_000,
+    parse: (data: unknown): SocialPublishPayload => parseIdPayload("targetId", data),
+  } satisfies JobSpec<SocialPublishPayload>,
+  /** The social publish sweep: queues targets that are due (a scheduled time, a rate-limit wait, a lost try). */
+  "social-publish-sweep": {
+    queue: "social-publish-sweep",
+    attempts: 1,
+    backoffMs: 1000,
+    timeoutMs: 60_000,
+    repeatEveryMs: 5_000,
+    parse: parseEmptyPayload,
+  } satisfies JobSpec<EmptyPayload>,
 } as const;
 
 /** A job's name. */

@@ -116,12 +116,29 @@ export function createMemoryQueue(opts: { log: Logger }): JobQueue {
 
   const queue: JobQueue = {
     driver: "memory",
-    async enqueue(name, data, { jobId }) {
+    async enqueue(name, data, { jobId, delayMs }) {
       JOBS[name].parse(data);
       const key = keyOf(name, jobId);
       if (jobs.has(key)) return;
-      jobs.set(key, { id: jobId, name, data, state: "waiting", attempt: 0, finishedAt: 0, run: 0 });
-      queueMicrotask(pump);
+      const delayed = (delayMs ?? 0) > 0;
+      const entry: Entry = {
+        id: jobId,
+        name,
+        data,
+        state: delayed ? "delayed" : "waiting",
+        attempt: 0,
+        finishedAt: 0,
+        run: 0,
+      };
+      jobs.set(key, entry);
+      if (!delayed) return queueMicrotask(pump);
+      const timer = setTimeout(() => {
+        timers.delete(timer);
+        if (entry.state !== "delayed") return;
+        entry.state = "waiting";
+        pump();
+      }, delayMs);
+      timers.add(timer);
     },
     consume(name, handler, o = {}) {
       const runner: Runner = {

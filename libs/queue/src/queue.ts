@@ -46,8 +46,15 @@ export type QueueStats = {
  */
 export type JobQueue = {
   readonly driver: "bullmq" | "memory";
-  /** Adds a job; a job id already queued is kept as it is (idempotent). */
-  enqueue<N extends JobName>(name: N, data: JobPayload<N>, opts: { jobId: string }): Promise<void>;
+  /**
+   * Adds a job; a job id already queued is kept as it is (idempotent). With `delayMs` it waits that long
+   * (real time) before it can run.
+   */
+  enqueue<N extends JobName>(
+    name: N,
+    data: JobPayload<N>,
+    opts: { jobId: string; delayMs?: number },
+  ): Promise<void>;
   /** Runs `handler` for jobs of `name`, `concurrency` at a time. */
   consume<N extends JobName>(
     name: N,

@@ -1,5 +1,6 @@
 import { afterEach, describe, expect, test } from "bun:test";
 import { createLogger } from "@site/config";
+import IORedis from "ioredis";
 import { createBullQueue } from "./bullmq.ts";
 import { createMemoryQueue } from "./memory.ts";
 import { HandBackError, type JobQueue, PermanentJobError } from "./queue.ts";
@@ -243,3 +244,27 @@ for (const [driver, skip, make] of drivers) {
     });
   });
 }
+
+describe.skipIf(!redisUrl)("recurring jobs when Redis loses its data (BullMQ, issue 38, 1441)", () => {
+  test("a schedule whose Redis keys vanished (a flush, no reconnection) is created again and runs", async () => {
+    const prefix = `${filePrefix}-lost`;
+    const q = createBullQueue({ redisUrl: redisUrl as string, log, prefix, lockDurationMs: 1000 });
+    const redis = new IORedis(redisUrl as string);
+    try {
+      let runs = 0;
+      q.consume("collect-social-metrics", async () => {
+        runs++;
+      });
+      await q.schedule("collect-social-metrics", { everyMs: 300 });
+      await until(() => runs >= 1, 10_000);
+      const keys = await redis.keys(`${prefix}:*`);
+      expect(keys.length).toBeGreaterThan(0);
+      await redis.del(...keys);
+      const before = runs;
+      await until(() => runs >= before + 2, 10_000);
+    } finally {
+      await q.close();
+      redis.disconnect();
+    }
+  });
+});

@@ -9,15 +9,17 @@ import {
 } from "@site/domain/core";
 import IORedis from "ioredis";
 
-// Reads the previous and current window, and counts this request only when the estimate allows it:
-// refused requests do not count, so a client that backs off gets its allowance back on time.
+// Reads the previous and current window, and counts this request (ARGV[4] of them: a batch) only when
+// the estimate allows all of it: refused requests do not count, so a client that backs off gets its
+// allowance back on time.
 const TAKE = `
 local prev = tonumber(redis.call('GET', KEYS[1]) or '0')
 local curr = tonumber(redis.call('GET', KEYS[2]) or '0')
+local cost = tonumber(ARGV[4])
 local estimate = prev * tonumber(ARGV[1]) + curr
-if estimate >= tonumber(ARGV[2]) then return {0, prev, curr} end
-curr = redis.call('INCR', KEYS[2])
-if curr == 1 then redis.call('PEXPIRE', KEYS[2], ARGV[3]) end
+if estimate + cost - 1 >= tonumber(ARGV[2]) then return {0, prev, curr} end
+curr = redis.call('INCRBY', KEYS[2], cost)
+if curr == cost then redis.call('PEXPIRE', KEYS[2], ARGV[3]) end
 return {1, prev, curr}
 `;
 
@@ -67,7 +69,7 @@ export function createRedisRateLimiter(opts: {
   });
   return {
     shared: true,
-    async take(id) {
+    async take(id, cost = 1) {
       if (Date.now() < downUntil) return open();
       try {
         await ready();
@@ -82,6 +84,7 @@ export function createRedisRateLimiter(opts: {
           String(weight),
           String(opts.requests),
           String(opts.windowMs * 2),
+          String(cost),
         )) as [number, number, number];
         if (ok !== 1)
           return {

@@ -178,6 +178,28 @@ export function xAdapter(opts: AdapterOptions, base = X_API_BASE): PlatformAdapt
       if (!ok(a) || !id) throw xError(a);
       return { platformPostId: id, url: `https://x.com/i/web/status/${id}`, publishedAt: opts.clock.now() };
     },
+    /**
+     * The account's posts since `since` (https://docs.x.com/x-api/users/get-posts : GET
+     * /2/users/:id/tweets, `start_time` RFC 3339, `max_results` 5–100, newest first): the one whose text
+     * is the post's, if any (decision 1471).
+     */
+    async findPublished(account, post) {
+      const a = await callPlatform(
+        endpoint(base, `/users/${encodeURIComponent(account.accountId)}/tweets`, {
+          start_time: post.since.toISOString().replace(/\.\d{3}Z$/, "Z"),
+          max_results: "100",
+          "tweet.fields": "created_at",
+        }),
+        { headers: auth(account) },
+      );
+      if (!ok(a)) throw xError(a);
+      const data =
+        (a.body as { data?: { id?: string; text?: string; created_at?: string }[] } | null)?.data ?? [];
+      const hit = data.find((d) => d.id && d.text === post.text);
+      if (!hit?.id) return null;
+      const at = hit.created_at ? new Date(hit.created_at) : opts.clock.now();
+      return { platformPostId: hit.id, url: `https://x.com/i/web/status/${hit.id}`, publishedAt: at };
+    },
     async readMetrics(account, target) {
       if ((account.tier ?? "free") === "free") return noTier();
       const a = await callPlatform(

@@ -42,6 +42,14 @@ export function startFakePlatforms(opts: { latencyMs?: number } = {}) {
   const tiktok = fakeTiktok(s);
   const auth = fakeOAuth(s);
   const platforms = Object.keys(PREFIX) as SocialPlatform[];
+  /** Answers held after the platform acted (holdAnswers): the caller sees nothing until released. */
+  const holds: {
+    platform: SocialPlatform;
+    method: string;
+    path: string;
+    arrived: number;
+    gate: Promise<void>;
+  }[] = [];
 
   const server = Bun.serve({
     hostname: "127.0.0.1",
@@ -74,11 +82,24 @@ export function startFakePlatforms(opts: { latencyMs?: number } = {}) {
           .replace(/\/$/, "")
           .split("/");
         const call = { req, url, parts, token };
-        if (platform === "instagram" || platform === "threads") return await graph(platform, call);
-        if (platform === "x") return await x(call);
-        if (platform === "linkedin") return await linkedin(call);
-        if (platform === "reddit") return await reddit(call);
-        return await tiktok(call);
+        const answer =
+          platform === "instagram" || platform === "threads"
+            ? await graph(platform, call)
+            : platform === "x"
+              ? await x(call)
+              : platform === "linkedin"
+                ? await linkedin(call)
+                : platform === "reddit"
+                  ? await reddit(call)
+                  : await tiktok(call);
+        const hold = holds.find(
+          (h) => h.platform === platform && h.method === req.method && h.path === parts.join("/"),
+        );
+        if (hold) {
+          hold.arrived++;
+          await hold.gate;
+        }
+        return answer;
       } finally {
         s.inFlight.set(platform, s.inFlight.get(platform)! - 1);
       }
@@ -128,6 +149,31 @@ export function startFakePlatforms(opts: { latencyMs?: number } = {}) {
      * can make two renewals meet for certain; `arrived` counts the requests that reached the hold.
      */
     holdRefresh: () => holdRefresh(s),
+    /**
+     * Holds the answers to `method path` (below the platform's prefix, e.g. POST "tweets") after the
+     * platform acted on them, until `release()`: a test can kill the caller between the platform's
+     * answer and the caller's commit. `arrived()` counts the requests held.
+     */
+    holdAnswers: (platform: SocialPlatform, method: string, path: string) => {
+      let release = () => {};
+      const gate = new Promise<void>((r) => {
+        release = r;
+      });
+      const hold = { platform, method, path, arrived: 0, gate };
+      holds.push(hold);
+      return {
+        arrived: () => hold.arrived,
+        release: () => {
+          holds.splice(holds.indexOf(hold), 1);
+          release();
+        },
+      };
+    },
+    /** The posts a platform holds now with this exact text (by the fake's publications). */
+    postsWithText: (platform: SocialPlatform, text: string) =>
+      [...s.published.entries()]
+        .filter(([, p]) => p.platform === platform && p.text === text)
+        .map(([id]) => id),
     requests: s.requests,
     maxInFlight: s.maxInFlight,
     /** The text a post was published with (by the platform's post id). */

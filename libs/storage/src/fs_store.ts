@@ -146,7 +146,8 @@ export function openFsStore(opts: FsStoreOptions): ObjectStore {
   ): Promise<ObjectInfo> {
     const path = dataPath(key);
     const meta = metaPath(key);
-    await assertRoomFor(o.size ?? 0);
+    // The bytes it brings, when known: a declared size, or a body given whole (decision 1421).
+    await assertRoomFor(o.size ?? (body instanceof Uint8Array ? body.byteLength : 0));
     const tmpDir = join(root, ".tmp");
     await mkdir(tmpDir, { recursive: true });
     const tmp = join(tmpDir, randomBytes(12).toString("hex"));

@@ -6,8 +6,10 @@ import { daemonKilled } from "./daemon_killed.ts";
 import { databaseKilled } from "./database_killed.ts";
 import { diskFull } from "./disk_full.ts";
 import { fetchLimit } from "./fetch_limit.ts";
+import { partialStore } from "./partial_store.ts";
 import { redisKilled } from "./redis_killed.ts";
 import { storageDown } from "./storage_down.ts";
+import { zombieHost } from "./zombie_host.ts";
 
 /** One scenario: plays against the world and records its row. */
 export type Scenario = (w: World) => Promise<void>;
@@ -23,4 +25,6 @@ export const SCENARIOS: Record<string, Scenario> = {
   "API SIGTERM": apiSigterm,
   "fetch limit": fetchLimit,
   "disk full": diskFull,
+  "partial store": partialStore,
+  "zombie host": zombieHost,
 };

@@ -1,5 +1,5 @@
 import { Type } from "@sinclair/typebox";
-import { AppError, ListQuery } from "@site/domain/core";
+import { AppError } from "@site/domain/core";
 import { AddedMediaFile, addedMediaFile, addLibraryFile, MediaDeleted } from "@site/domain/media";
 import {
   AddSubscriberBody,
@@ -19,14 +19,6 @@ import {
   TestCampaignBody,
 } from "@site/domain/newsletters";
 import { deletePage, deleteSiteMedia, getOwnSite, PageDeleted } from "@site/domain/sites";
-import {
-  CreatePostBody,
-  createSocialPost,
-  listSocialPosts,
-  SocialPostAnswer,
-  SocialPostPage,
-} from "@site/domain/social";
-import { createPlatformAdapters } from "@site/social";
 import type { AppDeps } from "../deps.ts";
 import { campaignNextStep } from "./campaigns.ts";
 import { Cursor, EMBED_RULE, Id, SiteId } from "./inputs.ts";
@@ -48,14 +40,12 @@ function mailOf(deps: AppDeps): MailContext {
   return { ...deps, mailer };
 }
 
-let adapters: ReturnType<typeof createPlatformAdapters> | null = null;
-
 /** The jobs an agent could not do before (issue 29): upload a file it holds, delete, newsletters, social. */
 export const JOB_TOOLS: Tool[] = [
   tool({
     name: "upload_media",
     title: "Upload a small file you hold into a site's media library",
-    description: `Adds an image you hold (base64 in dataBase64, at most ${MCP_UPLOAD_MAX_BYTES / 1024 / 1024} MB decoded; JPEG, PNG, WebP or GIF by their bytes, SVG and HTML refused) to a site's media library, as a signed upload would. For a file on the web use import_media_from_url; for larger files the REST signed upload. ${EMBED_RULE} Needs content:write. Errors: VALIDATION_ERROR (not base64, too large, not an image), RATE_LIMITED (daily uploads), FORBIDDEN (storage quota).`,
+    description: `Adds an image you hold (base64 in dataBase64, at most ${MCP_UPLOAD_MAX_BYTES / 1024 / 1024} MB decoded; JPEG, PNG, WebP or GIF by their bytes, SVG and HTML refused) to a site's media library, as a signed upload would. For a file on the web use import_media_from_url; for larger files the REST signed upload. ${EMBED_RULE} Needs content:write. Errors: VALIDATION_ERROR (not base64, too large, not an image, over MEDIA_MAX_PIXELS), RATE_LIMITED (daily uploads), FORBIDDEN (storage quota).`,
     operation: "postSitesSiteIdMediaUpload",
     input: Type.Object({
       siteId: SiteId,
@@ -196,32 +186,6 @@ export const JOB_TOOLS: Tool[] = [
       const site = await getOwnSite(deps, principal, args.siteId);
       const campaign = await sendCampaign(deps, site.id, args.campaignId, { sendAt: args.sendAt });
       return { value: { campaign }, note: campaignNextStep(campaign) };
-    },
-  }),
-  tool({
-    name: "list_social_posts",
-    title: "List social posts",
-    description:
-      "Lists the organization's social posts, newest first, with each target's status, URL and latest metrics. Needs social:write.",
-    operation: "getSocialPosts",
-    output: SocialPostPage,
-    input: Type.Object({ ...ListQuery.properties, cursor: Type.Optional(Cursor) }),
-    readOnly: true,
-    run: async (deps, principal, args) => ({ value: await listSocialPosts(deps, principal, args) }),
-  }),
-  tool({
-    name: "create_social_post",
-    title: "Create and publish a social post",
-    description:
-      "Publishes a post on each connected account in `accounts` (ids from list_social_accounts; add one with connect_social_account or start_social_connection), with optional media ids from list_social_media. Each platform's rules (text length, media combination, TikTok's privacyLevel and consent in platformOptions.tiktok) are checked for every target first: a refusal publishes nothing. A target that fails later says why in its `error`. Needs social:write.",
-    operation: "postSocialPosts",
-    output: SocialPostAnswer,
-    input: CreatePostBody,
-    readOnly: false,
-    openWorld: true,
-    run: async (deps, principal, args) => {
-      adapters ??= createPlatformAdapters(deps);
-      return { value: { post: await createSocialPost(deps, principal, args, adapters) } };
     },
   }),
 ];

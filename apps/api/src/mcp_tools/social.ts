@@ -1,10 +1,47 @@
 import { Type } from "@sinclair/typebox";
 import { ListQuery } from "@site/domain/core";
-import { listSocialMedia, SocialMediaPage } from "@site/domain/social";
-import { Cursor } from "./inputs.ts";
+import {
+  CreatePostBody,
+  cancelSocialPost,
+  createSocialPost,
+  getSocialPost,
+  listSocialMedia,
+  listSocialPosts,
+  type PlatformAdapters,
+  SocialMediaPage,
+  SocialPostAnswer,
+  SocialPostDetail,
+  SocialPostListQuery,
+  SocialPostPage,
+  UpdatePostBody,
+  updateSocialPost,
+} from "@site/domain/social";
+import { createPlatformAdapters } from "@site/social";
+import type { AppDeps } from "../deps.ts";
+import { Cursor, UUID_PATTERN } from "./inputs.ts";
 import { type Tool, tool } from "./tool.ts";
 
-/** The social media library of the organization. */
+const adaptersOf = new WeakMap<object, PlatformAdapters>();
+/** The platform adapters of the app's configuration, made once per configuration. */
+function adapters(deps: AppDeps): PlatformAdapters {
+  let a = adaptersOf.get(deps.config);
+  if (!a) {
+    a = createPlatformAdapters(deps);
+    adaptersOf.set(deps.config, a);
+  }
+  return a;
+}
+
+const PostId = Type.String({
+  pattern: UUID_PATTERN,
+  maxLength: 36,
+  description: "postId from create_social_post",
+});
+
+/** get_social_post waits at most this long for targets still publishing. */
+const POST_WAIT_MAX_S = 25;
+
+/** The social media library and the organization's posts: create, schedule, change, cancel, list, read. */
 export const SOCIAL_TOOLS: Tool[] = [
   tool({
     name: "list_social_media",
@@ -16,5 +53,95 @@ export const SOCIAL_TOOLS: Tool[] = [
     input: Type.Object({ ...ListQuery.properties, cursor: Type.Optional(Cursor) }),
     readOnly: true,
     run: async (deps, principal, args) => ({ value: await listSocialMedia(deps, principal, args) }),
+  }),
+  tool({
+    name: "list_social_posts",
+    title: "List social posts (the calendar)",
+    description:
+      "Lists the organization's social posts, latest first, each with its status (scheduled, publishing, done, cancelled) and its targets' status and URL: optionally by `status` and within [`from`, `to`) (ISO 8601) of their time on the calendar (a scheduled post's scheduledAt, the others' publishedAt). Pass nextCursor back as cursor. Needs social:write.",
+    operation: "getSocialPosts",
+    output: SocialPostPage,
+    input: Type.Object({ ...SocialPostListQuery.properties, cursor: Type.Optional(Cursor) }),
+    readOnly: true,
+    run: async (deps, principal, args) => ({ value: await listSocialPosts(deps, principal, args) }),
+  }),
+  tool({
+    name: "create_social_post",
+    title: "Create a social post, now or scheduled",
+    description:
+      "Publishes a post on each connected account in `accounts` (ids from list_social_accounts; add one with connect_social_account or start_social_connection), with optional media ids from list_social_media; with `scheduledAt` (ISO 8601 with offset, later than now, at most 365 days ahead) it is scheduled instead and goes out then. Each platform's rules (text length, media combination, TikTok's privacyLevel and consent in platformOptions.tiktok) are checked for every target first: a refusal stores and publishes nothing; they are checked again at publish time. Without scheduledAt the answer waits a few seconds: a target still `publishing` (a video being processed, a rate-limit wait) ends in the background: call get_social_post with waitSeconds. A target that fails says why in its `error`. Needs social:write.",
+    operation: "postSocialPosts",
+    output: SocialPostAnswer,
+    input: CreatePostBody,
+    readOnly: false,
+    openWorld: true,
+    run: async (deps, principal, args) => {
+      const post = await createSocialPost(deps, principal, args, adapters(deps));
+      const working = post.targets.some((t) => t.status === "publishing");
+      return {
+        value: { post },
+        note: working
+          ? `Still publishing; call get_social_post with postId ${post.postId} and waitSeconds: ${POST_WAIT_MAX_S}.`
+          : undefined,
+      };
+    },
+  }),
+  tool({
+    name: "get_social_post",
+    title: "Read a social post",
+    description:
+      "One post with its targets (status, url, error) and each target's metrics snapshots. waitSeconds (0–25, default 0) waits on the server while a target is still publishing (or due and about to be). Needs social:write.",
+    operation: "getSocialPostsPostId",
+    output: SocialPostDetail,
+    input: Type.Object({
+      postId: PostId,
+      waitSeconds: Type.Optional(
+        Type.Integer({
+          minimum: 0,
+          maximum: POST_WAIT_MAX_S,
+          description: "wait up to this long for targets still publishing",
+        }),
+      ),
+    }),
+    readOnly: true,
+    run: async (deps, principal, args) => {
+      const deadline = Date.now() + (args.waitSeconds ?? 0) * 1000;
+      for (;;) {
+        const post = await getSocialPost(deps, principal, args.postId);
+        // Working: a target publishing, or one whose scheduled time came and is about to be taken up.
+        const due = post.scheduledAt !== null && new Date(post.scheduledAt) <= deps.clock.now();
+        const working = post.targets.some(
+          (t) => t.status === "publishing" || (t.status === "scheduled" && due),
+        );
+        if (!working || Date.now() >= deadline) return { value: { post } };
+        await new Promise((r) => setTimeout(r, 200));
+      }
+    },
+  }),
+  tool({
+    name: "update_social_post",
+    title: "Change a scheduled social post",
+    description:
+      "Changes a scheduled post: any of content, platformOverrides, media, accounts, platformOptions, scheduledAt; every check runs again. CONFLICT once publishing began. Needs social:write.",
+    operation: "patchSocialPostsPostId",
+    output: SocialPostAnswer,
+    input: Type.Object({ postId: PostId, ...UpdatePostBody.properties }),
+    readOnly: false,
+    run: async (deps, principal, { postId, ...patch }) => ({
+      value: { post: await updateSocialPost(deps, principal, postId, patch, adapters(deps)) },
+    }),
+  }),
+  tool({
+    name: "cancel_social_post",
+    title: "Cancel a scheduled social post",
+    description:
+      "Cancels a scheduled post: it never goes out (status cancelled). CONFLICT once publishing began. Needs social:write.",
+    operation: "postSocialPostsPostIdCancel",
+    output: SocialPostAnswer,
+    input: Type.Object({ postId: PostId }),
+    readOnly: false,
+    run: async (deps, principal, args) => ({
+      value: { post: await cancelSocialPost(deps, principal, args.postId) },
+    }),
   }),
 ];

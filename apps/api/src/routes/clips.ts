@@ -10,6 +10,7 @@ import {
 import { Elysia } from "elysia";
 import type { AuthMacros } from "../auth.ts";
 import type { AppDeps } from "../deps.ts";
+import { answerInWork } from "../idempotency.ts";
 import { errors, queryOf } from "../schemas.ts";
 
 /** Device clips (CONTRACT "Device clips"): POST /api/v1/social/media/clips, polled at GET …/clips/<clipId>. */
@@ -18,8 +19,13 @@ export function clipRoutes(deps: AppDeps, auth: AuthMacros) {
     .use(auth)
     .post(
       "/api/v1/social/media/clips",
-      async ({ principal, body, set }) => {
-        const answer = await queueClip(deps, principal, body);
+      async ({ request, principal, body, set }) => {
+        const answer = await queueClip(
+          deps,
+          principal,
+          body,
+          answerInWork(request, 202, (a) => a),
+        );
         set.status = "estimate" in answer ? 200 : 202;
         return answer;
       },

@@ -14,6 +14,7 @@ import { deleteSiteMedia, getOwnSite } from "@site/domain/sites";
 import { Elysia, t } from "elysia";
 import type { AuthMacros } from "../auth.ts";
 import type { AppDeps } from "../deps.ts";
+import { answerInWork } from "../idempotency.ts";
 import { errors, queryOf } from "../schemas.ts";
 
 /** The media library of a site: list, signed upload, import from URL, delete. */
@@ -94,9 +95,12 @@ export function mediaRoutes(deps: AppDeps, auth: AuthMacros) {
     )
     .post(
       "/api/v1/sites/:siteId/media/import-url",
-      async ({ principal, params, body, set }) => {
+      async ({ request, principal, params, body, set }) => {
         const s = await getOwnSite(deps, principal, params.siteId);
-        const out = await importFromUrl(deps, s.id, body, { tls: deps.fetchTls });
+        const out = await importFromUrl(deps, s.id, body, {
+          tls: deps.fetchTls,
+          inWork: answerInWork(request, 201, (a) => a),
+        });
         set.status = 201;
         return out;
       },

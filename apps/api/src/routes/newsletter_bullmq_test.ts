@@ -65,7 +65,7 @@ describe("newsletters on BullMQ (Redis), like renders", () => {
       await Bun.sleep(50);
     }
     expect(campaign.status).toBe("sent");
-    expect(campaign.counts).toEqual({ queued: 0, sent: 20, failed: 0, bounced: 1 });
+    expect(campaign.counts).toEqual({ queued: 0, sent: 20, failed: 0, bounced: 1, refusedByPolicy: 0 });
     // A delivery is recorded just before its end-of-data mark (decision 1102): the server may still be
     // taking the last message in when the campaign reads "sent".
     await sink.waitFor(emails.length, 10_000);

@@ -154,6 +154,7 @@ describe("delivery to a relay that wants AUTH", () => {
       sent: emails.length,
       failed: 0,
       bounced: 0,
+      refusedByPolicy: 0,
     });
     const twice = await a.call("POST", `/api/v1/sites/${siteId}/campaigns/${c.id}/resume`);
     expect(twice.status).toBe(400);
@@ -299,7 +300,14 @@ describe("bounces and complaints: the tagged envelope sender and POST /api/v1/ne
     const later = await inbound(dsn(mailTo(soft!), "4.2.2"));
     expect(later).toEqual({
       status: 202,
-      body: { accepted: true, report: "delivery-status", status: "4.2.2", action: "none", changed: 0 },
+      body: {
+        accepted: true,
+        report: "delivery-status",
+        status: "4.2.2",
+        kind: "soft",
+        action: "none",
+        changed: 0,
+      },
     });
     const bounced = await inbound(dsn(mailTo(hard!), "5.1.1"));
     expect(bounced.body).toMatchObject({
@@ -330,7 +338,7 @@ describe("bounces and complaints: the tagged envelope sender and POST /api/v1/ne
     const plain = await inbound("From: a@example.org\r\nTo: b@example.org\r\nSubject: hi\r\n\r\nhello\r\n");
     expect(plain).toEqual({
       status: 202,
-      body: { accepted: true, report: "other", status: null, action: "none", changed: 0 },
+      body: { accepted: true, report: "other", status: null, kind: null, action: "none", changed: 0 },
     });
     expect((await a.subscribers(siteId, "active")).sort()).toEqual([soft, fine].sort());
     const empty = await inbound("");
@@ -363,22 +371,27 @@ describe("bounces and complaints: the tagged envelope sender and POST /api/v1/ne
   });
 });
 
-describe("DKIM: every mail verifies with an independent verifier against the selector's published key", () => {
-  for (const type of ["rsa", "ed25519"] as const) {
-    test(`${type}: campaign and confirmation mails verify (mailauth dkimVerify); h= covers From, To, Subject, Date, Message-ID and both List-Unsubscribe headers`, async () => {
-      const pair =
-        type === "rsa" ? generateKeyPairSync("rsa", { modulusLength: 2048 }) : generateKeyPairSync("ed25519");
+describe("DKIM: every mail verifies with an independent verifier against the selectors' published keys", () => {
+  for (const types of [["rsa"], ["rsa", "ed25519"]] as const) {
+    test(`${types.join(" + ")}: campaign and confirmation mails carry one signature per key, each verifies (mailauth dkimVerify); h= covers From, To, Subject, Date, Message-ID and both List-Unsubscribe headers`, async () => {
       const dir = mkdtempSync(join(tmpdir(), "dkim-test-"));
-      const file = join(dir, "key.pem");
-      writeFileSync(file, pair.privateKey.export({ type: "pkcs8", format: "pem" }) as string);
-      const spki = pair.publicKey.export({ type: "spki", format: "der" }) as Buffer;
-      // RFC 6376 §3.6.1: p= is the SubjectPublicKeyInfo for RSA; RFC 8463 §4: the raw key for Ed25519.
-      const p = type === "rsa" ? spki.toString("base64") : spki.subarray(spki.length - 32).toString("base64");
-      const txt = `v=DKIM1; k=${type}; p=${p}`;
+      const keys = types.map((type) => {
+        const pair =
+          type === "rsa"
+            ? generateKeyPairSync("rsa", { modulusLength: 2048 })
+            : generateKeyPairSync("ed25519");
+        const file = join(dir, `${type}.pem`);
+        writeFileSync(file, pair.privateKey.export({ type: "pkcs8", format: "pem" }) as string);
+        const spki = pair.publicKey.export({ type: "spki", format: "der" }) as Buffer;
+        // RFC 6376 §3.6.1: p= is the SubjectPublicKeyInfo for RSA; RFC 8463 §4: the raw key for Ed25519.
+        const p =
+          type === "rsa" ? spki.toString("base64") : spki.subarray(spki.length - 32).toString("base64");
+        return { type, file, selector: `${type}2026`, txt: `v=DKIM1; k=${type}; p=${p}` };
+      });
       const x = await harness({
         DKIM_DOMAIN: "news.example.test",
-        DKIM_SELECTOR: "mail2026",
-        DKIM_PRIVATE_KEY_FILE: file,
+        DKIM_SELECTOR: keys.map((k) => k.selector).join(","),
+        DKIM_PRIVATE_KEY_FILE: keys.map((k) => k.file).join(", "),
       });
       try {
         const a = api(x);
@@ -400,7 +413,8 @@ describe("DKIM: every mail verifies with an independent verifier against the sel
         const lookups: string[] = [];
         const resolver = async (name: string, rrtype: string) => {
           lookups.push(`${name} ${rrtype}`);
-          if (rrtype === "TXT" && name === "mail2026._domainkey.news.example.test") return [[txt]];
+          const key = keys.find((k) => name === `${k.selector}._domainkey.news.example.test`);
+          if (rrtype === "TXT" && key) return [[key.txt]];
           throw Object.assign(new Error(`no ${rrtype} for ${name}`), { code: "ENOTFOUND" });
         };
         for (const mail of [
@@ -408,28 +422,38 @@ describe("DKIM: every mail verifies with an independent verifier against the sel
           x.sink.messages.find((m) => m.to.includes(pendingAddr))!,
         ]) {
           const v = await dkimVerify(mail.raw, { resolver });
-          expect(v.results).toHaveLength(1);
-          const r = v.results[0]!;
-          expect(r.status.result).toBe("pass");
-          expect(r.signingDomain).toBe("news.example.test");
-          expect(r.selector).toBe("mail2026");
-          expect(r.algo).toBe(`${type}-sha256`);
-          expect(r.format).toBe("relaxed/relaxed");
-          const signed = r
-            .signingHeaders!.keys.toLowerCase()
-            .split(":")
-            .map((k) => k.trim());
-          expect(signed).toEqual(expect.arrayContaining(["from", "to", "subject", "date", "message-id"]));
+          expect(v.results).toHaveLength(keys.length);
+          expect(v.results.map((r) => r.algo).sort()).toEqual(keys.map((k) => `${k.type}-sha256`).sort());
+          for (const r of v.results) {
+            expect(r.status.result).toBe("pass");
+            expect(r.signingDomain).toBe("news.example.test");
+            expect(keys.map((k) => k.selector)).toContain(r.selector ?? "");
+            expect(r.format).toBe("relaxed/relaxed");
+            const signed = r
+              .signingHeaders!.keys.toLowerCase()
+              .split(":")
+              .map((k) => k.trim());
+            expect(signed).toEqual(expect.arrayContaining(["from", "to", "subject", "date", "message-id"]));
+            if (mail.parsed?.subject === c.subject)
+              expect(signed).toEqual(
+                expect.arrayContaining(["list-unsubscribe", "list-unsubscribe-post", "feedback-id"]),
+              );
+          }
+          // Feedback-ID on every mail (campaign, site, organization, sender), Gmail's bulk-sender header.
+          const feedback = mail.parsed!.headers.get("feedback-id");
+          expect(typeof feedback).toBe("string");
           if (mail.parsed?.subject === c.subject)
-            expect(signed).toEqual(expect.arrayContaining(["list-unsubscribe", "list-unsubscribe-post"]));
-          // A changed header breaks it: the verifier is really checking.
+            expect(String(feedback)).toContain(c.id.replaceAll("-", ""));
+          expect(String(feedback)).toContain(siteId.replaceAll("-", ""));
+          // A changed header breaks each: the verifier is really checking.
           const tampered = Buffer.from(
             mail.raw.toString("latin1").replace(/^Subject: .*$/m, "Subject: Changed"),
             "latin1",
           );
-          expect((await dkimVerify(tampered, { resolver })).results[0]!.status.result).toBe("fail");
+          for (const r of (await dkimVerify(tampered, { resolver })).results)
+            expect(r.status.result).toBe("fail");
         }
-        expect(lookups).toContain("mail2026._domainkey.news.example.test TXT");
+        for (const k of keys) expect(lookups).toContain(`${k.selector}._domainkey.news.example.test TXT`);
       } finally {
         await stop(x);
       }

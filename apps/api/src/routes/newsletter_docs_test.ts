@@ -13,6 +13,8 @@ afterAll(() => h.close());
 const ROUTES: [string, string, boolean, string][] = [
   ["get", "/api/v1/sites/{siteId}/subscribers", false, "application/json"],
   ["post", "/api/v1/sites/{siteId}/subscribers", true, "application/json"],
+  ["get", "/api/v1/sites/{siteId}/subscribers/{subscriberId}", false, "application/json"],
+  ["post", "/api/v1/sites/{siteId}/subscribers/{subscriberId}/reactivate", false, "application/json"],
   ["delete", "/api/v1/sites/{siteId}/subscribers/{subscriberId}", false, ""],
   ["get", "/api/v1/sites/{siteId}/campaigns", false, "application/json"],
   ["post", "/api/v1/sites/{siteId}/campaigns", true, "application/json"],
@@ -69,9 +71,11 @@ describe("OpenAPI: the newsletter routes", () => {
     }
     const post = doc.paths["/api/v1/sites/{siteId}/subscribers"].post;
     expect(Object.keys(post.requestBody.content["application/json"].schema.properties).sort()).toEqual([
+      "confirm",
       "csv",
       "email",
       "name",
+      "source",
       "status",
       "subscribers",
     ]);

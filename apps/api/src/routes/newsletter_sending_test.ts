@@ -203,7 +203,10 @@ describe("one delivery, for each answer of the SMTP server", () => {
     const c = await campaign([email]);
     const ctx = senderProcess({
       newsletter: {
-        dkim: { domain: "news.example.test", selector: "s1", privateKey: "not a key", keyType: "rsa" },
+        dkim: {
+          domain: "news.example.test",
+          keys: [{ selector: "s1", privateKey: "not a key", keyType: "rsa" }],
+        },
       },
     });
     expect(await outcome(deliver(ctx, c.ids[email]!))).toBe(

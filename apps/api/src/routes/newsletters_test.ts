@@ -329,7 +329,7 @@ describe("campaigns", () => {
     expect(c).toMatchObject({
       status: "draft",
       subject: "Spring",
-      counts: { queued: 0, sent: 0, failed: 0, bounced: 0 },
+      counts: { queued: 0, sent: 0, failed: 0, bounced: 0, refusedByPolicy: 0 },
     });
     const read = await json(await call("GET", `/api/v1/sites/${id}/campaigns/${c.id}`));
     const signed = [...read.body.campaign.html.matchAll(/\/api\/media\/[^"\s]+/g)].map(
@@ -484,7 +484,7 @@ describe("sending through SMTP", () => {
     }
     await waitFor("the campaign to end", async () => (await final()).status === "sent", 30_000);
     const done = await final();
-    expect(done.counts).toEqual({ queued: 0, sent: 3, failed: 0, bounced: 1 });
+    expect(done.counts).toEqual({ queued: 0, sent: 3, failed: 0, bounced: 1, refusedByPolicy: 0 });
     const bounced = await json(await call("GET", `/api/v1/sites/${id}/subscribers?status=bounced`));
     expect(bounced.body.subscribers.map((s: Json) => s.email)).toEqual([BOUNCING]);
     // Share tokens expire (NEWSLETTER_MEDIA_TOKEN_TTL_S=8 here): then the same URL is refused.
@@ -526,7 +526,7 @@ describe("sending through SMTP", () => {
       return (await json(await call("GET", `/api/v1/sites/${id}/campaigns/${c.id}`))).body.campaign;
     };
     const first = await send(`First ${uniq()}`, [byLink, byPost, stays]);
-    expect(first.counts).toEqual({ queued: 0, sent: 3, failed: 0, bounced: 1 });
+    expect(first.counts).toEqual({ queued: 0, sent: 3, failed: 0, bounced: 1, refusedByPolicy: 0 });
     // By link: the page (a GET changes nothing), then its button (a form POST).
     const linkMail = mailsTo(byLink).find((m) => m.parsed?.subject === first.subject)!;
     const link = linkIn(linkMail, /href="([^"]*\/newsletter\/unsubscribe\?token=[^"]+)"/);
@@ -561,7 +561,7 @@ describe("sending through SMTP", () => {
     );
     expect(reimport.body).toMatchObject({ imported: 0, updated: 2 });
     const second = await send(`Second ${uniq()}`, [stays]);
-    expect(second.counts).toEqual({ queued: 0, sent: 1, failed: 0, bounced: 0 });
+    expect(second.counts).toEqual({ queued: 0, sent: 1, failed: 0, bounced: 0, refusedByPolicy: 0 });
     for (const addr of [byLink, byPost, BOUNCING])
       expect(
         sink.messages.filter((m) => m.to.includes(addr) && m.parsed?.subject === second.subject),

@@ -13,6 +13,7 @@ import {
 import { Elysia } from "elysia";
 import type { AuthMacros } from "../auth.ts";
 import type { AppDeps } from "../deps.ts";
+import { answerInWork } from "../idempotency.ts";
 import { errors, queryOf } from "../schemas.ts";
 
 /** Screenshot renders and login links (spec: POST/GET media/screenshot, POST media/screenshot-login). */
@@ -21,8 +22,14 @@ export function screenshotRoutes(deps: AppDeps, auth: AuthMacros) {
     .use(auth)
     .post(
       "/api/v1/sites/:siteId/media/screenshot",
-      async ({ principal, params, body, set }) => {
-        const answer = await queueScreenshot(deps, principal, params.siteId, body);
+      async ({ request, principal, params, body, set }) => {
+        const answer = await queueScreenshot(
+          deps,
+          principal,
+          params.siteId,
+          body,
+          answerInWork(request, 202, (a) => a),
+        );
         set.status = answer.estimate ? 200 : 202;
         return answer;
       },

@@ -14,6 +14,7 @@ import {
 import { Elysia, t } from "elysia";
 import type { AuthMacros } from "../auth.ts";
 import type { AppDeps } from "../deps.ts";
+import { answerInWork } from "../idempotency.ts";
 import { errors, queryOf } from "../schemas.ts";
 
 /** What creating a site can answer beyond the generic 400/401/403 (spec's error table). */
@@ -37,7 +38,12 @@ export function siteRoutes(deps: AppDeps, auth: AuthMacros) {
       async ({ request, body, set, principal }) => {
         // A large template may take minutes to copy: lift the idle timeout for this request only.
         deps.liftTimeout?.(request);
-        const site = await createSite(deps, principal, body);
+        const site = await createSite(
+          deps,
+          principal,
+          body,
+          answerInWork(request, 201, (s) => ({ site: s })),
+        );
         set.status = 201;
         return { site };
       },

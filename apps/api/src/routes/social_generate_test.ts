@@ -131,3 +131,25 @@ describe("generating images", () => {
     expect(await ledger(org.id)).toEqual([]);
   });
 });
+
+describe("a generated image over MEDIA_MAX_PIXELS (issue 38)", () => {
+  test("the provider's 64×64 PNGs under MEDIA_MAX_PIXELS=4000: 502 RENDERER_ERROR naming it, refunded, nothing listed", async () => {
+    const small = await buildTestApp({ env: { ...images.env, MEDIA_MAX_PIXELS: "4000" } });
+    try {
+      const { key, org } = await small.seedOrg({ credits: 30 });
+      const res = await small.call("POST", "/api/v1/social/media/generate", {
+        key,
+        body: { prompt: "x", n: 2 },
+      });
+      expect(res.status).toBe(502);
+      const err = (await body(res)).error;
+      expect(err.code).toBe("RENDERER_ERROR");
+      expect(err.message).toContain("MEDIA_MAX_PIXELS");
+      const left = await small.sql`select credits from organizations where id = ${org.id}`;
+      expect(left[0]!.credits).toBe(30);
+      expect((await body(await small.call("GET", "/api/v1/social/media", { key }))).media).toEqual([]);
+    } finally {
+      await small.close();
+    }
+  });
+});

@@ -2,14 +2,18 @@ import { AppError } from "@site/domain/core";
 import {
   addSubscriber,
   deleteSubscriber,
+  getSubscriber,
   ImportAnswer,
   importSubscribers,
   listSubscribers,
   type MailContext,
+  reactivateSubscriber,
   SubscriberAnswer,
+  SubscriberDetailAnswer,
   SubscriberListQuery,
   SubscriberPage,
   SubscribersPostBody,
+  subscriberView,
 } from "@site/domain/newsletters";
 import { getOwnSite } from "@site/domain/sites";
 import { Elysia, t } from "elysia";
@@ -54,7 +58,7 @@ export function subscriberRoutes(deps: AppDeps & MailContext, auth: AuthMacros) 
           return importSubscribers(
             deps,
             siteId,
-            { csv: body.csv, status: body.status ?? query.status },
+            { csv: body.csv, status: body.confirm ? "pending" : (body.status ?? query.status) },
             { skipInvalid },
           );
         }
@@ -63,7 +67,7 @@ export function subscriberRoutes(deps: AppDeps & MailContext, auth: AuthMacros) 
           return importSubscribers(
             deps,
             siteId,
-            { json: { subscribers: body.subscribers, status: body.status } },
+            { json: { subscribers: body.subscribers, status: body.confirm ? "pending" : body.status } },
             { skipInvalid },
           );
         }
@@ -71,6 +75,8 @@ export function subscriberRoutes(deps: AppDeps & MailContext, auth: AuthMacros) 
           email: body.email!,
           name: body.name,
           status: body.status,
+          source: body.source,
+          confirm: body.confirm,
         });
         set.status = created ? 201 : 200;
         return { subscriber };
@@ -105,6 +111,46 @@ export function subscriberRoutes(deps: AppDeps & MailContext, auth: AuthMacros) 
           summary: "Add a subscriber, or import many (JSON or CSV), upserting by normalised address",
           description:
             "Addresses are trimmed and lowercased; one already there keeps its status (an unsubscribe or a bounce stands) and takes the new name. A new address is active, or pending with status: pending (a double opt-in mail is sent). Any malformed row answers 400 whose details list each row (row number and reason) and nothing is stored, unless ?skipInvalid=1. At most 10,000 rows or 2 MB of CSV.",
+          tags,
+        },
+      },
+    )
+    .get(
+      `${base}/:subscriberId`,
+      async ({ principal, params }) => ({
+        subscriber: await getSubscriber(
+          deps,
+          await site(principal, params.siteId),
+          params.subscriberId,
+          subscriberView,
+        ),
+      }),
+      {
+        scope: "content:read",
+        response: { 200: SubscriberDetailAnswer, ...errors(401, 403, 404) },
+        detail: {
+          summary: "Read a subscriber with its bounce log (newest first: when, status, kind, diagnostic)",
+          tags,
+        },
+      },
+    )
+    .post(
+      `${base}/:subscriberId/reactivate`,
+      async ({ principal, params }) => ({
+        subscriber: await reactivateSubscriber(
+          deps,
+          await site(principal, params.siteId),
+          params.subscriberId,
+          subscriberView,
+        ),
+      }),
+      {
+        scope: "content:write",
+        response: { 200: SubscriberDetailAnswer, ...errors(401, 403, 404) },
+        detail: {
+          summary: "Make a bounced subscriber active again (its earlier soft bounces no longer count)",
+          description:
+            "An admin's undo of a bounce (the address works again). Any other status is answered unchanged. The bounce log is kept.",
           tags,
         },
       },

@@ -79,23 +79,29 @@ const listAccounts = async (key: string) =>
   ((await (await h.call("GET", "/api/v1/social/accounts", { key })).json()) as { accounts: Json[] }).accounts;
 
 describe("social post events", () => {
-  test("social.post.published carries the post as its GET answers it; no failed event when all went out", async () => {
+  /** The post of an event's data, as GET answers it, without the `target` the event adds. */
+  const postOf = (p: Payload) => {
+    const { target: _target, ...post } = p.data;
+    return post;
+  };
+
+  test("social.post.published per target as it ends, each naming its target; no failed event when all went out", async () => {
     const o = await orgWithHook("/post-ok", ["social.post.published", "social.post.failed"]);
     const reddit = await connectSocialAccount(h, o.key, "reddit");
     const x = await connectSocialAccount(h, o.key, "x", { tier: "basic" });
     const post = await publish(o.key, [reddit.id, x.id]);
-    const got = await received("/post-ok", o.secret, 1);
-    expect(Object.keys(got)).toEqual(["social.post.published"]);
-    expect(got["social.post.published"]!.data).toEqual(await getPost(o.key, post.postId));
-    expect(got["social.post.published"]!.data.targets.map((t: Json) => t.status)).toEqual([
-      "published",
-      "published",
-    ]);
+    const hooks = (await rx.waitFor("/post-ok", 2, 20_000)).map((hk) => verifyHook(o.secret, hk) as Payload);
+    expect(hooks.map((p) => p.type)).toEqual(["social.post.published", "social.post.published"]);
+    expect(hooks.map((p) => p.data.target.accountId).sort()).toEqual([reddit.id, x.id].sort());
+    for (const p of hooks) expect(p.data.target).toMatchObject({ status: "published", error: null });
+    // The last target to end carries the post as GET answers it once both went out.
+    const last = hooks.find((p) => p.data.targets.every((t: Json) => t.status === "published"))!;
+    expect(postOf(last)).toEqual(await getPost(o.key, post.postId));
     await settled(o);
-    expect(rx.to("/post-ok")).toHaveLength(1);
+    expect(rx.to("/post-ok")).toHaveLength(2);
   });
 
-  test("a partial failure sends social.post.published and social.post.failed, each with the post", async () => {
+  test("a partial failure sends social.post.published and social.post.failed, each naming its target", async () => {
     const o = await orgWithHook("/post-partial", ["social.post.published", "social.post.failed"]);
     const reddit = await connectSocialAccount(h, o.key, "reddit");
     const token = `tok-revoked-${crypto.randomUUID()}`;
@@ -104,13 +110,15 @@ describe("social post events", () => {
     const post = await publish(o.key, [reddit.id, linkedin.id]);
     const got = await received("/post-partial", o.secret, 2);
     expect(Object.keys(got).sort()).toEqual(["social.post.failed", "social.post.published"]);
+    expect(got["social.post.failed"]!.data.target.accountId).toBe(linkedin.id);
+    expect(got["social.post.published"]!.data.target.accountId).toBe(reddit.id);
     const read = await getPost(o.key, post.postId);
-    expect(got["social.post.failed"]!.data).toEqual(read);
-    expect(got["social.post.published"]!.data).toEqual(read);
+    expect(postOf(got["social.post.failed"]!).postId).toBe(read.postId);
     const failed = read.targets.find((t: Json) => t.accountId === linkedin.id);
     expect(failed).toMatchObject({ status: "failed" });
     expect(failed.error).toBeString();
     expect(failed.error.length).toBeGreaterThan(0);
+    expect(got["social.post.failed"]!.data.target.error).toBe(failed.error);
   });
 
   test("every target failing sends social.post.failed only; an endpoint of another event gets nothing", async () => {
@@ -125,7 +133,7 @@ describe("social post events", () => {
     fake.expire(token);
     const post = await publish(o.key, [linkedin.id]);
     const got = await received("/post-failed", o.secret, 1);
-    expect(got["social.post.failed"]!.data).toEqual(await getPost(o.key, post.postId));
+    expect(postOf(got["social.post.failed"]!)).toEqual(await getPost(o.key, post.postId));
     expect(got["social.post.failed"]!.data.publishedAt).toBeNull();
     await settled(o);
     expect(rx.to("/post-failed-other")).toHaveLength(0);

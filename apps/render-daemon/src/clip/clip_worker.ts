@@ -5,8 +5,10 @@ import type { MediaContext } from "@site/domain/media";
 import {
   addClipToLibrary,
   type ClipOptions,
-  completeClip,
+  completeClipIn,
+  enqueueAdmitted,
   type RenderContext,
+  RenderTryLostError,
 } from "@site/domain/screenshots";
 import { PermanentJobError } from "@site/queue";
 import type { Stage } from "../render_metrics.ts";
@@ -16,7 +18,7 @@ import type { RenderPipeline } from "../render_types.ts";
 export const CLIP_SCREENS = 4;
 
 /** The clip render row the worker took (a screenshot_renders row of kind clip). */
-type ClipRow = { id: string; orgId: string; sourceUrl: string; options: unknown };
+type ClipRow = { id: string; orgId: string; sourceUrl: string; options: unknown; tryToken: string };
 
 /**
  * Runs one try of a clip: the page filmed once (the screenshot guard, settling and capture options, a
@@ -60,31 +62,52 @@ export async function runClip(
     ),
   );
   const t2 = performance.now();
-  const entry = await timed("store", () =>
-    addClipToLibrary(ctx, render.orgId, {
-      video: out.video,
-      poster: out.poster,
-      width: out.width,
-      height: out.height,
-      baseName: `clip-${host}`,
-    }).catch((err) => {
-      // the library refusing the file (storage quota) is a rule, not a fault: trying again cannot help
-      if (err instanceof AppError) throw new PermanentJobError(err.message, { cause: err });
-      throw err;
-    }),
+  // Listed and marked done in one transaction, only while this try owns the clip (decision 1440): a
+  // late host (woken from a freeze after another finished it) lists nothing and its bytes are deleted.
+  let admitted: string[] = [];
+  const listed = await timed("store", () =>
+    addClipToLibrary(
+      ctx,
+      render.orgId,
+      {
+        video: out.video,
+        poster: out.poster,
+        width: out.width,
+        height: out.height,
+        baseName: `clip-${host}`,
+      },
+      async (tx, entry) => {
+        await stageWrites();
+        admitted = await completeClipIn(
+          ctx,
+          tx,
+          render.id,
+          {
+            ...entry,
+            width: out.width,
+            height: out.height,
+            warnings: [...capture.warnings, ...out.warnings],
+          },
+          render.tryToken,
+        );
+      },
+    ).then(
+      () => true,
+      (err) => {
+        if (err instanceof RenderTryLostError) return false;
+        // the library refusing the file (storage quota) is a rule, not a fault: trying again cannot help
+        if (err instanceof AppError) throw new PermanentJobError(err.message, { cause: err });
+        throw err;
+      },
+    ),
   );
   const t3 = performance.now();
-  await stageWrites();
-  const done = await completeClip(ctx, render.id, {
-    ...entry,
-    width: out.width,
-    height: out.height,
-    warnings: [...capture.warnings, ...out.warnings],
-  });
+  await enqueueAdmitted(ctx, admitted);
   const t4 = performance.now();
   // where a clip's time went (ms), after it is done: the bench reads this line (scripts/bench/clip.ts)
   deps.log.info("clip made", {
     clipId: render.id,
+    listed,
     bytes: out.video.byteLength,
     ...out.timings,
     film: t1 - t0,
@@ -93,5 +116,11 @@ export async function runClip(
     db: t4 - t3,
     job: t4 - t0,
   });
-  if (!done) deps.log.warn("clip was no longer pending when it was done", { clipId: render.id });
+  if (!listed)
+    deps.log.warn(
+      "this try no longer owns the clip (another host finished or took it); what it stored was removed",
+      {
+        clipId: render.id,
+      },
+    );
 }

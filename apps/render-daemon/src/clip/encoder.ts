@@ -8,6 +8,26 @@ export type EncoderKind = "libx264" | "h264_nvenc";
 /** x264's constant rate factor for clips: visually clean text at sizes social platforms re-encode. */
 export const CLIP_CRF = 20;
 
+/** FFmpeg's words for a full disk (or a quota): its strerror text of ENOSPC and EDQUOT. */
+const DISK_FULL = /No space left on device|Disk quota exceeded/i;
+
+/**
+ * FFmpeg failed (decision 1422): the message is a sentence of ours, shown to users as the clip's error;
+ * FFmpeg's exit status and last lines of stderr are its `cause`, which the worker's log line carries.
+ */
+export class EncoderError extends Error {
+  constructor(exit: number, stderr: string) {
+    const lines = stderr.trim().split("\n").slice(-3).join(" | ");
+    super(
+      DISK_FULL.test(stderr)
+        ? "The clip could not be written: the render host ran out of temporary disk space. Try again later."
+        : "The clip could not be encoded. Try again later.",
+      { cause: new Error(`FFmpeg failed (exit ${exit}): ${lines}`) },
+    );
+    this.name = "EncoderError";
+  }
+}
+
 /** FFmpeg's arguments for `frames` raw RGBA frames of `width`×`height` on stdin, written to `out`. */
 export function ffmpegArgs(o: {
   width: number;
@@ -80,7 +100,8 @@ export function ffmpegArgs(o: {
  * Runs FFmpeg over `frames` frames drawn by `draw(i, pixels)` into one of `buffers` (RGBA views, reused:
  * a buffer is drawn again only once FFmpeg has taken its bytes). Writes wait for the pipe (back-pressure):
  * memory stays at the buffers, whatever the clip's length. `onFirst` reads frame 0 while it is sent.
- * Resolves when FFmpeg exits 0; rejects with its last error lines otherwise, or when `signal` aborts.
+ * Resolves when FFmpeg exits 0; rejects with an EncoderError otherwise (its last lines in the cause), or
+ * when `signal` aborts.
  */
 export async function encodeFrames(o: {
   ffmpeg: string;
@@ -141,8 +162,7 @@ export async function encodeFrames(o: {
     child.stdin.end();
     const code = await exited;
     encodeWaitMs += performance.now() - t0;
-    if (code !== 0 || broken)
-      throw new Error(`FFmpeg failed (exit ${code}): ${stderr.trim().split("\n").slice(-3).join(" | ")}`);
+    if (code !== 0 || broken) throw new EncoderError(code, stderr);
     return { encodeWaitMs, drawMs, writeMs };
   } catch (err) {
     kill();

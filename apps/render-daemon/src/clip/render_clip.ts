@@ -1,7 +1,7 @@
 // A device clip from a filmed page: plates once per pose, then frame by frame into FFmpeg (1220–1222).
-import { mkdtemp, readFile, rm } from "node:fs/promises";
-import { tmpdir } from "node:os";
+import { readFile, rm } from "node:fs/promises";
 import { join } from "node:path";
+import { createOwnedDir, sweepDeadOwnersDirs } from "@site/browser";
 import { drawMapped, type ScreenMap, screenMap } from "../compose/clip_map.ts";
 import { blendPlates } from "../compose/clip_warp.ts";
 import type { Compositor } from "../compose/compositor.ts";
@@ -12,6 +12,18 @@ import { frameAt, platePoses } from "./motion.ts";
 
 /** JPEG quality of a clip's poster. */
 const POSTER_QUALITY = 88;
+
+/** Every clip's temporary folder starts with this (then the owner's pid), in the system's temp folder. */
+export const CLIP_TEMP_PREFIX = "site-clip-";
+
+/**
+ * Removes the clip folders (and their partial `clip.mp4`) of processes that are gone: a daemon SIGKILLed
+ * or OOM-killed mid-encode never reaches its `finally` (decision 1422). Run at the daemon's start and
+ * before each clip. Returns the folders removed.
+ */
+export function sweepClipTemp(root?: string): string[] {
+  return sweepDeadOwnersDirs(CLIP_TEMP_PREFIX, root);
+}
 
 /** Frames in flight: one being drawn, two waiting in FFmpeg's pipe (decision 1222). */
 const BUFFERS = 3;
@@ -43,7 +55,9 @@ export async function renderClip(
   const warnings: string[] = [];
   const travel = Math.max(0, scene.strip.height - scene.window.height);
   if (travel < 2) warnings.push("the page is no taller than the screen, so the clip has nothing to scroll");
-  const dir = await mkdtemp(join(tmpdir(), "clip-"));
+  // owned by this process, so that a restart (or another daemon's next clip) removes it after a kill
+  sweepClipTemp();
+  const dir = createOwnedDir(CLIP_TEMP_PREFIX);
   const out = join(dir, "clip.mp4");
   const buffers = Array.from({ length: BUFFERS }, () => frameBuffer(spec.width, spec.height));
   const blended: PlatePixels | undefined =

@@ -24,12 +24,21 @@ export const idempotencyKeys = pgTable(
     lockedUntil: ts("locked_until"),
     responseStatus: integer("response_status"),
     responseHeaders: jsonb("response_headers").$type<Record<string, string>>(),
-    /** The answer's body, base64 (answers are JSON, but the bytes are kept exactly). */
+    /**
+     * The answer's body, sealed with SECRET_KEY (`v1.…`, AES-256-GCM; decision 1412), or base64 in rows
+     * kept before that; null when the answer was not kept.
+     */
     responseBody: text("response_body"),
+    /** What the kept answer weighs (body and kept headers as sent): the organization's daily budget sums it. */
+    answerBytes: integer("answer_bytes").notNull().default(0),
+    /** Why a key's answer was not kept although its work was done (`too_large`, `org_budget`; decision 1410). */
+    notKept: text("not_kept", { enum: ["too_large", "org_budget"] }),
     createdAt: ts("created_at").notNull(),
   },
   (t) => [
     primaryKey({ columns: [t.apiKeyId, t.key] }),
     index("idempotency_keys_created_idx").on(t.createdAt),
+    // Migration 0021 also INCLUDEs answer_bytes (an index-only sum), which Drizzle's builder cannot say.
+    index("idempotency_keys_org_created_idx").on(t.orgId, t.createdAt),
   ],
 );

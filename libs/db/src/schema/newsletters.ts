@@ -1,5 +1,16 @@
 import { sql } from "drizzle-orm";
-import { check, date, index, integer, pgTable, primaryKey, text, unique, uuid } from "drizzle-orm/pg-core";
+import {
+  boolean,
+  check,
+  date,
+  index,
+  integer,
+  pgTable,
+  primaryKey,
+  text,
+  unique,
+  uuid,
+} from "drizzle-orm/pg-core";
 import { createdAt, ts, uuidPk } from "./_columns.ts";
 import { organizations } from "./organizations.ts";
 import { sites } from "./sites.ts";
@@ -21,6 +32,12 @@ export const newsletterSubscribers = pgTable(
     confirmedAt: ts("confirmed_at"),
     unsubscribedAt: ts("unsubscribed_at"),
     bouncedAt: ts("bounced_at"),
+    /** Where the consent came from: `api`, `form` (the public form), `import`, or what the API caller named. */
+    source: text("source"),
+    /** When the consent was given (added through the API, or confirmed through the form). */
+    consentedAt: ts("consented_at"),
+    /** When an admin last made a bounced subscriber active again (soft bounces before it no longer count). */
+    reactivatedAt: ts("reactivated_at"),
     createdAt: createdAt(),
     updatedAt: ts("updated_at").notNull().defaultNow(),
   },
@@ -59,6 +76,8 @@ export const newsletterCampaigns = pgTable(
     finishedAt: ts("finished_at"),
     /** When the send job last fanned out deliveries (the sweeper re-runs it when it is old). */
     fannedOutAt: ts("fanned_out_at"),
+    /** Paused because the relay could not be reached: the sweep resumes it once the relay answers (decision 1450). */
+    resumeWhenReachable: boolean("resume_when_reachable").notNull().default(false),
     createdAt: createdAt(),
     updatedAt: ts("updated_at").notNull().defaultNow(),
   },
@@ -118,3 +137,36 @@ export const newsletterTestSends = pgTable(
   },
   (t) => [primaryKey({ columns: [t.orgId, t.day] })],
 );
+
+/**
+ * One report about a subscriber's mail (a refusal at RCPT TO, a delivery status notification), as
+ * classified by reply_classes.ts: kept for the subscriber's bounce log, soft ones counted over 30 days.
+ */
+export const newsletterBounces = pgTable(
+  "newsletter_bounces",
+  {
+    id: uuidPk(),
+    subscriberId: uuid("subscriber_id")
+      .notNull()
+      .references(() => newsletterSubscribers.id, { onDelete: "cascade" }),
+    campaignId: uuid("campaign_id").references(() => newsletterCampaigns.id, { onDelete: "set null" }),
+    at: ts("at").notNull().defaultNow(),
+    /** The enhanced status code (RFC 3463), or the reply code when there is none. */
+    status: text("status").notNull(),
+    /** hard (the address is bad), soft (try later), policy (the receiver refused us, not the address). */
+    kind: text("kind").notNull(),
+    diagnostic: text("diagnostic"),
+  },
+  (t) => [
+    index("newsletter_bounces_subscriber_at_idx").on(t.subscriberId, t.at),
+    index("newsletter_bounces_campaign_kind_idx").on(t.campaignId, t.kind),
+    check("newsletter_bounces_kind_check", sql`${t.kind} in ('hard', 'soft', 'policy')`),
+  ],
+);
+
+/** Values the processes share through the database, by name (the API's public base URL). */
+export const serviceRecords = pgTable("service_records", {
+  name: text("name").primaryKey(),
+  value: text("value").notNull(),
+  updatedAt: ts("updated_at").notNull().defaultNow(),
+});

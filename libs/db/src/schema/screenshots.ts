@@ -80,6 +80,13 @@ export const screenshotRenders = pgTable(
      * an organization have one; the others wait, unqueued, for one of those to end.
      */
     dispatchedAt: ts("dispatched_at"),
+    /**
+     * The try that owns the render now (a fresh UUID per try begun, decision 1440): only it completes,
+     * fails or hands the render back; a late host holding an older token removes what it wrote.
+     */
+    tryToken: uuid("try_token"),
+    /** Beaten by the owning try while it runs: the sweeper re-queues no render a live host is running. */
+    heartbeatAt: ts("heartbeat_at"),
     createdAt: createdAt(),
     updatedAt: ts("updated_at").notNull().defaultNow(),
     finishedAt: ts("finished_at"),

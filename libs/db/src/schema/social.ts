@@ -50,9 +50,22 @@ export const socialPosts = pgTable(
     /** The social media library files of the post, in order. */
     media: uuid("media").array().notNull().default(sql`'{}'::uuid[]`),
     publishedAt: ts("published_at"),
+    /**
+     * `scheduled` until its time, `publishing` while a target is not yet ended, then `done`;
+     * `cancelled` when cancelled while scheduled (issue 33).
+     */
+    status: text("status", { enum: ["scheduled", "publishing", "done", "cancelled"] })
+      .notNull()
+      .default("done"),
+    /** When a scheduled post goes out; null: at once. */
+    scheduledAt: ts("scheduled_at"),
     createdAt: createdAt(),
+    updatedAt: ts("updated_at").notNull().defaultNow(),
   },
-  (t) => [index("social_posts_org_published_idx").on(t.orgId, t.publishedAt, t.id)],
+  (t) => [
+    index("social_posts_org_published_idx").on(t.orgId, t.publishedAt, t.id),
+    index("social_posts_org_scheduled_idx").on(t.orgId, t.scheduledAt, t.id),
+  ],
 );
 
 /** One publication of a post on one account; `nextStage` is the next snapshot stage due (5 = finished). */
@@ -69,17 +82,36 @@ export const socialTargets = pgTable(
     platform: text("platform").notNull(),
     platformPostId: text("platform_post_id"),
     url: text("url"),
-    status: text("status", { enum: ["published", "failed"] }).notNull(),
+    status: text("status", {
+      enum: ["scheduled", "publishing", "published", "failed", "cancelled"],
+    }).notNull(),
     error: text("error"),
     /** Why a published target has no public URL (an unaudited TikTok app's private post); else null. */
     note: text("note"),
     publishedAt: ts("published_at"),
     nextStage: smallint("next_stage").notNull().default(1),
+    /** When the target may be tried (its post's time, or the time a rate limit said); null: ended. */
+    nextTryAt: ts("next_try_at"),
+    /** Tries begun. */
+    tries: integer("tries").notNull().default(0),
+    /**
+     * Set (committed) before a platform call that may publish, cleared with its outcome: a try found
+     * with it set may have reached the platform and is looked up there before any new try.
+     */
+    tryStartedAt: ts("try_started_at"),
+    /** The process publishing it holds it until `lease_until` (renewed while it works). */
+    leaseToken: uuid("lease_token"),
+    leaseUntil: ts("lease_until"),
+    /** The end of the rate-limit window that began with the first refusal. */
+    retryUntil: ts("retry_until"),
+    /** When it ended (published, failed or cancelled). */
+    endedAt: ts("ended_at"),
     createdAt: createdAt(),
   },
   (t) => [
     index("social_targets_post_idx").on(t.postId),
     index("social_targets_due_idx").on(t.nextStage, t.publishedAt),
+    index("social_targets_open_idx").on(t.nextTryAt).where(sql`${t.status} IN ('scheduled', 'publishing')`),
   ],
 );
 

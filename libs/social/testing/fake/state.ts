@@ -52,6 +52,9 @@ export type FakePublication = {
   media: { contentType: string; size: number }[];
   /** TikTok: the privacy level it was posted with. */
   privacy?: string;
+  /** X: the token's user (or, for a token the fake did not issue, the token) and when (fake clock). */
+  owner?: string;
+  at?: number;
 };
 
 /** The type and size of a file a platform fetched or was sent. */

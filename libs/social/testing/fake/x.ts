@@ -71,6 +71,8 @@ async function x(ctx: XCtx, c: PlatformCall): Promise<Response> {
     return uploadStatus(ctx, c);
   if (req.method === "POST" && path === "tweets") return createPost(ctx, c);
   if (req.method === "GET" && parts[0] === "tweets" && parts[1]) return readPost(ctx, c, parts[1]);
+  if (req.method === "GET" && parts[0] === "users" && parts[2] === "tweets" && parts[1])
+    return userPosts(ctx, c, parts[1]);
   return json(404, {
     title: "Not Found Error",
     type: "https://api.twitter.com/2/problems/resource-not-found",
@@ -240,8 +242,34 @@ async function createPost(ctx: XCtx, c: PlatformCall): Promise<Response> {
   )
     return xProblem(400, "Invalid Request", "a video must be the only media of a post");
   const id = `18${String(nextSeq(ctx.s)).padStart(8, "0")}`;
-  ctx.s.published.set(id, { platform: "x", text: b.text ?? "", media });
+  const owner = ctx.s.issued.get(c.token)?.user ?? c.token;
+  ctx.s.published.set(id, { platform: "x", text: b.text ?? "", media, owner, at: now(ctx.s) });
   return json(201, { data: { id, text: b.text ?? "", edit_history_tweet_ids: [id] } });
+}
+
+/**
+ * A user's posts, newest first (https://docs.x.com/x-api/users/get-posts): `start_time` (RFC 3339) the
+ * oldest, `max_results` 5–100. A token the fake did not issue stands for the user it names.
+ */
+function userPosts(ctx: XCtx, c: PlatformCall, user: string): Response {
+  const max = Number(c.url.searchParams.get("max_results") ?? "10");
+  if (!Number.isInteger(max) || max < 5 || max > 100)
+    return xProblem(400, "Invalid Request", "max_results must be between 5 and 100");
+  const start = c.url.searchParams.get("start_time");
+  const since = start ? Date.parse(start) : 0;
+  if (Number.isNaN(since)) return xProblem(400, "Invalid Request", "start_time must be RFC 3339");
+  const who = ctx.s.issued.get(c.token)?.user ?? c.token;
+  const posts = [...ctx.s.published.entries()]
+    .filter(([, p]) => p.platform === "x" && (p.owner === user || p.owner === who) && (p.at ?? 0) >= since)
+    .reverse()
+    .slice(0, max)
+    .map(([id, p]) => ({
+      id,
+      text: p.text,
+      created_at: new Date(p.at ?? 0).toISOString(),
+      edit_history_tweet_ids: [id],
+    }));
+  return json(200, { data: posts, meta: { result_count: posts.length } });
 }
 
 function readPost(ctx: XCtx, c: PlatformCall, id: string): Response {

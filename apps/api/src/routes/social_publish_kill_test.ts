@@ -1,0 +1,183 @@
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { fixedClock } from "@site/config";
+import { publishTarget, sweepSocialTargets } from "@site/domain/social";
+import { createPlatformAdapters } from "@site/social";
+import { type FakePlatforms, startFakePlatforms } from "@site/social/testing";
+import { buildTestApp, type TestApp } from "../../testing/mod.ts";
+import { connectSocialAccount } from "../../testing/social.ts";
+
+// Never twice, never lost (issue 33, decision 1471): a real publishing process SIGKILLed between the
+// platform's answer and its commit; another process takes the target up and finds the post on the
+// platform instead of posting it again.
+type Json = any;
+const ROOT = new URL("../../../..", import.meta.url).pathname;
+const HOUR = 3_600_000;
+
+let h: TestApp;
+let fake: FakePlatforms;
+let dataDir: string;
+// This process's clock: two hours behind, so a post it schedules an hour ahead is already due for a
+// process on the real clock (a post that fell due while every process was down).
+const clock = fixedClock(new Date(Date.now() - 2 * HOUR));
+
+beforeAll(async () => {
+  fake = startFakePlatforms();
+  h = await buildTestApp({ env: fake.env, clock, socialPublisher: false });
+  dataDir = mkdtempSync(join(tmpdir(), "social-kill-"));
+});
+afterAll(async () => {
+  await h.close();
+  fake.close();
+  rmSync(dataDir, { recursive: true, force: true });
+});
+
+/** A publishing process as every API process and the daemon run it, on the real clock. */
+function spawnPublisher() {
+  const proc = Bun.spawn(["bun", "apps/api/testing/social_publisher_child.ts"], {
+    cwd: ROOT,
+    env: {
+      ...process.env,
+      ...fake.env,
+      DATABASE_URL: h.databaseUrl,
+      REDIS_URL: "",
+      SECRET_KEY: "test-secret-key-0123456789",
+      DATA_DIR: dataDir,
+      LOG_LEVEL: "warn",
+    },
+    stdout: "pipe",
+    stderr: "inherit",
+  });
+  const ready = (async () => {
+    const reader = (proc.stdout as ReadableStream<Uint8Array>).getReader();
+    let out = "";
+    while (!out.includes("ready")) {
+      const { done, value } = await reader.read();
+      if (done) throw new Error(`the publisher exited: ${out}`);
+      out += new TextDecoder().decode(value);
+    }
+    reader.releaseLock();
+  })();
+  return { proc, ready };
+}
+
+async function until<T>(
+  what: string,
+  f: () => Promise<T | null | undefined | false>,
+  ms = 30_000,
+): Promise<T> {
+  const deadline = Date.now() + ms;
+  for (;;) {
+    const v = await f();
+    if (v) return v;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await Bun.sleep(50);
+  }
+}
+
+async function scheduledPost(key: string, accountId: string, text: string) {
+  const at = new Date(clock.now().getTime() + HOUR).toISOString();
+  const res = await h.call("POST", "/api/v1/social/posts", {
+    key,
+    body: { content: text, accounts: [accountId], scheduledAt: at },
+  });
+  expect(res.status).toBe(201);
+  const { post } = (await res.json()) as Json;
+  expect(post.status).toBe("scheduled");
+  const [t] = await h.sql`select id from social_targets where post_id = ${post.postId}`;
+  return { postId: post.postId as string, targetId: t!.id as string };
+}
+
+const tweetsPosted = (text: string) => fake.postsWithText("x", text);
+
+describe("publishing survives its process being killed", () => {
+  test("SIGKILL between X's answer and the commit: another process looks the post up and records it; posted exactly once", async () => {
+    const { key } = await h.seedOrg();
+    const x = await connectSocialAccount(h, key, "x", { tier: "basic" });
+    const text = `killed mid-publish ${crypto.randomUUID()}`;
+    const { postId, targetId } = await scheduledPost(key, x.id, text);
+    // X publishes the post, then its answer is held: the process is killed before it hears it.
+    const hold = fake.holdAnswers("x", "POST", "tweets");
+    const child = spawnPublisher();
+    await child.ready;
+    await until("X to publish the post", async () => hold.arrived() === 1);
+    child.proc.kill("SIGKILL");
+    await child.proc.exited;
+    hold.release();
+    expect(tweetsPosted(text)).toHaveLength(1);
+    const [left] =
+      await h.sql`select status, try_started_at, lease_until, url from social_targets where id = ${targetId}`;
+    expect(left).toMatchObject({ status: "publishing", url: null });
+    expect(left!.try_started_at).not.toBeNull();
+
+    // Another process (this one, its clock past the dead process's lease) takes the target up.
+    clock.set(new Date(Date.now() + 5 * 60_000));
+    expect(await sweepSocialTargets({ ...h.ctx, queue: undefined })).toBeGreaterThanOrEqual(1);
+    const outcome = await publishTarget(h.ctx, createPlatformAdapters(h.ctx), targetId);
+    expect(outcome).toEqual({ outcome: "published" });
+    expect(tweetsPosted(text)).toHaveLength(1);
+    expect(
+      fake.requests.filter((r) => r.platform === "x" && r.method === "POST" && r.path === "/tweets"),
+    ).toHaveLength(1);
+    expect(
+      fake.requests.some((r) => r.platform === "x" && r.path.startsWith(`/users/${x.accountId}/tweets`)),
+    ).toBe(true);
+    const got = (await (await h.call("GET", `/api/v1/social/posts/${postId}`, { key })).json()) as Json;
+    expect(got.post.status).toBe("done");
+    expect(got.post.targets[0]).toMatchObject({
+      status: "published",
+      url: `https://x.com/i/web/status/${tweetsPosted(text)[0]}`,
+      error: null,
+    });
+    // Taking it up again changes nothing.
+    expect(await publishTarget(h.ctx, createPlatformAdapters(h.ctx), targetId)).toEqual({
+      outcome: "skipped",
+      why: "ended",
+    });
+    expect(tweetsPosted(text)).toHaveLength(1);
+  }, 60_000);
+
+  test("a scheduled post due while every process was down goes out when one starts, once, even when another starts after", async () => {
+    clock.set(new Date(Date.now() - 2 * HOUR));
+    const { key } = await h.seedOrg();
+    const x = await connectSocialAccount(h, key, "x", { tier: "basic" });
+    const text = `due while down ${crypto.randomUUID()}`;
+    const { targetId } = await scheduledPost(key, x.id, text);
+    const first = spawnPublisher();
+    await first.ready;
+    await until("the target to be published", async () => {
+      const [t] = await h.sql`select status from social_targets where id = ${targetId}`;
+      return t!.status === "published";
+    });
+    first.proc.kill("SIGKILL");
+    await first.proc.exited;
+    const second = spawnPublisher();
+    await second.ready;
+    // The second process's startup sweep has run once its ready line is out and a sweep period passed.
+    await Bun.sleep(1500);
+    second.proc.kill("SIGTERM");
+    await second.proc.exited;
+    expect(tweetsPosted(text)).toHaveLength(1);
+  }, 60_000);
+
+  test("a try cut off before it reached X (marked begun, nothing on X): looked up, not found, posted once", async () => {
+    clock.set(new Date(Date.now() - 2 * HOUR));
+    const { key } = await h.seedOrg();
+    const x = await connectSocialAccount(h, key, "x", { tier: "basic" });
+    const text = `never reached ${crypto.randomUUID()}`;
+    const { targetId } = await scheduledPost(key, x.id, text);
+    // What a process killed right after committing the start of its try leaves behind.
+    await h.sql`update social_targets set status = 'publishing', tries = 1, try_started_at = now(),
+      lease_token = gen_random_uuid(), lease_until = now() + interval '2 minutes' where id = ${targetId}`;
+    clock.set(new Date(Date.now() + 5 * 60_000));
+    const before = fake.requests.length;
+    expect(await publishTarget(h.ctx, createPlatformAdapters(h.ctx), targetId)).toEqual({
+      outcome: "published",
+    });
+    const calls = fake.requests.slice(before).map((r) => `${r.method} ${r.path.split("?")[0]}`);
+    expect(calls).toEqual([`GET /users/${x.accountId}/tweets`, "POST /tweets"]);
+    expect(tweetsPosted(text)).toHaveLength(1);
+  });
+});

@@ -1,0 +1,260 @@
+import { randomUUID } from "node:crypto";
+import { type Database, socialPosts, socialTargets } from "@site/db";
+import { AppError } from "@site/domain/core";
+import { and, eq, sql } from "drizzle-orm";
+import { type PlatformAdapters, PlatformError, type PublishResult, type SocialPlatform } from "./platform.ts";
+import { checkMedia, checkTexts, mediaForPlatform } from "./post_checks.ts";
+import type { RecordedOptions } from "./post_options.ts";
+import { getSocialPost } from "./post_views.ts";
+import type { PostContext } from "./posts.ts";
+import { queuePublish } from "./publish_queue.ts";
+import { retryTime } from "./rate_limit.ts";
+import { readyAccount } from "./tokens.ts";
+import { recordTargetEvent } from "./webhook_events.ts";
+
+/** How long a claimed target is held by its process without a heartbeat (by the context's clock). */
+export const PUBLISH_LEASE_MS = 120_000;
+/** How often (real time) a process renews the lease of a target it is publishing. */
+const HEARTBEAT_MS = 30_000;
+/** The wait when a platform refuses for a rate limit without saying how long (decision 1472). */
+export const DEFAULT_RATE_LIMIT_WAIT_MS = 60_000;
+/** A cut-off try's post is looked for from this long before the try began (clocks differ). */
+const LOOKBACK_MS = 5 * 60_000;
+
+type TargetRow = typeof socialTargets.$inferSelect;
+type PostRow = typeof socialPosts.$inferSelect;
+type Claimed = { target: TargetRow; post: PostRow; leaseToken: string };
+
+/** What one publish job came to. */
+export type PublishOutcome =
+  | { outcome: "published" | "failed" | "waiting" | "lost" }
+  | { outcome: "skipped"; why: "gone" | "ended" | "cancelled" | "busy" }
+  | { outcome: "skipped"; why: "not_due"; dueInMs: number };
+
+/** Takes the target for this process: open, due by the clock, and not held by another live process. */
+async function claim(ctx: PostContext, targetId: string): Promise<Claimed | PublishOutcome> {
+  const now = ctx.clock.now();
+  return ctx.db.transaction(async (tx) => {
+    const [row] = await tx
+      .select({ target: socialTargets, post: socialPosts })
+      .from(socialTargets)
+      .innerJoin(socialPosts, eq(socialPosts.id, socialTargets.postId))
+      .where(eq(socialTargets.id, targetId))
+      .for("update");
+    if (!row) return { outcome: "skipped", why: "gone" } as const;
+    const { target, post } = row;
+    if (target.status !== "scheduled" && target.status !== "publishing")
+      return { outcome: "skipped", why: "ended" } as const;
+    if (post.status === "cancelled") return { outcome: "skipped", why: "cancelled" } as const;
+    if (target.nextTryAt && target.nextTryAt > now)
+      return {
+        outcome: "skipped",
+        why: "not_due",
+        dueInMs: target.nextTryAt.getTime() - now.getTime(),
+      } as const;
+    if (target.leaseUntil && target.leaseUntil > now) return { outcome: "skipped", why: "busy" } as const;
+    const leaseToken = randomUUID();
+    const [claimed] = await tx
+      .update(socialTargets)
+      .set({
+        status: "publishing",
+        leaseToken,
+        leaseUntil: new Date(now.getTime() + PUBLISH_LEASE_MS),
+        tries: target.tries + 1,
+      })
+      .where(eq(socialTargets.id, targetId))
+      .returning();
+    if (post.status === "scheduled")
+      await tx
+        .update(socialPosts)
+        .set({ status: "publishing", updatedAt: now })
+        .where(eq(socialPosts.id, post.id));
+    return { target: claimed!, post, leaseToken };
+  });
+}
+
+const mine = (c: Claimed) =>
+  and(eq(socialTargets.id, c.target.id), eq(socialTargets.leaseToken, c.leaseToken));
+
+/** Ends the target (published or failed), with its webhook event and its post's state, in one commit. */
+async function end(
+  ctx: PostContext,
+  c: Claimed,
+  result: { published: PublishResult } | { failed: string },
+): Promise<PublishOutcome> {
+  const now = ctx.clock.now();
+  const p = "published" in result ? result.published : null;
+  const ended = await ctx.db.transaction(async (tx) => {
+    const [t] = await tx
+      .update(socialTargets)
+      .set({
+        status: p ? "published" : "failed",
+        platformPostId: p?.platformPostId ?? null,
+        url: p?.url ?? null,
+        note: p?.note ?? null,
+        publishedAt: p?.publishedAt ?? null,
+        error: "failed" in result ? result.failed.slice(0, 500) : null,
+        nextTryAt: null,
+        tryStartedAt: null,
+        leaseToken: null,
+        leaseUntil: null,
+        endedAt: now,
+      })
+      .where(mine(c))
+      .returning();
+    if (!t) return false;
+    const at = p ? sql`${p.publishedAt.toISOString()}::timestamptz` : null;
+    await tx.execute(sql`update social_posts set
+        published_at = ${at ? sql`least(coalesce(published_at, ${at}), ${at})` : sql`published_at`},
+        status = case when exists (select 1 from social_targets o where o.post_id = ${c.post.id}
+          and o.status in ('scheduled', 'publishing')) then status else 'done' end,
+        updated_at = ${now.toISOString()}::timestamptz
+      where id = ${c.post.id}::uuid`);
+    // The outcome and its webhook event commit together (the outbox, decisions 0840, 0843), per target.
+    await recordTargetEvent(tx, c.post.orgId, t, () =>
+      getSocialPost({ ...ctx, db: tx as unknown as Database }, { orgId: c.post.orgId }, c.post.id),
+    );
+    return true;
+  });
+  if (!ended) return { outcome: "lost" };
+  return { outcome: p ? "published" : "failed" };
+}
+
+/** Hands the target back to wait until `at` (a rate limit, a try to look up later), and queues that try. */
+async function wait(
+  ctx: PostContext,
+  c: Claimed,
+  at: Date,
+  retryUntil: Date,
+  why: string,
+  keepTry: boolean,
+): Promise<PublishOutcome> {
+  const [t] = await ctx.db
+    .update(socialTargets)
+    .set({
+      nextTryAt: at,
+      retryUntil,
+      error: why.slice(0, 500),
+      leaseToken: null,
+      leaseUntil: null,
+      ...(keepTry ? {} : { tryStartedAt: null }),
+    })
+    .where(mine(c))
+    .returning({ tries: socialTargets.tries });
+  if (!t) return { outcome: "lost" };
+  await queuePublish(ctx, c.target.id, t.tries, `r${at.getTime()}`, at.getTime() - ctx.clock.now().getTime());
+  return { outcome: "waiting" };
+}
+
+/** Says why a try failed, in the platform's words. */
+function words(platform: SocialPlatform, err: unknown): string {
+  if (err instanceof PlatformError) return `${err.kind}: ${err.message}`;
+  if (err instanceof AppError) return err.message;
+  return `${platform}: the platform could not be reached`;
+}
+
+/**
+ * Publishes one target (the `social-publish` job, decisions 1470–1472): claims it, looks on the platform
+ * for the post of a try that was cut off after it may have reached it (never posting twice), checks the
+ * post again as at creation, marks the try begun (committed), publishes, and commits the outcome with its
+ * webhook event. A rate-limit refusal (PlatformError `rate_limited`, its `retryAfterMs`) waits what the
+ * platform said within SOCIAL_PUBLISH_RETRY_WINDOW_S, staying `publishing`; past it the target fails with
+ * the platform's words.
+ */
+export async function publishTarget(
+  ctx: PostContext,
+  adapters: PlatformAdapters,
+  targetId: string,
+): Promise<PublishOutcome> {
+  const claimed = await claim(ctx, targetId);
+  if ("outcome" in claimed) return claimed;
+  const c = claimed;
+  const heartbeat = setInterval(() => {
+    void ctx.db
+      .update(socialTargets)
+      .set({ leaseUntil: new Date(ctx.clock.now().getTime() + PUBLISH_LEASE_MS) })
+      .where(mine(c))
+      .catch(() => {});
+  }, HEARTBEAT_MS);
+  try {
+    return await attempt(ctx, adapters, c);
+  } finally {
+    clearInterval(heartbeat);
+  }
+}
+
+async function attempt(ctx: PostContext, adapters: PlatformAdapters, c: Claimed): Promise<PublishOutcome> {
+  const { target, post } = c;
+  const platform = target.platform as SocialPlatform;
+  const adapter = adapters[platform];
+  const overrides = post.platformOverrides as Record<string, string>;
+  const text = overrides[platform] ?? post.content;
+  const windowMs = ctx.config.social.publishRetryWindowS * 1000;
+  let started = target.tryStartedAt !== null;
+  try {
+    if (!adapter) throw new PlatformError("rejected", `no adapter for ${platform}`);
+    const account = await readyAccount(ctx, target.accountId, adapters, ctx.clock.now());
+    if (target.tryStartedAt) {
+      // A try began and never committed its outcome: it may have reached the platform (decision 1471).
+      if (!adapter.findPublished)
+        return end(ctx, c, {
+          failed: `${platform}: a try begun at ${target.tryStartedAt.toISOString()} was cut off and ${platform} offers no way to look the post up; not tried again so as not to post twice (look at the account)`,
+        });
+      const since = new Date(target.tryStartedAt.getTime() - LOOKBACK_MS);
+      const found = await adapter.findPublished(account, { text, since });
+      if (found) return end(ctx, c, { published: found });
+      started = false; // the platform has no such post: the cut-off try did not reach it
+    }
+    // Every check runs again at publish time (CONTRACT "Social posts on their own clock").
+    checkTexts([platform], post.content, overrides);
+    const media = await checkMedia(ctx, post.orgId, [platform], post.media);
+    const files = await mediaForPlatform(ctx, post.orgId, platform, media);
+    const options = post.platformOptions as RecordedOptions;
+    const [marked] = await ctx.db
+      .update(socialTargets)
+      .set({ tryStartedAt: ctx.clock.now() })
+      .where(mine(c))
+      .returning({ id: socialTargets.id });
+    if (!marked) return { outcome: "lost" };
+    started = true;
+    const published = await adapter.publish(account, {
+      text,
+      media: files,
+      ...(platform === "tiktok" && options.tiktok
+        ? { tiktok: { privacyLevel: options.tiktok.privacyLevel } }
+        : {}),
+    });
+    return end(ctx, c, { published });
+  } catch (err) {
+    ctx.log.warn("social publish try failed", { platform, targetId: target.id, cause: err });
+    const now = ctx.clock.now();
+    const until = target.retryUntil ?? new Date(now.getTime() + windowMs);
+    if (err instanceof PlatformError && err.kind === "rate_limited") {
+      // The platform refused the call and said (or not) how long to wait: nothing was posted by it.
+      const at = retryTime(err, now) ?? new Date(now.getTime() + DEFAULT_RATE_LIMIT_WAIT_MS);
+      if (at <= until)
+        return wait(
+          ctx,
+          c,
+          at,
+          until,
+          `rate limited by ${platform}; trying again at ${at.toISOString()}`,
+          false,
+        );
+      return end(ctx, c, {
+        failed: `${words(platform, err)} (the wait ran past SOCIAL_PUBLISH_RETRY_WINDOW_S)`,
+      });
+    }
+    const definite = err instanceof AppError || (err instanceof PlatformError && err.kind !== "transient");
+    if (started && !definite) {
+      // No answer, or a 5xx: the post may exist. Look it up before any new try, or say so.
+      const at = new Date(now.getTime() + Math.min(600_000, 15_000 * 2 ** Math.max(0, target.tries - 1)));
+      if (adapter?.findPublished && at <= until)
+        return wait(ctx, c, at, until, `${words(platform, err)}; looking it up at ${at.toISOString()}`, true);
+      return end(ctx, c, {
+        failed: `${words(platform, err)}; the post may have been published, not tried again so as not to post twice`,
+      });
+    }
+    return end(ctx, c, { failed: words(platform, err) });
+  }
+}
