@@ -72,6 +72,14 @@ export const PARITY: Record<string, ParityRow> = {
   getPublicScreenshotStylesStyleIdPreview: none("public", "no API key: a style's preview image"),
   // Newsletters
   getSitesSiteIdSubscribers: t("list_subscribers"),
+  getSitesSiteIdSubscribersSubscriberId: none(
+    "gap",
+    "one subscriber with its consent and bounce log is REST only for now; list_subscribers lists them",
+  ),
+  postSitesSiteIdSubscribersSubscriberIdReactivate: none(
+    "gap",
+    "reactivating a bounced subscriber is REST only for now",
+  ),
   postSitesSiteIdSubscribers: t("add_subscriber"),
   deleteSitesSiteIdSubscribersSubscriberId: none("gap", "removing a subscriber is REST only for now"),
   getSitesSiteIdCampaigns: t("list_campaigns"),
@@ -96,6 +104,10 @@ export const PARITY: Record<string, ParityRow> = {
   getPublicNewsletterUnsubscribe: signedLink,
   postPublicNewsletterUnsubscribe: signedLink,
   postNewsletterInbound: none("operator", "the mail server's bounce reports, with the operator's token"),
+  postNewsletterInboundSes: none(
+    "public",
+    "Amazon SNS posts SES notifications here; the message's signature is the credential",
+  ),
   // Social
   getSocialAccounts: t("list_social_accounts"),
   postSocialAccounts: t("connect_social_account"),
@@ -115,6 +127,7 @@ export const PARITY: Record<string, ParityRow> = {
   getSocialPostsPostId: t("get_social_post"),
   patchSocialPostsPostId: t("update_social_post"),
   postSocialPostsPostIdCancel: t("cancel_social_post"),
+  deleteSocialPostsPostId: none("gap", "deleting a scheduled or cancelled post is REST only for now"),
   getSocialPerformance: none("gap", "the performance report is REST only for now"),
   getSocialMedia: t("list_social_media"),
   postSocialMedia: none("gap", "adding a site's image to the social library is REST only for now"),
