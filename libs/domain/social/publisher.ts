@@ -2,7 +2,7 @@ import { socialPosts, socialTargets } from "@site/db";
 import type { Consumer, JobQueue } from "@site/queue";
 import { and, asc, eq, inArray, isNull, lte, ne, or } from "drizzle-orm";
 import type { PlatformAdapters } from "./platform.ts";
-import type { PostContext } from "./posts.ts";
+import type { PostContext } from "./post_context.ts";
 import { queuePublish } from "./publish_queue.ts";
 import { publishTarget } from "./publish_target.ts";
 
