@@ -40,6 +40,9 @@ const PUBLIC = new Set([
   "GET /api/v1/public/newsletter/confirm",
   "GET /api/v1/public/newsletter/unsubscribe",
   "POST /api/v1/public/newsletter/unsubscribe",
+  // Amazon SNS notifications of SES bounces (the message's signature, by a certificate of an allowed
+  // host, is the credential; decision 1456)
+  "POST /api/v1/newsletter/inbound/ses",
   // MCP discovery: OAuth protected-resource metadata (RFC 9728)
   "GET /.well-known/oauth-protected-resource",
   "GET /.well-known/oauth-protected-resource/mcp",

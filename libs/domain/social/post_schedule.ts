@@ -4,8 +4,9 @@ import { and, eq } from "drizzle-orm";
 import type { CreatePostBody, SocialPostView, UpdatePostBody } from "./models.ts";
 import type { PlatformAdapters } from "./platform.ts";
 import { parseScheduledAt } from "./post_checks.ts";
+import type { PostContext } from "./post_context.ts";
 import { readPost } from "./post_views.ts";
-import { checkPost, type PostContext, targetRows } from "./posts.ts";
+import { checkPost, targetRows } from "./posts.ts";
 
 type PostRow = typeof socialPosts.$inferSelect;
 

@@ -1,12 +1,12 @@
 import { socialAccounts, socialPosts, socialTargets } from "@site/db";
 import { type Context, type Principal, validationError } from "@site/domain/core";
 import type { MediaContext } from "@site/domain/media";
-import type { JobQueue } from "@site/queue";
 import { eq } from "drizzle-orm";
 import { loadAdapterAccounts } from "./accounts.ts";
 import type { CreatePostBody, SocialPostView } from "./models.ts";
 import type { PlatformAdapters, SocialPlatform } from "./platform.ts";
 import { checkMedia, checkPostInput, checkTexts, mediaForPlatform, parseScheduledAt } from "./post_checks.ts";
+import type { PostContext } from "./post_context.ts";
 import { recordedOptions } from "./post_options.ts";
 import { readPost } from "./post_views.ts";
 import { queuePublish } from "./publish_queue.ts";
@@ -14,12 +14,7 @@ import { publishTarget } from "./publish_target.ts";
 
 export { TIKTOK_UNAUDITED_REASON } from "./post_options.ts";
 export { getSocialPost, listSocialPosts } from "./post_views.ts";
-
-/**
- * What creating, changing and publishing posts runs on: media (share URLs, JPEG variants) and the job
- * queue. Without a queue (a domain call, a one-off script) a post's targets are published in the call.
- */
-export type PostContext = MediaContext & { queue?: JobQueue };
+export type { PostContext };
 
 /**
  * Every check of a post (CONTRACT "Social posts on their own clock"): its shape, the accounts of the

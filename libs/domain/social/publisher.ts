@@ -2,7 +2,7 @@ import { socialPosts, socialTargets } from "@site/db";
 import type { Consumer, JobQueue } from "@site/queue";
 import { and, asc, eq, inArray, isNull, lte, ne, or } from "drizzle-orm";
 import type { PlatformAdapters } from "./platform.ts";
-import type { PostContext } from "./posts.ts";
+import type { PostContext } from "./post_context.ts";
 import { queuePublish } from "./publish_queue.ts";
 import { publishTarget } from "./publish_target.ts";
 
@@ -99,7 +99,12 @@ export function startSocialPublisher(
       if (entry && --entry.users > 0) return Promise.resolve();
       stopping ??= (async () => {
         running.delete(ctx.queue);
-        await started;
+        // The sweep's schedule waits on Redis; with Redis gone it never settles, and a stop must not
+        // wait for it past its grace (an API stopping while Redis is down).
+        const grace = stopOpts.graceMs ?? 10_000;
+        let timer: ReturnType<typeof setTimeout> | undefined;
+        await Promise.race([started, new Promise<void>((done) => (timer = setTimeout(done, grace)))]);
+        clearTimeout(timer);
         for (const c of consumers) await c.close({ graceMs: stopOpts.graceMs ?? 10_000 });
       })();
       return stopping;

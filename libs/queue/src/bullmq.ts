@@ -172,6 +172,13 @@ export function createBullQueue(opts: BullQueueOptions): JobQueue {
         async close({ graceMs = 30_000 } = {}) {
           if (!workers.has(entry)) return;
           workers.delete(entry);
+          if (conn.status !== "ready" && running.size === 0) {
+            // Redis unreachable and no try running: nothing to finish or hand back, and a graceful
+            // close (or QUIT) would wait for a connection that may never come (a stop while Redis is down).
+            void worker.close(true).catch(() => {});
+            conn.disconnect();
+            return;
+          }
           const graceful = worker.close();
           let timer: ReturnType<typeof setTimeout> | undefined;
           const late = new Promise<"late">((r) => {
