@@ -1,6 +1,6 @@
-// Waits that the platforms state, read into one typed refusal (PlatformError `rate_limited`), and the
-// short wait today's in-request publishing may take before answering (decision 1490).
-import { PlatformError } from "./platform.ts";
+// Waits that the platforms state, read into one typed refusal (PlatformError `rate_limited`), and when
+// the target's job tries again (decisions 1490, 1472).
+import type { PlatformError } from "./platform.ts";
 
 /**
  * PRAW's reading of Reddit's RATELIMIT text ("you are doing that too much. try again in 9 minutes.",
@@ -28,32 +28,4 @@ export function redditRatelimitMs(message: string): number | null {
 export function retryTime(err: PlatformError, refusedAt: Date): Date | null {
   if (err.retryAfterMs !== null) return new Date(refusedAt.getTime() + err.retryAfterMs);
   return err.retryAt;
-}
-
-/** The longest stated wait today's in-request publishing sleeps through before one more try. */
-export const IN_REQUEST_RETRY_MAX_MS = 5_000;
-
-/**
- * Runs `publish`; a `rate_limited` refusal whose stated wait is at most `maxWaitMs` is slept through
- * (`sleep`) and the publish tried once more. A rate-limit refusal means the platform made nothing, so
- * the new try cannot post twice. A longer wait (or none stated) is rethrown as it came, for the caller to
- * record or to queue again at `retryTime`.
- */
-export async function publishWithShortWait<T>(
-  publish: () => Promise<T>,
-  opts: { maxWaitMs?: number; sleep?: (ms: number) => Promise<void> } = {},
-): Promise<T> {
-  const max = opts.maxWaitMs ?? IN_REQUEST_RETRY_MAX_MS;
-  try {
-    return await publish();
-  } catch (err) {
-    if (!(err instanceof PlatformError) || err.kind !== "rate_limited") throw err;
-    // Slept in real time, against the platform's own clock where it named a moment.
-    const at = retryTime(err, new Date());
-    if (!at) throw err;
-    const wait = Math.max(0, at.getTime() - Date.now());
-    if (wait > max) throw err;
-    await (opts.sleep ?? Bun.sleep)(wait);
-    return publish();
-  }
 }

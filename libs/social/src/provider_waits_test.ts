@@ -4,7 +4,6 @@ import {
   type AdapterAccount,
   PlatformError,
   type PublishMedia,
-  publishWithShortWait,
   redditRatelimitMs,
   retryTime,
   type SocialPlatform,
@@ -89,29 +88,6 @@ describe("Reddit: RATELIMIT inside a 200, read as PRAW reads it", () => {
     const done = await adapters.reddit!.publish(a, { text: "hello", media: [] });
     expect(fake.publishedText(done.platformPostId)).toBe("hello");
     expect(calls(a).filter((c) => c === "POST /api/submit")).toHaveLength(2);
-  });
-
-  test("a wait short enough for the request is slept through: one post after the stated wait", async () => {
-    const a = account("reddit");
-    fake.redditRatelimitNext(1, "Take a break for 1 second before trying again.");
-    const slept: number[] = [];
-    const done = await publishWithShortWait(() => adapters.reddit!.publish(a, { text: "short", media: [] }), {
-      sleep: async (ms) => {
-        slept.push(ms);
-      },
-    });
-    expect(slept).toEqual([2_000]);
-    expect(fake.publishedText(done.platformPostId)).toBe("short");
-    // A wait longer than the request may hold is handed back as it came.
-    fake.redditRatelimitNext(1, "you are doing that too much. try again in 9 minutes.");
-    const err = await refusal(
-      publishWithShortWait(() => adapters.reddit!.publish(a, { text: "long", media: [] }), {
-        sleep: async () => {
-          throw new Error("must not sleep 9 minutes in a request");
-        },
-      }),
-    );
-    expect(err.kind).toBe("rate_limited");
   });
 });
 
