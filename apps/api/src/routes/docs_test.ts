@@ -67,8 +67,12 @@ describe("OpenAPI document", () => {
         statuses.some((s) => s.startsWith("2")),
         `${r.method} ${r.path} has a success response`,
       ).toBe(true);
-      // Public: the published-site reads, and the platforms' OAuth callback (its single-use state is the credential).
-      const isPublic = path.startsWith("/api/v1/public/") || path.startsWith("/api/v1/social/oauth/");
+      // Public: the published-site reads, the platforms' OAuth callback (its single-use state is the
+      // credential) and Amazon SNS's notifications (their signature is; decision 1456).
+      const isPublic =
+        path.startsWith("/api/v1/public/") ||
+        path.startsWith("/api/v1/social/oauth/") ||
+        path === "/api/v1/newsletter/inbound/ses";
       if (path.startsWith("/api/v1/") && !isPublic) {
         expect(statuses, `${r.method} ${r.path} documents 401`).toContain("401");
         expect(op!.security, `${r.method} ${r.path} names its security`).toBeDefined();
