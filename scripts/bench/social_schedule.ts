@@ -12,8 +12,9 @@
  *  - lateness per target = its `published_at` (the clock after the platform answered) minus the post's
  *    `scheduled_at`: p50/p95/p99/max; target p99 < 5 s. Also commit lateness (`ended_at`);
  *  - that each post is on the fake platform exactly once;
- *  - another route's latency in the same process: GET /api/v1/sites from CLIENTS (default 4) closed-loop
- *    clients, BASE_S (default 10) seconds before any publishing load, and all through the window: p50/p99.
+ *  - another route's latency in the same process: GET /api/v1/sites at RATE (default 20) requests/s, open
+ *    loop, BASE_S (default 10) seconds before any publishing load, and from the first post's time until
+ *    every target ended: p50/p99.
  */
 
 import { buildTestApp } from "@site/api/testing";
@@ -25,7 +26,7 @@ const POSTS = Number(process.argv[2] ?? 10_000);
 const WINDOW_S = Number(process.argv[3] ?? 60);
 const LEAD_S = Number(process.env.LEAD_S ?? 20);
 const BASE_S = Number(process.env.BASE_S ?? 10);
-const CLIENTS = Number(process.env.CLIENTS ?? 4);
+const RATE = Number(process.env.RATE ?? 20);
 const LATENCY_MS = 50;
 const redisUrl = process.env.REDIS_URL || null;
 
@@ -46,22 +47,25 @@ const pct = (xs: number[], p: number) =>
   [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor((xs.length * p) / 100))]!;
 const ms = (x: number) => `${x.toFixed(1)} ms`;
 
-/** CLIENTS closed-loop clients on GET /api/v1/sites until `stop()` says so; answers the latencies. */
-function routeLoad(key: string, stop: () => boolean) {
+/** GET /api/v1/sites at RATE requests/s (open loop, as clients arrive) until `stop()`; the latencies. */
+async function routeLoad(key: string, stop: () => boolean) {
   const lat: number[] = [];
   let errors = 0;
-  const done = Promise.all(
-    Array.from({ length: CLIENTS }, async () => {
-      while (!stop()) {
-        const t0 = performance.now();
-        const res = await h.call("GET", "/api/v1/sites", { key });
+  const pending: Promise<void>[] = [];
+  const t0 = performance.now();
+  for (let i = 0; !stop(); i++) {
+    const sent = performance.now();
+    pending.push(
+      h.call("GET", "/api/v1/sites", { key }).then(async (res) => {
         await res.arrayBuffer();
         if (res.status !== 200) errors++;
-        lat.push(performance.now() - t0);
-      }
-    }),
-  );
-  return done.then(() => ({ lat, errors }));
+        lat.push(performance.now() - sent);
+      }),
+    );
+    await Bun.sleep(Math.max(0, t0 + ((i + 1) * 1000) / RATE - performance.now()));
+  }
+  await Promise.all(pending);
+  return { lat, errors };
 }
 
 try {
@@ -167,7 +171,7 @@ try {
     `from the first post's time until every target ended: ${drainS.toFixed(1)} s (checked every 5 s)`,
   );
   console.log(
-    `GET /api/v1/sites (${CLIENTS} clients, same process): alone p50 ${ms(pct(base.lat, 50))} p99 ${ms(pct(base.lat, 99))} (${base.lat.length} req); ` +
+    `GET /api/v1/sites (${RATE}/s open loop, same process): alone p50 ${ms(pct(base.lat, 50))} p99 ${ms(pct(base.lat, 99))} (${base.lat.length} req); ` +
       `under publishing p50 ${ms(pct(under.lat, 50))} p99 ${ms(pct(under.lat, 99))} (${under.lat.length} req, ${under.errors} errors)`,
   );
   if (onPlatform !== POSTS) console.log(`NOTE: ${onPlatform} posts on the platform for ${POSTS} scheduled`);
