@@ -77,7 +77,8 @@ describe.skipIf(!ffmpeg)("a video under 3 s is refused late by the fakes, as by 
         message: expect.stringContaining(words),
       });
       const ok = await adapters[platform]!.publish(account(platform), { ...input, media: [long] });
-      expect(ok.platformPostId).toBeTruthy();
+      // The 4 s clip is on the platform, with the post's text.
+      expect(fake.publishedText(ok.platformPostId)).toBe("short");
     }
   }, 60_000);
 });
