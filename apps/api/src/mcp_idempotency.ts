@@ -30,6 +30,9 @@ export const KEYED_TOOLS: ReadonlySet<string> = new Set([
   "send_test_campaign",
   "add_subscriber",
   "create_social_post",
+  "add_social_media",
+  "generate_social_images",
+  "retry_webhook_delivery",
 ]);
 
 /** The `idempotencyKey` argument as the keyed tools' input schemas show it. */

@@ -1,15 +1,20 @@
 import { checkInput } from "@site/domain/core";
 import { SITE_TOOLS as SITE_BUILDING_TOOLS } from "./mcp_site_tools.ts";
+import { CAMPAIGN_EDIT_TOOLS } from "./mcp_tools/campaign_edits.ts";
 import { CAMPAIGN_TOOLS } from "./mcp_tools/campaigns.ts";
 import { CLIP_TOOLS } from "./mcp_tools/clips.ts";
+import { COLLECTION_TOOLS } from "./mcp_tools/collections.ts";
 import { JOB_TOOLS } from "./mcp_tools/jobs.ts";
 import { MEDIA_TOOLS } from "./mcp_tools/media.ts";
 import { NEWSLETTER_TOOLS } from "./mcp_tools/newsletters.ts";
 import { SCREENSHOT_TOOLS } from "./mcp_tools/screenshots.ts";
+import { SITE_CONTENT_TOOLS } from "./mcp_tools/site_content.ts";
 import { SITE_ONE_TOOLS } from "./mcp_tools/site_one.ts";
 import { SITE_TOOLS } from "./mcp_tools/sites.ts";
 import { SOCIAL_TOOLS } from "./mcp_tools/social.ts";
 import { SOCIAL_ACCOUNT_TOOLS } from "./mcp_tools/social_accounts.ts";
+import { SOCIAL_MEDIA_TOOLS } from "./mcp_tools/social_media.ts";
+import { SUBSCRIBER_TOOLS } from "./mcp_tools/subscribers.ts";
 import type { Tool } from "./mcp_tools/tool.ts";
 import { WEBHOOK_TOOLS } from "./mcp_tools/webhooks.ts";
 
@@ -37,11 +42,16 @@ export const TOOLS: Tool[] = [
   ...MEDIA_TOOLS,
   ...SCREENSHOT_TOOLS,
   ...SITE_BUILDING_TOOLS,
+  ...SITE_CONTENT_TOOLS,
+  ...COLLECTION_TOOLS,
   ...NEWSLETTER_TOOLS,
   ...SOCIAL_TOOLS,
+  ...SOCIAL_MEDIA_TOOLS,
   ...CLIP_TOOLS,
   ...JOB_TOOLS,
+  ...SUBSCRIBER_TOOLS,
   ...CAMPAIGN_TOOLS,
+  ...CAMPAIGN_EDIT_TOOLS,
   ...SOCIAL_ACCOUNT_TOOLS,
   ...WEBHOOK_TOOLS,
 ].map(strict);

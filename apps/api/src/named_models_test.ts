@@ -74,6 +74,21 @@ const MODELS = [
   "WebhookDeliveryPage",
   "WebhookRecoverAnswer",
   "WebhookDeleted",
+  "WebhookRetryAccepted",
+  "PageAnswer",
+  "CollectionList",
+  "CollectionItemAnswer",
+  "BrokenLinkList",
+  "SubscriberDetailAnswer",
+  "CreatorInfoAnswer",
+  "SocialMediaAnswer",
+  "GeneratedSocialImages",
+  "CollectionDeleted",
+  "CollectionItemDeleted",
+  "SubscriberDeleted",
+  "CampaignDeleted",
+  "SocialPostDeleted",
+  "SocialMediaDeleted",
   "ErrorDetails",
   "FieldProblem",
 ];
@@ -138,6 +153,27 @@ const TOOL_OUTPUTS: Record<string, string> = {
   recover_webhook_deliveries: "WebhookRecoverAnswer",
   update_webhook: "WebhookAnswer",
   delete_webhook: "WebhookDeleted",
+  get_page: "PageAnswer",
+  set_default_locale: "Chrome",
+  list_broken_links: "BrokenLinkList",
+  list_collections: "CollectionList",
+  delete_collection: "CollectionDeleted",
+  reorder_collection_items: "CollectionItemList",
+  update_collection_item: "CollectionItemAnswer",
+  delete_collection_item: "CollectionItemDeleted",
+  get_subscriber: "SubscriberDetailAnswer",
+  reactivate_subscriber: "SubscriberDetailAnswer",
+  delete_subscriber: "SubscriberDeleted",
+  update_campaign: "CampaignAnswer",
+  delete_campaign: "CampaignDeleted",
+  revoke_campaign_media: "CampaignAnswer",
+  get_tiktok_creator_info: "CreatorInfoAnswer",
+  delete_social_post: "SocialPostDeleted",
+  add_social_media: "SocialMediaAnswer",
+  delete_social_media: "SocialMediaDeleted",
+  generate_social_images: "GeneratedSocialImages",
+  get_webhook: "WebhookAnswer",
+  retry_webhook_delivery: "WebhookRetryAccepted",
 };
 
 /** A schema with every `$ref` to a component replaced by the component (itself resolved). */
@@ -277,7 +313,7 @@ describe("MCP tools answer the same models", () => {
       // Every tool declares its model, and the list names each tool once.
       expect(tools.filter((t) => !t.outputSchema).map((t) => t.name)).toEqual([]);
       expect(tools.map((t) => t.name).sort()).toEqual(Object.keys(TOOL_OUTPUTS).sort());
-      expect(Object.keys(TOOL_OUTPUTS)).toHaveLength(58);
+      expect(Object.keys(TOOL_OUTPUTS)).toHaveLength(79);
       for (const [tool, model] of Object.entries(TOOL_OUTPUTS)) {
         const listed = tools.find((t) => t.name === tool);
         expect({ tool, schema: listed?.outputSchema }).toEqual({ tool, schema: resolved(ref(model)) });

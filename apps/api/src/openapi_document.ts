@@ -10,9 +10,12 @@ import {
 } from "@site/domain/media";
 import {
   CampaignAnswer,
+  CampaignDeleted,
   CampaignPage,
   SubscriberAdded,
   SubscriberAnswer,
+  SubscriberDeleted,
+  SubscriberDetailAnswer,
   SubscriberPage,
   TestCampaignAccepted,
 } from "@site/domain/newsletters";
@@ -28,13 +31,19 @@ import {
   StyleList,
 } from "@site/domain/screenshots";
 import {
+  BrokenLinkList,
   ChromeView,
   CollectionAnswer,
+  CollectionDeleted,
   CollectionItem,
+  CollectionItemAnswer,
+  CollectionItemDeleted,
   CollectionItemList,
+  CollectionList,
   ItemPage,
   LayoutAnswer,
   LayoutState,
+  PageAnswer,
   PageDeleted,
   PageList,
   PageWrite,
@@ -49,11 +58,16 @@ import {
 } from "@site/domain/sites";
 import {
   ConnectStarted,
+  CreatorInfoAnswer,
+  GeneratedSocialImages,
   SocialAccountAnswer,
   SocialAccountDisconnected,
   SocialAccountList,
+  SocialMediaAnswer,
+  SocialMediaDeleted,
   SocialMediaPage,
   SocialPostAnswer,
+  SocialPostDeleted,
   SocialPostDetail,
   SocialPostPage,
 } from "@site/domain/social";
@@ -65,6 +79,7 @@ import {
   WebhookDeliveryPage,
   WebhookList,
   WebhookRecoverAnswer,
+  WebhookRetryAccepted,
   WebhookSecretAnswer,
   WebhooksTold,
 } from "@site/domain/webhooks";
@@ -164,6 +179,15 @@ export const NAMED_SCHEMAS: Record<string, TSchema> = {
   WebhookSecretAnswer,
   WebhookDeliveryPage,
   WebhookRecoverAnswer,
+  WebhookRetryAccepted,
+  PageAnswer,
+  CollectionList,
+  CollectionItemAnswer,
+  BrokenLinkList,
+  SubscriberDetailAnswer,
+  CreatorInfoAnswer,
+  SocialMediaAnswer,
+  GeneratedSocialImages,
   // What an MCP tool answers beyond REST's model, composed with it.
   PublishAnswer,
   LayoutAnswer,
@@ -176,6 +200,12 @@ export const NAMED_SCHEMAS: Record<string, TSchema> = {
   SiteDeleted,
   SocialAccountDisconnected,
   WebhookDeleted,
+  CollectionDeleted,
+  CollectionItemDeleted,
+  SubscriberDeleted,
+  CampaignDeleted,
+  SocialPostDeleted,
+  SocialMediaDeleted,
 };
 
 const TAGS = [

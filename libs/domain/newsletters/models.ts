@@ -176,6 +176,12 @@ export type SubscribersPostBody = Static<typeof SubscribersPostBody>;
 /** The answer to one added subscriber. */
 export const SubscriberAnswer = Type.Object({ subscriber: SubscriberView });
 
+/** The delete_subscriber tool's answer (REST answers 204 with no body). */
+export const SubscriberDeleted = Type.Object({
+  deleted: Type.Literal(true),
+  subscriberId: Type.String({ format: "uuid", description: "the subscriber that is gone" }),
+});
+
 /** The add_subscriber tool's answer: REST's SubscriberAnswer, and what REST's 201-or-200 says. */
 export const SubscriberAdded = Type.Intersect(
   [
@@ -289,6 +295,15 @@ export type CreateCampaignBody = Static<typeof CreateCampaignBody>;
 export const UpdateCampaignBody = Type.Partial(CreateCampaignBody, { additionalProperties: false });
 /** PATCH …/campaigns/<cid>. */
 export type UpdateCampaignBody = Static<typeof UpdateCampaignBody>;
+
+/** The delete_campaign tool's answer (REST answers 204 with no body). */
+export const CampaignDeleted = Type.Object({
+  deleted: Type.Literal(true),
+  campaignId: Type.String({
+    format: "uuid",
+    description: "the campaign that is gone (its mailed image links revoked)",
+  }),
+});
 
 /** POST …/campaigns/<cid>/send. */
 export const SendCampaignBody = Type.Object(

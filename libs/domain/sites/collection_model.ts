@@ -63,6 +63,15 @@ export type CollectionSummary = Static<typeof CollectionSummary>;
 /** One collection: the answer of defining it (PUT …/collections/<key>, define_collection). */
 export const CollectionAnswer = Type.Object({ collection: CollectionSummary });
 
+/** A site's collections (GET …/collections, list_collections). */
+export const CollectionList = Type.Object({ collections: Type.Array(CollectionSummary) });
+
+/** The delete_collection tool's answer (REST answers 204 with no body). */
+export const CollectionDeleted = Type.Object({
+  deleted: Type.Literal(true),
+  key: Type.String({ description: "the collection that is gone, with its items" }),
+});
+
 const Values = Type.Record(Type.String(), Type.Unknown(), {
   description:
     "field key → value of the field's type (null clears an optional field); image values are read as signed URLs, link values as current paths",
@@ -89,6 +98,15 @@ export const ItemPage = pageOf("items", CollectionItem);
 
 /** Items of a collection written or reordered together (PUT …/items/order, upsert_collection_items). */
 export const CollectionItemList = Type.Object({ items: Type.Array(CollectionItem) });
+
+/** One item written (POST …/items, PATCH …/items/<itemId>, update_collection_item). */
+export const CollectionItemAnswer = Type.Object({ item: CollectionItem });
+
+/** The delete_collection_item tool's answer (REST answers 204 with no body). */
+export const CollectionItemDeleted = Type.Object({
+  deleted: Type.Literal(true),
+  itemId: Type.String({ format: "uuid", description: "the collection item that is gone" }),
+});
 
 /** The body of PUT …/items/order. */
 export const ItemOrderBody = Type.Object({

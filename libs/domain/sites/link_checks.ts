@@ -61,6 +61,9 @@ export const BrokenLink = Type.Object({
 /** A link of the site that names no page now. */
 export type BrokenLink = Static<typeof BrokenLink>;
 
+/** A site's broken links (GET …/links/broken, list_broken_links). */
+export const BrokenLinkList = Type.Object({ links: Type.Array(BrokenLink) });
+
 /**
  * Says what each href names in a site now: a page (its id and current path), a media file of the site
  * (signed for a member), an external URL, an in-page anchor, or nothing (broken). Hrefs that could

@@ -134,6 +134,9 @@ export const PageWrite = Type.Object({ page: PageView, warnings: Type.Array(Type
 /** A site's pages in position order (GET …/pages, PUT …/pages/order, list_pages, reorder_pages). */
 export const PageList = Type.Object({ pages: Type.Array(PageView) });
 
+/** One page (GET …/pages/<pageId>, get_page). */
+export const PageAnswer = Type.Object({ page: PageView });
+
 /** The delete_page tool's answer (REST answers 204 with no body). */
 export const PageDeleted = Type.Object({
   deleted: Type.Literal(true),

@@ -331,6 +331,27 @@ export type SocialMediaView = Static<typeof SocialMediaView>;
 /** A page of the social media library (GET /api/v1/social/media, list_social_media). */
 export const SocialMediaPage = pageOf("media", SocialMediaView);
 
+/** One file of the social media library (POST /api/v1/social/media, add_social_media). */
+export const SocialMediaAnswer = Type.Object({ media: SocialMediaView });
+
+/** The delete_social_media tool's answer (REST answers 204 with no body). */
+export const SocialMediaDeleted = Type.Object({
+  deleted: Type.Literal(true),
+  mediaId: Type.String({ format: "uuid", description: "the social library file that is gone" }),
+});
+
+/** Generated images and what they cost (POST /api/v1/social/media/generate, generate_social_images). */
+export const GeneratedSocialImages = Type.Object({
+  media: Type.Array(SocialMediaView),
+  creditsCharged: Type.Integer({ description: "AI credits debited for these images" }),
+});
+
+/** The delete_social_post tool's answer (REST answers 204 with no body). */
+export const SocialPostDeleted = Type.Object({
+  deleted: Type.Literal(true),
+  postId: Type.String({ format: "uuid", description: "the scheduled or cancelled post that is gone" }),
+});
+
 /** The body of POST /api/v1/social/media/upload. */
 export const SocialUploadBody = Type.Object({
   contentType: Type.String({
@@ -426,6 +447,9 @@ export const CreatorInfoView = Type.Object({
   stitchDisabled: Type.Boolean(),
   maxVideoPostDurationSec: Type.Union([Type.Integer(), Type.Null()]),
 });
+
+/** A TikTok account's posting options (GET …/accounts/<id>/creator-info, get_tiktok_creator_info). */
+export const CreatorInfoAnswer = Type.Object({ creatorInfo: CreatorInfoView });
 
 /** The answer of GET /api/v1/social/accounts. */
 export const SocialAccountList = Type.Object({ accounts: Type.Array(SocialAccountView) });

@@ -74,7 +74,7 @@ export async function retryDelivery(
   if (!endpoint.enabled)
     throw new AppError(
       "CONFLICT",
-      "the webhook is disabled: enable it (PATCH enabled: true) before retrying",
+      "the webhook is disabled: enable it (enabled: true, by PATCH or the update_webhook tool) before retrying",
     );
   await ctx.db.transaction(async (tx) => {
     const rows = await tx.execute<{ id: string }>(sql`
@@ -113,7 +113,7 @@ export async function recoverDeliveries(
   if (!endpoint.enabled)
     throw new AppError(
       "CONFLICT",
-      "the webhook is disabled: enable it (PATCH enabled: true) before recovering its deliveries",
+      "the webhook is disabled: enable it (enabled: true, by PATCH or the update_webhook tool) before recovering its deliveries",
     );
   return ctx.db.transaction(async (tx) => {
     const rows = await tx.execute<{ id: string }>(sql`

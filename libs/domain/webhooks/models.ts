@@ -171,6 +171,10 @@ export const WebhooksTold = Type.Object({
 export const WebhookList = Type.Object({ webhooks: Type.Array(WebhookView) });
 /** The answer of GET and PATCH /api/v1/webhooks/<id>. */
 export const WebhookAnswer = Type.Object({ webhook: WebhookView });
+/** The answer of POST /api/v1/webhooks/<id>/deliveries/<deliveryId>/retry (retry_webhook_delivery). */
+export const WebhookRetryAccepted = Type.Object({
+  accepted: Type.Literal(true, { description: "the delivery is queued to be tried again now" }),
+});
 /** The delete_webhook tool's answer (REST answers 204 with no body). */
 export const WebhookDeleted = Type.Object({
   deleted: Type.Literal(true),

@@ -106,7 +106,7 @@ export const JOB_TOOLS: Tool[] = [
     name: "delete_page",
     title: "Delete a page of a site",
     description:
-      "Deletes a page by its id (from list_pages). Links to it elsewhere become broken links (list them with the REST broken-links route). Needs content:write.",
+      "Deletes a page by its id (from list_pages). Links to it elsewhere become broken links (list them with list_broken_links). Needs content:write.",
     operation: "deleteSitesSiteIdPagesPageId",
     output: PageDeleted,
     input: Type.Object({ siteId: SiteId, pageId: Id("a page of the site") }),

@@ -4,33 +4,22 @@ import {
   CreatePostBody,
   cancelSocialPost,
   createSocialPost,
+  deleteSocialPost,
   getSocialPost,
   listSocialMedia,
   listSocialPosts,
-  type PlatformAdapters,
   SocialMediaPage,
   SocialPostAnswer,
+  SocialPostDeleted,
   SocialPostDetail,
   SocialPostListQuery,
   SocialPostPage,
   UpdatePostBody,
   updateSocialPost,
 } from "@site/domain/social";
-import { createPlatformAdapters } from "@site/social";
-import type { AppDeps } from "../deps.ts";
 import { Cursor, UUID_PATTERN } from "./inputs.ts";
+import { adapters } from "./social_adapters.ts";
 import { type Tool, tool } from "./tool.ts";
-
-const adaptersOf = new WeakMap<object, PlatformAdapters>();
-/** The platform adapters of the app's configuration, made once per configuration. */
-function adapters(deps: AppDeps): PlatformAdapters {
-  let a = adaptersOf.get(deps.config);
-  if (!a) {
-    a = createPlatformAdapters(deps);
-    adaptersOf.set(deps.config, a);
-  }
-  return a;
-}
 
 const PostId = Type.String({
   pattern: UUID_PATTERN,
@@ -135,7 +124,7 @@ export const SOCIAL_TOOLS: Tool[] = [
     name: "cancel_social_post",
     title: "Cancel a scheduled social post",
     description:
-      "Cancels a scheduled post: it never goes out (status cancelled). CONFLICT once publishing began. Needs social:write.",
+      "Cancels a scheduled post: it never goes out (status cancelled; delete_social_post removes it). CONFLICT once publishing began. Needs social:write.",
     operation: "postSocialPostsPostIdCancel",
     output: SocialPostAnswer,
     input: Type.Object({ postId: PostId }),
@@ -143,5 +132,22 @@ export const SOCIAL_TOOLS: Tool[] = [
     run: async (deps, principal, args) => ({
       value: { post: await cancelSocialPost(deps, principal, args.postId) },
     }),
+  }),
+  tool({
+    name: "delete_social_post",
+    title: "Delete a scheduled or cancelled social post",
+    description:
+      "Deletes a post that has not gone out (scheduled or cancelled): it leaves the calendar (list_social_posts). A post that went out, or is publishing, is a CONFLICT: its history stays. Needs social:write.",
+    operation: "deleteSocialPostsPostId",
+    output: SocialPostDeleted,
+    input: Type.Object({ postId: PostId }),
+    readOnly: false,
+    run: async (deps, principal, args) => {
+      await deleteSocialPost(deps, principal, args.postId);
+      return {
+        value: { deleted: true, postId: args.postId },
+        note: `Post ${args.postId} is deleted; list_social_posts shows the calendar.`,
+      };
+    },
   }),
 ];

@@ -4,6 +4,7 @@ import {
   ConnectConfirmBody,
   ConnectStartBody,
   ConnectStarted,
+  CreatorInfoAnswer,
   confirmConnect,
   connectSocialAccount,
   disconnectSocialAccount,
@@ -12,9 +13,11 @@ import {
   SocialAccountDisconnected,
   SocialAccountList,
   startConnect,
+  tiktokCreatorInfo,
 } from "@site/domain/social";
 import { createOAuthPort } from "@site/social";
 import { Id } from "./inputs.ts";
+import { adapters } from "./social_adapters.ts";
 import { type Tool, tool } from "./tool.ts";
 
 /** Connected social accounts: the same models and domain functions as routes/social_accounts.ts. */
@@ -113,6 +116,24 @@ export const SOCIAL_ACCOUNT_TOOLS: Tool[] = [
       return {
         value: { disconnected: true, accountId: args.accountId },
         note: `Disconnected ${args.accountId}; its tokens are erased.`,
+      };
+    },
+  }),
+  tool({
+    name: "get_tiktok_creator_info",
+    title: "Read a TikTok account's posting options",
+    description:
+      "Asks TikTok for a connected account's posting options (creator_info): the privacy levels it offers (`selectablePrivacyLevels`: the ones this server may post with now), whether comments, duets and stitches are off, the longest video. TikTok requires each post to choose one: pass it as platformOptions.tiktok.privacyLevel to create_social_post. VALIDATION_ERROR for an account of another platform or one to reconnect; SERVICE_UNAVAILABLE when TikTok cannot answer. Needs social:write.",
+    operation: "getSocialAccountsAccountIdCreatorInfo",
+    output: CreatorInfoAnswer,
+    input: Type.Object({ accountId: Id("a connected TikTok account, from list_social_accounts") }),
+    readOnly: true,
+    openWorld: true,
+    run: async (deps, principal, args) => {
+      const creatorInfo = await tiktokCreatorInfo(deps, principal, args.accountId, adapters(deps));
+      return {
+        value: { creatorInfo },
+        note: `Choose one of ${creatorInfo.selectablePrivacyLevels.join(", ")} as platformOptions.tiktok.privacyLevel in create_social_post.`,
       };
     },
   }),

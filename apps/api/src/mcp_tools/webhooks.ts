@@ -3,9 +3,11 @@ import { ListQuery } from "@site/domain/core";
 import {
   createWebhook,
   deleteWebhook,
+  getWebhook,
   listDeliveries,
   listWebhooks,
   recoverDeliveries,
+  retryDelivery,
   rotateWebhookSecret,
   updateWebhook,
   WebhookAnswer,
@@ -17,6 +19,7 @@ import {
   WebhookPatchBody,
   WebhookRecoverAnswer,
   WebhookRecoverBody,
+  WebhookRetryAccepted,
   WebhookSecretAnswer,
 } from "@site/domain/webhooks";
 import { Cursor, Id } from "./inputs.ts";
@@ -154,6 +157,40 @@ export const WEBHOOK_TOOLS: Tool[] = [
       return {
         value: { accepted: true, deliveries },
         note: `${deliveries} failed deliveries queued again; list_webhook_deliveries shows how they go.`,
+      };
+    },
+  }),
+  tool({
+    name: "get_webhook",
+    title: "Read one webhook endpoint",
+    description:
+      "One endpoint of the organization: url, events, description, enabled, and when and why the service disabled it (update_webhook with enabled: true turns it back on). Needs webhooks:write.",
+    operation: "getWebhooksWebhookId",
+    output: WebhookAnswer,
+    input: Type.Object({ webhookId: WebhookId }),
+    readOnly: true,
+    run: async (deps, principal, args) => ({
+      value: { webhook: await getWebhook(deps, principal, args.webhookId) },
+    }),
+  }),
+  tool({
+    name: "retry_webhook_delivery",
+    title: "Send one webhook delivery again now",
+    description:
+      "Tries one delivery (from list_webhook_deliveries) again at once, whatever its state, with the same webhook-id, so the receiver can tell a repeat. The try happens in the background: list_webhook_deliveries shows its outcome. CONFLICT while the endpoint is disabled (update_webhook with enabled: true first). Needs webhooks:write.",
+    operation: "postWebhooksWebhookIdDeliveriesDeliveryIdRetry",
+    output: WebhookRetryAccepted,
+    input: Type.Object({
+      webhookId: WebhookId,
+      deliveryId: Id("a delivery of the endpoint, from list_webhook_deliveries"),
+    }),
+    readOnly: false,
+    openWorld: true,
+    run: async (deps, principal, args) => {
+      await retryDelivery(deps, principal, args.webhookId, args.deliveryId);
+      return {
+        value: { accepted: true },
+        note: `Delivery ${args.deliveryId} is queued to be tried now; list_webhook_deliveries shows how it went.`,
       };
     },
   }),

@@ -87,7 +87,7 @@ export function campaignRoutes(deps: AppDeps & MailContext, auth: AuthMacros) {
         campaign: await updateCampaign(deps, await site(principal, params.siteId), params.campaignId, body),
       }),
       {
-        scope: "content:write",
+        operation: "patchSitesSiteIdCampaignsCampaignId",
         body: UpdateCampaignBody,
         response: { 200: CampaignAnswer, ...errors(400, 401, 403, 404) },
         detail: {
@@ -105,7 +105,7 @@ export function campaignRoutes(deps: AppDeps & MailContext, auth: AuthMacros) {
         return null;
       },
       {
-        scope: "content:write",
+        operation: "deleteSitesSiteIdCampaignsCampaignId",
         response: { 204: t.Null(), ...errors(400, 401, 403, 404) },
         detail: { summary: "Delete a campaign (not while it is sending: 400)", tags },
       },
@@ -203,7 +203,7 @@ export function campaignRoutes(deps: AppDeps & MailContext, auth: AuthMacros) {
         campaign: await revokeCampaignMedia(deps, await site(principal, params.siteId), params.campaignId),
       }),
       {
-        scope: "content:write",
+        operation: "postSitesSiteIdCampaignsCampaignIdRevokeMedia",
         response: { 200: CampaignAnswer, ...errors(401, 403, 404) },
         detail: {
           summary: "Revoke the image links of every mail sent for the campaign",

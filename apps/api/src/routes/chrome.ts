@@ -61,7 +61,7 @@ export function chromeRoutes(deps: AppDeps, auth: AuthMacros) {
         return setChromeSettings(deps, site.id, body);
       },
       {
-        scope: "content:write",
+        operation: "patchSitesSiteIdChrome",
         body: ChromeSettingsUpdate,
         response: { 200: ChromeView, ...errors(400, 401, 403, 404) },
         detail: { summary: "Set a site's default chrome locale", tags: ["chrome"] },

@@ -2,9 +2,9 @@ import { ListQuery } from "@site/domain/core";
 import {
   CollectionAnswer,
   CollectionDefinition,
-  CollectionItem,
+  CollectionItemAnswer,
   CollectionItemList,
-  CollectionSummary,
+  CollectionList,
   createItem,
   defineCollection,
   deleteCollection,
@@ -33,8 +33,8 @@ export function collectionRoutes(deps: AppDeps, auth: AuthMacros) {
   return new Elysia()
     .use(auth)
     .get(base, async ({ principal, params }) => listCollections(deps, await site(principal, params.siteId)), {
-      scope: "content:read",
-      response: { 200: t.Object({ collections: t.Array(CollectionSummary) }), ...errors(401, 403, 404) },
+      operation: "getSitesSiteIdCollections",
+      response: { 200: CollectionList, ...errors(401, 403, 404) },
       detail: { summary: "List a site's collections", tags },
     })
     .put(
@@ -62,7 +62,7 @@ export function collectionRoutes(deps: AppDeps, auth: AuthMacros) {
         return null;
       },
       {
-        scope: "content:write",
+        operation: "deleteSitesSiteIdCollectionsKey",
         response: { 204: t.Null(), ...errors(401, 403, 404) },
         detail: { summary: "Delete a collection and its items", tags },
       },
@@ -93,7 +93,7 @@ export function collectionRoutes(deps: AppDeps, auth: AuthMacros) {
       {
         operation: "postSitesSiteIdCollectionsKeyItems",
         body: ItemValues,
-        response: { 201: t.Object({ item: CollectionItem }), ...errors(400, 401, 403, 404) },
+        response: { 201: CollectionItemAnswer, ...errors(400, 401, 403, 404) },
         detail: {
           summary: "Add an item at the end of a collection",
           description: "Values are checked against the fields; each wrong one is named (values.<field>).",
@@ -107,7 +107,7 @@ export function collectionRoutes(deps: AppDeps, auth: AuthMacros) {
         items: await reorderItems(deps, await site(principal, params.siteId), params.key, body),
       }),
       {
-        scope: "content:write",
+        operation: "putSitesSiteIdCollectionsKeyItemsOrder",
         body: ItemOrderBody,
         response: { 200: CollectionItemList, ...errors(400, 401, 403, 404) },
         detail: {
@@ -124,9 +124,9 @@ export function collectionRoutes(deps: AppDeps, auth: AuthMacros) {
         item: await updateItem(deps, await site(principal, params.siteId), params.key, params.itemId, body),
       }),
       {
-        scope: "content:write",
+        operation: "patchSitesSiteIdCollectionsKeyItemsItemId",
         body: ItemValues,
-        response: { 200: t.Object({ item: CollectionItem }), ...errors(400, 401, 403, 404) },
+        response: { 200: CollectionItemAnswer, ...errors(400, 401, 403, 404) },
         detail: { summary: "Update an item (values merged; null clears an optional field)", tags },
       },
     )
@@ -138,7 +138,7 @@ export function collectionRoutes(deps: AppDeps, auth: AuthMacros) {
         return null;
       },
       {
-        scope: "content:write",
+        operation: "deleteSitesSiteIdCollectionsKeyItemsItemId",
         response: { 204: t.Null(), ...errors(401, 403, 404) },
         detail: { summary: "Delete an item", tags },
       },

@@ -1,5 +1,5 @@
 import {
-  BrokenLink,
+  BrokenLinkList,
   getOwnSite,
   listBrokenLinks,
   TranslatedLinks,
@@ -36,8 +36,8 @@ export function linkRoutes(deps: AppDeps, auth: AuthMacros) {
       async ({ principal, params }) =>
         listBrokenLinks(deps, (await getOwnSite(deps, principal, params.siteId)).id),
       {
-        scope: "content:read",
-        response: { 200: t.Object({ links: t.Array(BrokenLink) }), ...errors(401, 403, 404) },
+        operation: "getSitesSiteIdLinksBroken",
+        response: { 200: BrokenLinkList, ...errors(401, 403, 404) },
         detail: {
           summary: "List a site's broken links",
           description:

@@ -7,8 +7,8 @@ import {
   getOwnSite,
   getPage,
   listPages,
+  PageAnswer,
   PageList,
-  PageView,
   PageWrite,
   UpdatePageBody,
   updatePage,
@@ -79,8 +79,8 @@ export function pageRoutes(deps: AppDeps, auth: AuthMacros) {
         page: await getPage(deps, (await getOwnSite(deps, principal, params.siteId)).id, params.pageId),
       }),
       {
-        scope: "content:read",
-        response: { 200: t.Object({ page: PageView }), ...errors(401, 403, 404) },
+        operation: "getSitesSiteIdPagesPageId",
+        response: { 200: PageAnswer, ...errors(401, 403, 404) },
         detail: { summary: "Get a page", tags: ["pages"] },
       },
     )

@@ -3,7 +3,7 @@ import {
   ConnectConfirmBody,
   ConnectStartBody,
   ConnectStarted,
-  CreatorInfoView,
+  CreatorInfoAnswer,
   confirmConnect,
   connectSetCookie,
   connectSocialAccount,
@@ -110,8 +110,8 @@ export function socialAccountRoutes(deps: AppDeps, auth: AuthMacros, adapters: P
         creatorInfo: await tiktokCreatorInfo(deps, principal, params.accountId, adapters),
       }),
       {
-        scope: "social:write",
-        response: { 200: t.Object({ creatorInfo: CreatorInfoView }), ...errors(400, 401, 403, 404, 503) },
+        operation: "getSocialAccountsAccountIdCreatorInfo",
+        response: { 200: CreatorInfoAnswer, ...errors(400, 401, 403, 404, 503) },
         detail: detail(
           "A TikTok account's posting options (creator_info)",
           "TikTok requires the user to choose the privacy level of each post among these, with no default (POST /api/v1/social/posts platformOptions.tiktok.privacyLevel); `selectablePrivacyLevels` is SELF_ONLY alone until SOCIAL_TIKTOK_AUDITED. 400 for an account of another platform or one to reconnect; 503 when TikTok cannot answer.",

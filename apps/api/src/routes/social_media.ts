@@ -1,12 +1,14 @@
 import { ListQuery, SignedUpload } from "@site/domain/core";
 import {
   deleteSocialMedia,
+  GeneratedSocialImages,
   GenerateImageBody,
   generateImages,
   listSocialMedia,
   prepareSocialUpload,
   RegisterSocialMediaBody,
   registerSocialMedia,
+  SocialMediaAnswer,
   SocialMediaPage,
   SocialMediaView,
   SocialUploadBody,
@@ -41,9 +43,9 @@ export function socialMediaRoutes(deps: AppDeps, auth: AuthMacros) {
         return { media };
       },
       {
-        scope: "social:write",
+        operation: "postSocialMedia",
         body: RegisterSocialMediaBody,
-        response: { 201: t.Object({ media: SocialMediaView }), ...errors(400, 401, 403) },
+        response: { 201: SocialMediaAnswer, ...errors(400, 401, 403) },
         detail: detail(
           "Register a site library file in the social media library",
           "`url` is a /api/media/<key> path of a site of the organization; the file is not copied. Registering it again answers the same entry.",
@@ -58,7 +60,7 @@ export function socialMediaRoutes(deps: AppDeps, auth: AuthMacros) {
         return null;
       },
       {
-        scope: "social:write",
+        operation: "deleteSocialMediaMediaId",
         response: { 204: t.Null(), ...errors(401, 403, 404, "CONFLICT", 503) },
         detail: detail(
           "Delete a file of the social media library",
@@ -97,10 +99,10 @@ export function socialMediaRoutes(deps: AppDeps, auth: AuthMacros) {
         return out;
       },
       {
-        scope: "social:write",
+        operation: "postSocialMediaGenerate",
         body: GenerateImageBody,
         response: {
-          201: t.Object({ media: t.Array(SocialMediaView), creditsCharged: t.Integer() }),
+          201: GeneratedSocialImages,
           ...errors(400, 401, 402, 403, 501, 502),
         },
         detail: detail(

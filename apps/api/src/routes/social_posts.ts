@@ -108,7 +108,7 @@ export function socialPostRoutes(deps: AppDeps, auth: AuthMacros, adapters: Plat
         set.status = 204;
       },
       {
-        scope: "social:write",
+        operation: "deleteSocialPostsPostId",
         response: { 204: t.Void(), ...errors(401, 403, 404, 409) },
         detail: detail(
           "Delete a scheduled or cancelled post",

@@ -126,7 +126,7 @@ export function subscriberRoutes(deps: AppDeps & MailContext, auth: AuthMacros) 
         ),
       }),
       {
-        scope: "content:read",
+        operation: "getSitesSiteIdSubscribersSubscriberId",
         response: { 200: SubscriberDetailAnswer, ...errors(401, 403, 404) },
         detail: {
           summary: "Read a subscriber with its bounce log (newest first: when, status, kind, diagnostic)",
@@ -145,7 +145,7 @@ export function subscriberRoutes(deps: AppDeps & MailContext, auth: AuthMacros) 
         ),
       }),
       {
-        scope: "content:write",
+        operation: "postSitesSiteIdSubscribersSubscriberIdReactivate",
         response: { 200: SubscriberDetailAnswer, ...errors(401, 403, 404) },
         detail: {
           summary: "Make a bounced subscriber active again (its earlier soft bounces no longer count)",
@@ -163,7 +163,7 @@ export function subscriberRoutes(deps: AppDeps & MailContext, auth: AuthMacros) 
         return null;
       },
       {
-        scope: "content:write",
+        operation: "deleteSitesSiteIdSubscribersSubscriberId",
         response: { 204: t.Null(), ...errors(401, 403, 404) },
         detail: { summary: "Delete a subscriber", tags },
       },

@@ -17,6 +17,7 @@ import {
   WebhookPatchBody,
   WebhookRecoverAnswer,
   WebhookRecoverBody,
+  WebhookRetryAccepted,
   WebhookSecretAnswer,
 } from "@site/domain/webhooks";
 import { Elysia, t } from "elysia";
@@ -58,7 +59,7 @@ export function webhookRoutes(deps: AppDeps, auth: AuthMacros) {
       "/api/v1/webhooks/:webhookId",
       async ({ principal, params }) => ({ webhook: await getWebhook(deps, principal, params.webhookId) }),
       {
-        scope: "webhooks:write",
+        operation: "getWebhooksWebhookId",
         response: { 200: WebhookAnswer, ...errors(401, 403, 404) },
         detail: { summary: "One webhook endpoint", tags: ["webhooks"] },
       },
@@ -127,8 +128,8 @@ export function webhookRoutes(deps: AppDeps, auth: AuthMacros) {
         return { accepted: true };
       },
       {
-        scope: "webhooks:write",
-        response: { 202: t.Object({ accepted: t.Literal(true) }), ...errors(401, 403, 404, 409) },
+        operation: "postWebhooksWebhookIdDeliveriesDeliveryIdRetry",
+        response: { 202: WebhookRetryAccepted, ...errors(401, 403, 404, 409) },
         detail: {
           summary: "Send a delivery again now (same webhook-id)",
           description:
