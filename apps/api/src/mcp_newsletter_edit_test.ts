@@ -68,7 +68,11 @@ describe("campaign edit tools", () => {
     const client = await mcpClient(mcp, org.key);
     try {
       await callTool(client, "add_subscriber", { siteId, email: "bo@example.com" });
-      const made = await callTool(client, "create_campaign", { siteId, subject: "Spring", html: "<p>Hi</p>" });
+      const made = await callTool(client, "create_campaign", {
+        siteId,
+        subject: "Spring",
+        html: "<p>Hi</p>",
+      });
       const campaignId = made.structuredContent.campaign.id;
       const changed = await callTool(client, "update_campaign", {
         siteId,
@@ -113,14 +117,23 @@ describe("campaign edit tools", () => {
     const siteId = ((await h.newSite(org.key)) as Json).id;
     const owner = await mcpClient(mcp, org.key);
     const { createApiKey } = await import("@site/domain/core");
-    const reader = await createApiKey(h.ctx, { orgId: org.org.id, userId: org.user.id, scopes: ["content:read"] });
+    const reader = await createApiKey(h.ctx, {
+      orgId: org.org.id,
+      userId: org.user.id,
+      scopes: ["content:read"],
+    });
     const client = await mcpClient(mcp, reader.key);
     try {
       const added = await callTool(owner, "add_subscriber", { siteId, email: "cy@example.com" });
       const subscriberId = added.structuredContent.subscriber.id;
       const read = await callTool(client, "get_subscriber", { siteId, subscriberId });
       expect(read.structuredContent.subscriber.email).toBe("cy@example.com");
-      for (const name of ["delete_subscriber", "reactivate_subscriber", "update_campaign", "delete_campaign"]) {
+      for (const name of [
+        "delete_subscriber",
+        "reactivate_subscriber",
+        "update_campaign",
+        "delete_campaign",
+      ]) {
         const r = await callTool(client, name, { siteId, subscriberId });
         expect([name, r.error.code]).toEqual([name, "FORBIDDEN"]);
       }

@@ -37,7 +37,11 @@ describe("site content tools", () => {
         content: "See [about](/about).",
       });
       const read = await callTool(client, "get_page", { siteId: site.id, pageId: aboutId });
-      expect(read.structuredContent.page).toMatchObject({ id: aboutId, path: "/about", content: "# About us" });
+      expect(read.structuredContent.page).toMatchObject({
+        id: aboutId,
+        path: "/about",
+        content: "# About us",
+      });
 
       const clean = await callTool(client, "list_broken_links", { siteId: site.id });
       expect(clean.structuredContent.links).toEqual([]);
@@ -60,7 +64,10 @@ describe("site content tools", () => {
       expect(set.content[0]!.text).toContain("set_chrome_strings");
       const chrome = await callTool(client, "get_chrome_strings", { siteId: site.id });
       expect(chrome.structuredContent.strings["nav.home"]).toBe("Startseite");
-      const bad = await callTool(client, "set_default_locale", { siteId: site.id, defaultLocale: "not a tag" });
+      const bad = await callTool(client, "set_default_locale", {
+        siteId: site.id,
+        defaultLocale: "not a tag",
+      });
       expect(bad.error.code).toBe("VALIDATION_ERROR");
       expect(bad.error.details.map((d: Json) => d.field)).toEqual(["defaultLocale"]);
     } finally {
@@ -89,7 +96,9 @@ describe("site content tools", () => {
       });
       const [a, b, c] = written.structuredContent.items.map((i: Json) => i.id as string);
       const listed = await callTool(client, "list_collections", { siteId });
-      expect(listed.structuredContent.collections).toMatchObject([{ key: "team", name: "Team", itemCount: 3 }]);
+      expect(listed.structuredContent.collections).toMatchObject([
+        { key: "team", name: "Team", itemCount: 3 },
+      ]);
 
       const reordered = await callTool(client, "reorder_collection_items", {
         siteId,
@@ -120,16 +129,26 @@ describe("site content tools", () => {
       });
       expect(wrong.error.details.map((d: Json) => d.field)).toEqual(["values.age"]);
 
-      const deleted = await callTool(client, "delete_collection_item", { siteId, collection: "team", itemId: b });
+      const deleted = await callTool(client, "delete_collection_item", {
+        siteId,
+        collection: "team",
+        itemId: b,
+      });
       expect(deleted.structuredContent).toEqual({ deleted: true, itemId: b });
       const left = await callTool(client, "list_collection_items", { siteId, collection: "team" });
       expect(left.structuredContent.items.map((i: Json) => i.id)).toEqual([c, a]);
-      const again = await callTool(client, "delete_collection_item", { siteId, collection: "team", itemId: b });
+      const again = await callTool(client, "delete_collection_item", {
+        siteId,
+        collection: "team",
+        itemId: b,
+      });
       expect(again.error.code).toBe("NOT_FOUND");
 
       const dropped = await callTool(client, "delete_collection", { siteId, collection: "team" });
       expect(dropped.structuredContent).toEqual({ deleted: true, key: "team" });
-      expect((await callTool(client, "list_collections", { siteId })).structuredContent.collections).toEqual([]);
+      expect((await callTool(client, "list_collections", { siteId })).structuredContent.collections).toEqual(
+        [],
+      );
       const items = await callTool(client, "list_collection_items", { siteId, collection: "team" });
       expect(items.error.code).toBe("NOT_FOUND");
     } finally {
@@ -155,7 +174,9 @@ describe("site content tools", () => {
       // Another organization's site is NOT_FOUND, as over REST.
       const foreign = await callTool(client, "list_collections", { siteId });
       expect(foreign.error.code).toBe("NOT_FOUND");
-      expect((await callTool(owner, "list_collections", { siteId })).structuredContent.collections).toEqual([]);
+      expect((await callTool(owner, "list_collections", { siteId })).structuredContent.collections).toEqual(
+        [],
+      );
     } finally {
       await client.close();
       await owner.close();

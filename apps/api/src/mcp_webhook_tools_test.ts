@@ -46,7 +46,9 @@ async function until<T>(read: () => Promise<T>, ok: (v: T) => boolean): Promise<
 
 describe("webhook tools", () => {
   test("retry_webhook_delivery sends a failed delivery again (once under one idempotencyKey); get_webhook reads the endpoint; a disabled one is a CONFLICT naming update_webhook", async () => {
-    const org = await h.seedOrg({ scopes: ["webhooks:write", "sites:write", "content:read", "content:write"] });
+    const org = await h.seedOrg({
+      scopes: ["webhooks:write", "sites:write", "content:read", "content:write"],
+    });
     const client = await mcpClient(mcp, org.key);
     try {
       rx.on("/retry", (_req, n) => new Response(null, { status: n <= 2 ? 503 : 204 }));
@@ -66,7 +68,8 @@ describe("webhook tools", () => {
       const site = (await h.newSite(org.key)) as Json;
       await callTool(client, "publish_site", { siteId: site.id });
       const deliveries = async () =>
-        (await callTool(client, "list_webhook_deliveries", { webhookId })).structuredContent.deliveries as Json[];
+        (await callTool(client, "list_webhook_deliveries", { webhookId })).structuredContent
+          .deliveries as Json[];
       const [failed] = await until(deliveries, (d) => d[0]?.status === "failed");
       expect(rx.to("/retry")).toHaveLength(2);
 

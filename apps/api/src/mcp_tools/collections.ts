@@ -88,7 +88,12 @@ export const COLLECTION_TOOLS: Tool[] = [
       "Merges `values` into one item (null clears an optional field); the other fields keep theirs. Values are checked against the collection's fields and each wrong one is named (values.<field>). Image values are library `url`s (/api/media/<key>), link values site paths or page:<id>. To write many at once use upsert_collection_items. Needs content:write.",
     operation: "patchSitesSiteIdCollectionsKeyItemsItemId",
     output: CollectionItemAnswer,
-    input: Type.Object({ siteId: SiteId, collection: CollectionKey, itemId: ItemId, ...ItemValues.properties }),
+    input: Type.Object({
+      siteId: SiteId,
+      collection: CollectionKey,
+      itemId: ItemId,
+      ...ItemValues.properties,
+    }),
     readOnly: false,
     run: async (deps, principal, args) => {
       const site = await getOwnSite(deps, principal, args.siteId);

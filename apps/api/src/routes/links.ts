@@ -6,7 +6,7 @@ import {
   TranslateLinksBody,
   translateLinks,
 } from "@site/domain/sites";
-import { Elysia, t } from "elysia";
+import { Elysia } from "elysia";
 import type { AuthMacros } from "../auth.ts";
 import type { AppDeps } from "../deps.ts";
 import { errors } from "../schemas.ts";
