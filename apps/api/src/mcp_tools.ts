@@ -10,6 +10,7 @@ import { SITE_ONE_TOOLS } from "./mcp_tools/site_one.ts";
 import { SITE_TOOLS } from "./mcp_tools/sites.ts";
 import { SOCIAL_TOOLS } from "./mcp_tools/social.ts";
 import { SOCIAL_ACCOUNT_TOOLS } from "./mcp_tools/social_accounts.ts";
+import { SOCIAL_PERFORMANCE_TOOLS } from "./mcp_tools/social_performance.ts";
 import type { Tool } from "./mcp_tools/tool.ts";
 import { WEBHOOK_TOOLS } from "./mcp_tools/webhooks.ts";
 
@@ -39,6 +40,7 @@ export const TOOLS: Tool[] = [
   ...SITE_BUILDING_TOOLS,
   ...NEWSLETTER_TOOLS,
   ...SOCIAL_TOOLS,
+  ...SOCIAL_PERFORMANCE_TOOLS,
   ...CLIP_TOOLS,
   ...JOB_TOOLS,
   ...CAMPAIGN_TOOLS,

@@ -49,6 +49,7 @@ import {
 } from "@site/domain/sites";
 import {
   ConnectStarted,
+  PerformanceReport,
   SocialAccountAnswer,
   SocialAccountDisconnected,
   SocialAccountList,
@@ -136,6 +137,7 @@ export const NAMED_SCHEMAS: Record<string, TSchema> = {
   SiteAnswer,
   SocialPostAnswer,
   SocialPostDetail,
+  PerformanceReport,
   CampaignAnswer,
   PageList,
   Chrome: ChromeView,

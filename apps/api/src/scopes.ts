@@ -64,6 +64,7 @@ export const OPERATION_SCOPES = {
   getSocialPostsPostId: "social:write",
   patchSocialPostsPostId: "social:write",
   postSocialPostsPostIdCancel: "social:write",
+  getSocialPerformance: "social:write",
   getSocialAccounts: "social:write",
   postSocialAccounts: "social:write",
   postSocialAccountsConnect: "social:write",

@@ -128,7 +128,7 @@ export const PARITY: Record<string, ParityRow> = {
   patchSocialPostsPostId: t("update_social_post"),
   postSocialPostsPostIdCancel: t("cancel_social_post"),
   deleteSocialPostsPostId: none("gap", "deleting a scheduled or cancelled post is REST only for now"),
-  getSocialPerformance: none("gap", "the performance report is REST only for now"),
+  getSocialPerformance: t("get_social_performance"),
   getSocialMedia: t("list_social_media"),
   postSocialMedia: none("gap", "adding a site's image to the social library is REST only for now"),
   deleteSocialMediaMediaId: none("gap", "deleting a social library file is REST only for now"),
