@@ -82,6 +82,8 @@ describe("the MCP server (Streamable HTTP, stateless)", () => {
           "get_social_post",
           "update_social_post",
           "cancel_social_post",
+          // the performance report (mcp_social_performance_test.ts)
+          "get_social_performance",
         ].sort(),
       );
       const byName = (n: string) => tools.find((t) => t.name === n)!;
