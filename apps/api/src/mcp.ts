@@ -17,16 +17,18 @@ import { type AuthMacros, principalCache } from "./auth.ts";
 import type { AppDeps } from "./deps.ts";
 import { bearerChallenge } from "./errors.ts";
 import { assertBoundedInput } from "./input_bounds.ts";
-import { keyedToolCall, splitKey, withKeyArgument } from "./mcp_idempotency.ts";
+import {
+  inToolWords,
+  keyedToolCall,
+  splitKey,
+  type ToolResult,
+  toolResultOf,
+  withKeyArgument,
+} from "./mcp_idempotency.ts";
+import type { ToolWork } from "./mcp_tools/tool.ts";
 import { checkToolArgs, TOOLS, toolsFor } from "./mcp_tools.ts";
 import { modelJson } from "./openapi_document.ts";
 import { bearer } from "./schemas.ts";
-
-type ToolResult = {
-  content: { type: "text"; text: string }[];
-  structuredContent?: Record<string, unknown>;
-  isError?: boolean;
-};
 
 /**
  * A domain failure as a tool error carrying the spec's code; the session goes on. The text says
@@ -34,7 +36,8 @@ type ToolResult = {
  * No structuredContent: a client checks it against the tool's output schema even on an error (the
  * TypeScript SDK's client does; decision 0051), and an error is not the tool's model.
  */
-function toolError(err: unknown, deps: AppDeps): ToolResult {
+function toolError(thrown: unknown, deps: AppDeps): ToolResult {
+  const err = inToolWords(thrown);
   const e = err instanceof AppError ? err : null;
   if (!e) deps.log.error("mcp tool failed", { cause: err instanceof Error ? err : String(err) });
   const error = e
@@ -111,11 +114,9 @@ export function createMcpServer(deps: AppDeps, principal: Principal): Server {
     } catch (err) {
       return toolError(err, deps);
     }
-    const run = async (): Promise<{ result: ToolResult; status: number }> => {
+    const run = async (work?: ToolWork): Promise<{ result: ToolResult; status: number }> => {
       try {
-        const { value, note } = await t.run(deps, principal, args as never);
-        const text = note ? `${note}\n\n${JSON.stringify(value, null, 2)}` : JSON.stringify(value, null, 2);
-        return { result: { content: [{ type: "text", text }], structuredContent: value }, status: 200 };
+        return { result: toolResultOf(await t.run(deps, principal, args as never, work)), status: 200 };
       } catch (err) {
         return { result: toolError(err, deps), status: err instanceof AppError ? err.status : 500 };
       }

@@ -1,16 +1,54 @@
 import { writeScopeState } from "@site/db";
 import {
+  AppError,
   checkIdempotencyKey,
   claimIdempotencyKey,
   IDEMPOTENCY_KEY_MAX_LENGTH,
   IDEMPOTENCY_LEASE_MS,
   type Principal,
+  recordAnswerInWork,
   releaseIdempotencyClaim,
   renewIdempotencyClaim,
   requestHash,
   storeIdempotentAnswer,
 } from "@site/domain/core";
 import type { AppDeps } from "./deps.ts";
+import type { ToolOutput, ToolWork } from "./mcp_tools/tool.ts";
+
+/** A tool's answer as MCP sends it: the note (next step) first, then the value as JSON; the value as structuredContent. */
+export type ToolResult = {
+  content: { type: "text"; text: string }[];
+  structuredContent?: Record<string, unknown>;
+  isError?: boolean;
+};
+
+/** The result of a tool's output, as sent and as kept for a keyed call's replay. */
+export function toolResultOf({ value, note }: ToolOutput): ToolResult {
+  const text = note ? `${note}\n\n${JSON.stringify(value, null, 2)}` : JSON.stringify(value, null, 2);
+  return { content: [{ type: "text", text }], structuredContent: value };
+}
+
+/**
+ * An error about the key in the words of a tool call: REST's `Idempotency-Key` header is the
+ * `idempotencyKey` argument here (message and `details` fields), so an agent knows what to change.
+ */
+export function inToolWords(err: unknown): unknown {
+  if (!(err instanceof AppError) || !err.message.includes("Idempotency-Key")) return err;
+  const rename = (text: string) => text.replaceAll("Idempotency-Key", "idempotencyKey");
+  const details = Array.isArray(err.details)
+    ? err.details.map((d: { field?: string }) =>
+        typeof d?.field === "string" ? { ...d, field: rename(d.field) } : d,
+      )
+    : err.details;
+  return new AppError(err.code, rename(err.message), details, err.headers);
+}
+
+/** A kept answer: status, JSON, the exact bytes of the result. */
+const kept = (status: number, result: unknown) => ({
+  status,
+  headers: { "content-type": "application/json" },
+  body: new TextEncoder().encode(JSON.stringify(result)),
+});
 
 /**
  * The tools that charge, send or create (decision 1415): they take `idempotencyKey` with the meaning of
@@ -72,7 +110,7 @@ export async function keyedToolCall<R>(
   deps: AppDeps,
   principal: Principal,
   call: { name: string; key: string; args: unknown },
-  run: () => Promise<Outcome<R>>,
+  run: (work?: ToolWork) => Promise<Outcome<R>>,
 ): Promise<R> {
   checkIdempotencyKey(call.key);
   if ((call.args as { estimateOnly?: unknown } | null)?.estimateOnly === true) return (await run()).result;
@@ -85,6 +123,17 @@ export async function keyedToolCall<R>(
   if (outcome.kind === "conflict") throw outcome.error;
   if (outcome.kind === "replay") return JSON.parse(new TextDecoder().decode(outcome.answer.body)) as R;
   const claim = outcome.claim;
+  let recorded = false;
+  // The tool's work records its answer in its own transaction (decision 1411, as REST's answerInWork):
+  // a crash after that commit leaves the key done with the answer, never free to run the work again.
+  const work: ToolWork = {
+    inWork:
+      <T>(answer: (result: T) => ToolOutput) =>
+      async (tx, result: T) => {
+        await recordAnswerInWork(deps, tx, claim, kept(200, toolResultOf(answer(result))));
+        recorded = true;
+      },
+  };
   const renew = setInterval(() => {
     renewIdempotencyClaim(deps, claim).catch(() => {});
   }, IDEMPOTENCY_LEASE_MS / 3);
@@ -96,22 +145,18 @@ export async function keyedToolCall<R>(
   try {
     let done: Outcome<R>;
     try {
-      done = await run();
+      done = await run(work);
     } catch (err) {
       await release();
       throw err;
     }
-    const begun = writeScopeState() === "writing";
+    const begun = recorded || writeScopeState() === "writing";
     if (done.status === 429 || (done.status >= 500 && !begun)) {
       await release();
       return done.result;
     }
     try {
-      await storeIdempotentAnswer(deps, claim, {
-        status: done.status,
-        headers: { "content-type": "application/json" },
-        body: new TextEncoder().encode(JSON.stringify(done.result)),
-      });
+      await storeIdempotentAnswer(deps, claim, kept(done.status, done.result));
     } catch (err) {
       deps.log.warn("could not keep an idempotent tool result", { cause: String(err) });
       await release();

@@ -103,6 +103,8 @@ describe("the MCP server (Streamable HTTP, stateless)", () => {
           "add_social_media",
           "delete_social_media",
           "generate_social_images",
+          // the performance report (mcp_social_performance_test.ts)
+          "get_social_performance",
         ].sort(),
       );
       const byName = (n: string) => tools.find((t) => t.name === n)!;

@@ -15,6 +15,7 @@ import { SOCIAL_TOOLS } from "./mcp_tools/social.ts";
 import { SOCIAL_ACCOUNT_TOOLS } from "./mcp_tools/social_accounts.ts";
 import { SOCIAL_MEDIA_TOOLS } from "./mcp_tools/social_media.ts";
 import { SUBSCRIBER_TOOLS } from "./mcp_tools/subscribers.ts";
+import { SOCIAL_PERFORMANCE_TOOLS } from "./mcp_tools/social_performance.ts";
 import type { Tool } from "./mcp_tools/tool.ts";
 import { WEBHOOK_TOOLS } from "./mcp_tools/webhooks.ts";
 
@@ -47,6 +48,7 @@ export const TOOLS: Tool[] = [
   ...NEWSLETTER_TOOLS,
   ...SOCIAL_TOOLS,
   ...SOCIAL_MEDIA_TOOLS,
+  ...SOCIAL_PERFORMANCE_TOOLS,
   ...CLIP_TOOLS,
   ...JOB_TOOLS,
   ...SUBSCRIBER_TOOLS,

@@ -126,6 +126,7 @@ const TOOL_OUTPUTS: Record<string, string> = {
   list_social_posts: "SocialPostPage",
   create_social_post: "SocialPostAnswer",
   get_social_post: "SocialPostDetail",
+  get_social_performance: "PerformanceReport",
   update_social_post: "SocialPostAnswer",
   cancel_social_post: "SocialPostAnswer",
   list_social_media: "SocialMediaPage",
@@ -255,6 +256,7 @@ describe("the OpenAPI document names each model once", () => {
     }
     expect(responseSchema(`${media}/screenshot/{renderId}`, "get", "200")).toEqual(ref("Render"));
     expect(responseSchema("/api/v1/social/media/clips/{clipId}", "get", "200")).toEqual(ref("Clip"));
+    expect(responseSchema("/api/v1/social/performance", "get", "200")).toEqual(ref("PerformanceReport"));
     expect(responseSchema("/api/v1/sites/{siteId}/subscribers", "post", "201")).toEqual(
       ref("SubscriberAnswer"),
     );
@@ -313,7 +315,7 @@ describe("MCP tools answer the same models", () => {
       // Every tool declares its model, and the list names each tool once.
       expect(tools.filter((t) => !t.outputSchema).map((t) => t.name)).toEqual([]);
       expect(tools.map((t) => t.name).sort()).toEqual(Object.keys(TOOL_OUTPUTS).sort());
-      expect(Object.keys(TOOL_OUTPUTS)).toHaveLength(79);
+      expect(Object.keys(TOOL_OUTPUTS)).toHaveLength(80);
       for (const [tool, model] of Object.entries(TOOL_OUTPUTS)) {
         const listed = tools.find((t) => t.name === tool);
         expect({ tool, schema: listed?.outputSchema }).toEqual({ tool, schema: resolved(ref(model)) });

@@ -82,6 +82,7 @@ export const OPERATION_SCOPES = {
   patchSocialPostsPostId: "social:write",
   postSocialPostsPostIdCancel: "social:write",
   deleteSocialPostsPostId: "social:write",
+  getSocialPerformance: "social:write",
   getSocialAccounts: "social:write",
   postSocialAccounts: "social:write",
   postSocialAccountsConnect: "social:write",

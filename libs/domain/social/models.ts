@@ -274,6 +274,11 @@ export const PerformancePost = Type.Object({
 /** A post of the performance report. */
 export type PerformancePost = Static<typeof PerformancePost>;
 
+/** The performance report: GET /api/v1/social/performance, get_social_performance. */
+export const PerformanceReport = Type.Object({ posts: Type.Array(PerformancePost) });
+/** The performance report. */
+export type PerformanceReport = Static<typeof PerformanceReport>;
+
 /** The report's bounds: days default 30 max 90, limit default 50 max 100, offset from 0. */
 export const PERFORMANCE_LIMITS = {
   days: { default: 30, min: 1, max: 90 },

@@ -1,4 +1,4 @@
-import { socialPosts, socialTargets } from "@site/db";
+import { notifyWorkEnded, socialPosts, socialTargets } from "@site/db";
 import { AppError, isUuid, notFound, type Principal } from "@site/domain/core";
 import { and, eq } from "drizzle-orm";
 import type { CreatePostBody, SocialPostView, UpdatePostBody } from "./models.ts";
@@ -71,6 +71,8 @@ export async function updateSocialPost(
       .where(eq(socialPosts.id, postId));
     await tx.delete(socialTargets).where(eq(socialTargets.postId, postId));
     await tx.insert(socialTargets).values(targetRows(postId, post.accountIds, post.accounts, scheduledAt));
+    // Its waiters read it again: the time they wait for may have moved.
+    await notifyWorkEnded(tx, postId);
   });
   return readPost(ctx, principal.orgId, postId);
 }
@@ -94,6 +96,7 @@ export async function cancelSocialPost(
       .update(socialTargets)
       .set({ status: "cancelled", nextTryAt: null, endedAt: now })
       .where(eq(socialTargets.postId, postId));
+    await notifyWorkEnded(tx, postId);
   });
   return readPost(ctx, principal.orgId, postId);
 }

@@ -1,5 +1,5 @@
 import { randomUUID } from "node:crypto";
-import { type Database, socialPosts, socialTargets } from "@site/db";
+import { type Database, notifyWorkEnded, socialPosts, socialTargets } from "@site/db";
 import { AppError } from "@site/domain/core";
 import { and, eq, sql } from "drizzle-orm";
 import { type PlatformAdapters, PlatformError, type PublishResult, type SocialPlatform } from "./platform.ts";
@@ -114,6 +114,8 @@ async function end(
     await recordTargetEvent(tx, c.post.orgId, t, () =>
       getSocialPost({ ...ctx, db: tx as unknown as Database }, { orgId: c.post.orgId }, c.post.id),
     );
+    // Wakes the post's waiters (get_social_post with waitSeconds) at commit, as a render's end does.
+    await notifyWorkEnded(tx, c.post.id);
     return true;
   });
   if (!ended) return { outcome: "lost" };

@@ -1,6 +1,11 @@
 import type { Context, Principal } from "@site/domain/core";
 import { sql } from "drizzle-orm";
-import { PERFORMANCE_LIMITS, type PerformancePost, type PerformanceQuery } from "./models.ts";
+import {
+  PERFORMANCE_LIMITS,
+  type PerformancePost,
+  type PerformanceQuery,
+  type PerformanceReport,
+} from "./models.ts";
 
 /** Posts published more recently than this have no `first`/`latest` yet (the 1-hour stage). */
 const FIRST_STAGE_MS = 3_600_000;
@@ -19,7 +24,7 @@ export async function socialPerformance(
   ctx: Context,
   principal: Principal,
   q: PerformanceQuery,
-): Promise<{ posts: PerformancePost[] }> {
+): Promise<PerformanceReport> {
   const days = q.days ?? PERFORMANCE_LIMITS.days.default;
   const limit = q.limit ?? PERFORMANCE_LIMITS.limit.default;
   const offset = q.offset ?? PERFORMANCE_LIMITS.offset.default;

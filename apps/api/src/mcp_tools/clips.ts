@@ -1,5 +1,6 @@
 import { Type } from "@sinclair/typebox";
 import {
+  type ClipQueueAnswer,
   ClipQueued,
   ClipRequestBody,
   ClipView,
@@ -33,15 +34,21 @@ export const CLIP_TOOLS: Tool[] = [
     }),
     readOnly: false,
     openWorld: true,
-    run: async (deps, principal, args) => {
-      const answer = await queueClip(deps, principal, args);
-      if ("estimate" in answer)
-        return { value: answer, note: `A device clip costs ${answer.credits} credits.` };
+    run: async (deps, principal, args, work) => {
+      if (args.estimateOnly) {
+        const price = await queueClip(deps, principal, args);
+        return { value: price, note: `A device clip costs ${price.credits} credits.` };
+      }
+      // Read before the work, so that the answer its transaction records is the one sent.
       const { webhooks, sentence } = await webhookFollows(deps, principal, CLIP_EVENTS);
-      return {
-        value: webhooks ? { ...answer, webhooks } : answer,
-        note: `Queued clip ${answer.clipId} (${answer.credits} credits). Call get_clip with this clipId and waitSeconds: 25 until status is done.${sentence}`,
+      const answer = (queued: ClipQueueAnswer) => {
+        const clipId = "clipId" in queued ? queued.clipId : "";
+        return {
+          value: webhooks ? { ...queued, webhooks } : queued,
+          note: `Queued clip ${clipId} (${queued.credits} credits). Call get_clip with this clipId and waitSeconds: 25 until status is done.${sentence}`,
+        };
       };
+      return answer(await queueClip(deps, principal, args, work?.inWork(answer)));
     },
   }),
   tool({

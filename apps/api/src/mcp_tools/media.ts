@@ -38,18 +38,20 @@ export const MEDIA_TOOLS: Tool[] = [
     output: AddedMediaFile,
     readOnly: false,
     openWorld: true,
-    run: async (deps, principal, args) => {
+    run: async (deps, principal, args, work) => {
       const site = await getOwnSite(deps, principal, args.siteId);
-      const out = await importFromUrl(
-        deps,
-        site.id,
-        { url: args.url, alt: args.alt ?? null },
-        { tls: deps.fetchTls },
-      );
-      return {
+      const answer = (out: AddedMediaFile) => ({
         value: out,
         note: `Imported ${out.name}. Persist publicUrl (${out.publicUrl}) in page content (or pass it in create_page's media), embedded like this:\n\n${out.embed}`,
-      };
+      });
+      return answer(
+        await importFromUrl(
+          deps,
+          site.id,
+          { url: args.url, alt: args.alt ?? null },
+          { tls: deps.fetchTls, inWork: work?.inWork(answer) },
+        ),
+      );
     },
   }),
 ];

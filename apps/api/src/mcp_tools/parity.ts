@@ -116,7 +116,7 @@ export const PARITY: Record<string, ParityRow> = {
   patchSocialPostsPostId: t("update_social_post"),
   postSocialPostsPostIdCancel: t("cancel_social_post"),
   deleteSocialPostsPostId: t("delete_social_post"),
-  getSocialPerformance: none("gap", "the performance report is REST only for now"),
+  getSocialPerformance: t("get_social_performance"),
   getSocialMedia: t("list_social_media"),
   postSocialMedia: t("add_social_media"),
   deleteSocialMediaMediaId: t("delete_social_media"),

@@ -5,6 +5,7 @@ import {
   LoginLinkBody,
   LoginLinkView,
   listStyleViews,
+  type QueueAnswer,
   queueScreenshot,
   RENDER_WAIT_MAX_S,
   ScreenshotQueued,
@@ -61,15 +62,19 @@ export const SCREENSHOT_TOOLS: Tool[] = [
     input: Type.Object({ siteId: SiteId, ...ScreenshotRequestBody.properties, url: PageUrl }),
     readOnly: false,
     openWorld: true,
-    run: async (deps, principal, args) => {
+    run: async (deps, principal, args, work) => {
       const { siteId, ...body } = args;
-      const answer = await queueScreenshot(deps, principal, siteId, body);
-      if (answer.estimate) return { value: answer, note: `A screenshot costs ${answer.credits} credits.` };
+      if (body.estimateOnly) {
+        const price = await queueScreenshot(deps, principal, siteId, body);
+        return { value: price, note: `A screenshot costs ${price.credits} credits.` };
+      }
+      // Read before the work, so that the answer its transaction records is the one sent.
       const { webhooks, sentence } = await webhookFollows(deps, principal, SCREENSHOT_EVENTS);
-      return {
-        value: webhooks ? { ...answer, webhooks } : answer,
-        note: `Queued render ${answer.renderId} (${answer.credits} credits). Call get_screenshot with this renderId and waitSeconds: 25 until status is done.${sentence}`,
-      };
+      const answer = (queued: QueueAnswer) => ({
+        value: webhooks ? { ...queued, webhooks } : queued,
+        note: `Queued render ${"renderId" in queued ? queued.renderId : ""} (${queued.credits} credits). Call get_screenshot with this renderId and waitSeconds: 25 until status is done.${sentence}`,
+      });
+      return answer(await queueScreenshot(deps, principal, siteId, body, work?.inWork(answer)));
     },
   }),
   tool({

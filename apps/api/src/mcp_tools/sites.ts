@@ -17,6 +17,7 @@ import {
   SITE_NAME_MAX_LENGTH,
   SiteAnswer,
   SitePage,
+  type SiteView,
   SLUG_PATTERN,
   setSitePublished,
   TemplateList,
@@ -108,12 +109,12 @@ export const SITE_TOOLS: Tool[] = [
       template: Type.Optional(Type.String({ ...CreateSiteBody.properties.template, maxLength: 100 })),
     }),
     readOnly: false,
-    run: async (deps, principal, args) => {
-      const site = await createSite(deps, principal, args);
-      return {
+    run: async (deps, principal, args, work) => {
+      const answer = (site: SiteView) => ({
         value: { site },
         note: `Created site ${site.slug} (${site.id}). Use this id as siteId in the page, media and screenshot tools; publish_site makes it public.`,
-      };
+      });
+      return answer(await createSite(deps, principal, args, work?.inWork(answer)));
     },
   }),
   ...(["publish", "unpublish"] as const).map((action) =>

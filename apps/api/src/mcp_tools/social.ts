@@ -1,5 +1,6 @@
 import { Type } from "@sinclair/typebox";
 import { ListQuery } from "@site/domain/core";
+import { RENDER_WAIT_MAX_S, waitUntilEnded } from "@site/domain/screenshots";
 import {
   CreatePostBody,
   cancelSocialPost,
@@ -28,7 +29,7 @@ const PostId = Type.String({
 });
 
 /** get_social_post waits at most this long for targets still publishing. */
-const POST_WAIT_MAX_S = 25;
+const POST_WAIT_MAX_S = RENDER_WAIT_MAX_S;
 
 /** The social media library and the organization's posts: create, schedule, change, cancel, list, read. */
 export const SOCIAL_TOOLS: Tool[] = [
@@ -79,7 +80,7 @@ export const SOCIAL_TOOLS: Tool[] = [
     name: "get_social_post",
     title: "Read a social post",
     description:
-      "One post with its targets (status, url, error) and each target's metrics snapshots. waitSeconds (0–25, default 0) waits on the server while a target is still publishing (or due and about to be). Needs social:write.",
+      "One post with its targets (status, url, error) and each target's metrics snapshots. waitSeconds (0–25, default 0) waits on the server while a target is still publishing, or scheduled to go out before the wait is over, and answers as soon as it ends. Needs social:write.",
     operation: "getSocialPostsPostId",
     output: SocialPostDetail,
     input: Type.Object({
@@ -94,17 +95,32 @@ export const SOCIAL_TOOLS: Tool[] = [
     }),
     readOnly: true,
     run: async (deps, principal, args) => {
-      const deadline = Date.now() + (args.waitSeconds ?? 0) * 1000;
-      for (;;) {
-        const post = await getSocialPost(deps, principal, args.postId);
-        // Working: a target publishing, or one whose scheduled time came and is about to be taken up.
-        const due = post.scheduledAt !== null && new Date(post.scheduledAt) <= deps.clock.now();
-        const working = post.targets.some(
-          (t) => t.status === "publishing" || (t.status === "scheduled" && due),
-        );
-        if (!working || Date.now() >= deadline) return { value: { post } };
-        await new Promise((r) => setTimeout(r, 200));
-      }
+      const seconds = Math.min(args.waitSeconds ?? 0, POST_WAIT_MAX_S);
+      const until = deps.clock.now().getTime() + seconds * 1000;
+      // Working: a target publishing, or one scheduled to go out before the wait is over. Waiters sleep
+      // on the process's one LISTEN; the transaction that ends a target wakes its post's (decision 1517).
+      const post = await waitUntilEnded(
+        deps.renderWaits,
+        args.postId,
+        seconds,
+        () => getSocialPost(deps, principal, args.postId),
+        (p) =>
+          p.targets.some(
+            (t) =>
+              t.status === "publishing" ||
+              (t.status === "scheduled" && p.scheduledAt !== null && Date.parse(p.scheduledAt) <= until),
+          ),
+      );
+      const open = post.targets.some((t) => t.status === "scheduled" || t.status === "publishing");
+      const later = post.scheduledAt !== null && Date.parse(post.scheduledAt) > deps.clock.now().getTime();
+      return {
+        value: { post },
+        note: !open
+          ? undefined
+          : later
+            ? `Scheduled for ${post.scheduledAt}; call get_social_post with waitSeconds: ${POST_WAIT_MAX_S} when that time is under ${POST_WAIT_MAX_S} s away.`
+            : `Still publishing; call get_social_post with postId ${post.postId} and waitSeconds: ${POST_WAIT_MAX_S} again.`,
+      };
     },
   }),
   tool({

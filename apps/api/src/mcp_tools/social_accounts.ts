@@ -59,7 +59,7 @@ export const SOCIAL_ACCOUNT_TOOLS: Tool[] = [
       const { account, created } = await connectSocialAccount(deps, principal, args);
       return {
         value: { account },
-        note: `${created ? "Connected" : "Reconnected"} ${account.platform} account ${account.id}; pass this id in accountIds to create_social_post.`,
+        note: `${created ? "Connected" : "Reconnected"} ${account.platform} account ${account.id}; pass this id in accounts to create_social_post.`,
       };
     },
   }),
@@ -98,7 +98,7 @@ export const SOCIAL_ACCOUNT_TOOLS: Tool[] = [
       const account = await confirmConnect(deps, principal, args);
       return {
         value: { account },
-        note: `Connected ${account.platform} account ${account.id}; pass this id in accountIds to create_social_post.`,
+        note: `Connected ${account.platform} account ${account.id}; pass this id in accounts to create_social_post.`,
       };
     },
   }),

@@ -1,10 +1,20 @@
 import type { Static, TSchema } from "@sinclair/typebox";
-import type { Principal, Scope } from "@site/domain/core";
+import type { InWork, Principal, Scope } from "@site/domain/core";
 import type { AppDeps } from "../deps.ts";
 import { type OperationName, scopeOf } from "../scopes.ts";
 
 /** What a tool answers: the structured value, and a note for the agent (next step, embed) shown first. */
 export type ToolOutput = { value: Record<string, unknown>; note?: string };
+
+/**
+ * What a keyed call (`idempotencyKey`) hands its tool: for work that commits in one transaction, the
+ * callback that work runs inside it, so that the tool's answer (`answer(result)`, the ToolOutput the
+ * tool then returns) commits with the work or not at all, as REST's answerInWork (decision 1411).
+ * Undefined when the call names no key.
+ */
+export type ToolWork = {
+  inWork<T>(answer: (result: T) => ToolOutput): InWork<T>;
+};
 
 /** A tool of the MCP server: its JSON Schema input is also its validation (TypeBox). */
 export type Tool<S extends TSchema = TSchema> = {
@@ -28,7 +38,7 @@ export type Tool<S extends TSchema = TSchema> = {
   readOnly: boolean;
   /** True when the tool reaches outside this service (an import fetches a URL, a render films a page). */
   openWorld?: boolean;
-  run(deps: AppDeps, principal: Principal, args: Static<S>): Promise<ToolOutput>;
+  run(deps: AppDeps, principal: Principal, args: Static<S>, work?: ToolWork): Promise<ToolOutput>;
 };
 
 /**

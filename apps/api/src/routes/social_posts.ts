@@ -5,8 +5,8 @@ import {
   deleteSocialPost,
   getSocialPost,
   listSocialPosts,
-  PerformancePost,
   PerformanceQuery,
+  PerformanceReport,
   type PlatformAdapters,
   SocialPostAnswer,
   SocialPostDetail,
@@ -122,9 +122,9 @@ export function socialPostRoutes(deps: AppDeps, auth: AuthMacros, adapters: Plat
         return socialPerformance(deps, principal, query);
       },
       {
-        scope: "social:write",
+        operation: "getSocialPerformance",
         query: queryOf(PerformanceQuery),
-        response: { 200: t.Object({ posts: t.Array(PerformancePost) }), ...errors(400, 401, 403) },
+        response: { 200: PerformanceReport, ...errors(400, 401, 403) },
         detail: detail(
           "Social performance report",
           "Posts published in the last `days`, newest first; each target with `first` (earliest snapshot) and `latest` (most recent), both null for a post published less than about an hour ago. A null metric means the platform does not expose it or the token cannot read it; `extra.unavailable` says which and why.",
