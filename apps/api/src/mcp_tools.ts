@@ -14,8 +14,8 @@ import { SITE_TOOLS } from "./mcp_tools/sites.ts";
 import { SOCIAL_TOOLS } from "./mcp_tools/social.ts";
 import { SOCIAL_ACCOUNT_TOOLS } from "./mcp_tools/social_accounts.ts";
 import { SOCIAL_MEDIA_TOOLS } from "./mcp_tools/social_media.ts";
-import { SUBSCRIBER_TOOLS } from "./mcp_tools/subscribers.ts";
 import { SOCIAL_PERFORMANCE_TOOLS } from "./mcp_tools/social_performance.ts";
+import { SUBSCRIBER_TOOLS } from "./mcp_tools/subscribers.ts";
 import type { Tool } from "./mcp_tools/tool.ts";
 import { WEBHOOK_TOOLS } from "./mcp_tools/webhooks.ts";
 
