@@ -11,6 +11,15 @@ export {
   type ServerRecord,
 } from "./src/server_record.ts";
 export {
+  SETTINGS,
+  type SettingApp,
+  type SettingDecl,
+  type SettingSection,
+  SOCIAL_PLATFORMS,
+  type SocialPlatform,
+  settingDecl,
+} from "./src/settings.ts";
+export {
   DEFAULT_WEBHOOK_RETRY_SCHEDULE_S,
   type WebhookSettings,
 } from "./src/webhook_settings.ts";
