@@ -31,7 +31,7 @@ export function stringSetting(env: Env, name: string): string | null {
   return env[name] || (decl.default as string | null);
 }
 
-function parseInt(name: string, raw: string, min: number): number {
+function integer(name: string, raw: string, min: number): number {
   const n = Number(raw);
   if (!Number.isInteger(n) || n < min)
     throw new ConfigError(`${name} must be an integer >= ${min}, got "${raw}"`);
@@ -45,7 +45,7 @@ export function intSetting(env: Env, name: string): number {
     throw new Error(`${name} has no numeric default: read it as optional`);
   const raw = env[name];
   if (raw === undefined || raw === "") return decl.default;
-  return parseInt(name, raw, decl.min ?? 0);
+  return integer(name, raw, decl.min ?? 0);
 }
 
 /** An integer ≥ the declared minimum, or null when unset or empty (a setting whose default is none). */
@@ -53,7 +53,7 @@ export function optionalIntSetting(env: Env, name: string): number | null {
   const decl = declared(name, ["int"]);
   const raw = env[name];
   if (!raw) return null;
-  return parseInt(name, raw, decl.min ?? 0);
+  return integer(name, raw, decl.min ?? 0);
 }
 
 /** 1/0, true/false, yes/no, on/off; the declared default when unset or empty. */
