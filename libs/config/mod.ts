@@ -19,6 +19,7 @@ export {
   type SocialPlatform,
   settingDecl,
 } from "./src/settings.ts";
+export { envExampleText, readmeWithTables } from "./src/settings_docs.ts";
 export {
   DEFAULT_WEBHOOK_RETRY_SCHEDULE_S,
   type WebhookSettings,
