@@ -4,6 +4,7 @@ export { type Clock, fixedClock, systemClock } from "./src/clock.ts";
 export { type Config, ConfigError, DB_POOL_DEFAULTS, loadConfig } from "./src/config.ts";
 export { describeError } from "./src/error_fields.ts";
 export { createLogger, type Logger } from "./src/logger.ts";
+export { rawSetting } from "./src/read_setting.ts";
 export {
   readServerRecord,
   recordServer,

@@ -7,7 +7,7 @@ import { SETTINGS } from "@site/config";
  * No setting is read outside the settings table (issue 37, decision 1520). Product code (apps, libs,
  * scripts; not tests, test support, benchmarks or the chaos run, whose knobs are their own parameters)
  * is scanned for reads of the environment: `process.env.NAME`, `Bun.env.NAME`, `env.NAME` of an
- * environment record, and `…Setting(env, "NAME")` in libs/config. Each name must be declared in
+ * environment record, and `…Setting(env, "NAME")` (libs/config's readers). Each name must be declared in
  * libs/config/src/settings.ts, or be one of the operating system's variables below; a computed name
  * (`process.env[name]`) cannot be checked and is refused. loadConfig's own reads are checked at run
  * time too: its readers throw on an undeclared name (scripts/checks/env_example_test.ts).
@@ -41,7 +41,7 @@ export function envReads(source: string, where: string): { reads: Read[]; comput
     /\b(?:process\.env|Bun\.env)\[\s*["'`]([A-Z][A-Z0-9_]*)["'`]\s*\]/g,
     /(?<![\w.$])env\??\.([A-Z][A-Z0-9_]*)\b/g,
     /(?<![\w.$])env\[\s*["']([A-Z][A-Z0-9_]*)["']\s*\]/g,
-    /\w+Setting\(\s*env\s*,\s*"([A-Z][A-Z0-9_]*)"/g,
+    /\w+Setting\(\s*(?:process\.)?env\s*,\s*"([A-Z][A-Z0-9_]*)"/g,
   ])
     for (const m of source.matchAll(re)) reads.push({ name: m[1]!, where: lineOf(m.index!) });
   for (const m of source.matchAll(/\b(?:process\.env|Bun\.env)\[\s*(?!["'`][A-Z][A-Z0-9_]*["'`]\s*\])/g))
