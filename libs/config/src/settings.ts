@@ -62,7 +62,7 @@ export type SettingDecl = {
   protocols?: string[];
   /** A value to show in `.env.example` where the default is none. */
   example?: string;
-  /** Holds a credential: `.env.example` never shows a value, logs never print it. */
+  /** Holds a credential (or may: a URL with a password): `.env.example` shows at most a placeholder. */
   secret?: boolean;
   /**
    * Refused at boot when NODE_ENV=production, with the reason as the error says it: a development
@@ -172,7 +172,7 @@ export const SETTINGS: readonly SettingDecl[] = [
   { name: "MEDIA_ORPHAN_GRACE_MS", kind: "int", default: 3_600_000, min: 1000, doc: "an unclaimed object younger than this is left alone", apps: API, section: "Faults, health and load" },
   { name: "METRICS_HEALTH_PORT", kind: "int", default: null, min: 0, defaultText: "none (9466 in the image)", example: "9466", doc: "the metrics app's GET /healthz and /readyz; unset: no listener", apps: ["metrics"], section: "Faults, health and load" },
   // --- Newsletters ---
-  { name: "SMTP_URL", kind: "url", default: null, protocols: ["smtp:", "smtps:"], defaultText: "none: `.eml` files in `DATA_DIR/outbox/`", secret: true, doc: "`smtp://user:pass@host:587` (STARTTLS when offered) or `smtps://…:465`; unset, mail is written as files (said at start)", apps: SENDERS, section: "Newsletters" },
+  { name: "SMTP_URL", kind: "url", default: null, protocols: ["smtp:", "smtps:"], defaultText: "none: `.eml` files in `DATA_DIR/outbox/`", example: "smtp://user:pass@smtp.example.com:587", secret: true, doc: "`smtp://user:pass@host:587` (STARTTLS when offered) or `smtps://…:465`; unset, mail is written as files (said at start)", apps: SENDERS, section: "Newsletters" },
   { name: "MAIL_FROM", kind: "string", default: null, defaultText: "`newsletter@<host of PUBLIC_BASE_URL>`", example: "newsletter@example.com", doc: "the sender address; a campaign's `fromName` is its display name", apps: SENDERS, section: "Newsletters" },
   { name: "SMTP_RATE_PER_MINUTE", kind: "int", default: 600, min: 0, doc: "messages per minute per sending process; 0: unthrottled", apps: SENDERS, section: "Newsletters" },
   { name: "NEWSLETTER_MEDIA_TOKEN_TTL_S", kind: "int", default: 2_592_000, min: 1, doc: "lifetime of the share tokens of images in test mails (30 days)", apps: SENDERS, section: "Newsletters" },

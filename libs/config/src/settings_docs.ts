@@ -79,8 +79,9 @@ export function readmeWithTables(readme: string): string {
 }
 
 function exampleValue(s: SettingDecl): string {
-  if (s.secret) return "";
+  // A secret shows at most a placeholder of its shape (user:pass), never a default.
   if (s.example !== undefined) return s.example;
+  if (s.secret) return "";
   if (s.default === null) return "";
   if (typeof s.default === "boolean") return s.default ? "1" : "0";
   return String(s.default);
@@ -108,15 +109,23 @@ export function envExampleText(): string {
     "# Generated from libs/config/src/settings.ts by `bun scripts/settings_docs.ts`: edit the table there.",
   ];
   let section: string | null = null;
+  let family: string | undefined;
   for (const s of SETTINGS) {
     if (s.section !== section) {
       section = s.section;
       lines.push("", `# --- ${section} ---`);
     }
+    // A per-platform family is described once, above its first member.
+    if (s.family && s.family === family) {
+      lines.push(`# ${s.name}=${exampleValue(s)}`);
+      continue;
+    }
+    family = s.family;
     const doc = s.doc.replaceAll("`", "");
     const deflt =
       s.default === null && !s.defaultText ? "" : ` Default: ${defaultWords(s).replaceAll("`", "")}.`;
-    lines.push(...comment(`${doc}${notes(s)}.${deflt} Read by: ${s.apps.join(", ")}.`));
+    const each = s.family ? `${s.family}: ` : "";
+    lines.push(...comment(`${each}${doc}${notes(s)}.${deflt} Read by: ${s.apps.join(", ")}.`));
     lines.push(`# ${s.name}=${exampleValue(s)}`);
   }
   return `${lines.join("\n")}\n`;
