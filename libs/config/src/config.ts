@@ -92,6 +92,10 @@ export type Config = {
      */
     mediaMaxPixels: number;
   };
+  /**
+   * FETCH_ALLOW_HOSTS: `host:port` pairs exempt from the private-address guard, lowercased. A test hook:
+   * refused at boot when NODE_ENV=production (decision 1521).
+   */
   fetchAllowHosts: string[];
   /**
    * STORAGE_MIN_FREE_BYTES: the local-disk store refuses a write that would leave less free space than
