@@ -1,4 +1,4 @@
-import { ConfigError, loadConfig, readServerRecord, resolvePublicBase } from "@site/config";
+import { ConfigError, loadConfig, rawSetting, readServerRecord, resolvePublicBase } from "@site/config";
 import { AppError } from "@site/domain/core";
 import { openRuntime } from "@site/runtime";
 import { flagsOf, nearest, parseFlags, UsageError } from "./admin/args.ts";
@@ -62,7 +62,7 @@ async function main(): Promise<number> {
     // PUBLIC_BASE_URL, PORT or HOST say otherwise: one source for this machine's public address.
     config.publicBaseUrl = resolvePublicBase(config);
     const record = readServerRecord(config.dataDir);
-    const serverHere = Boolean(process.env.PUBLIC_BASE_URL) || record?.running === true;
+    const serverHere = Boolean(rawSetting(process.env, "PUBLIC_BASE_URL")) || record?.running === true;
     if (name === "server:info") {
       if (!serverHere) noteNoServer(config.dataDir, config.publicBaseUrl, false);
       process.stdout.write(

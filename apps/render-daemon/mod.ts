@@ -6,5 +6,5 @@ export * from "./src/daemon.ts";
 export { type ArmedPage, armPage, DEFAULT_TIMINGS, filmPage, warmPage } from "./src/film/capture.ts";
 export * from "./src/frame/encode.ts";
 export * from "./src/pipeline.ts";
-export { createRenderMetrics, type RenderMetrics } from "./src/render_metrics.ts";
+export { createRenderMetrics, type RenderMetrics, serveMetrics } from "./src/render_metrics.ts";
 export * from "./src/render_types.ts";

@@ -13,7 +13,7 @@
 
 import { buildTestApp } from "@site/api/testing";
 import { encryptSecret } from "@site/domain/core";
-import { captureDueSnapshots, socialPerformance } from "@site/domain/social";
+import { captureDueSnapshots, SOCIAL_PLATFORMS, socialPerformance } from "@site/domain/social";
 import { sampleImage } from "@site/domain/testing";
 import { createPlatformAdapters } from "@site/social";
 import { startFakePlatforms } from "@site/social/testing";
@@ -142,7 +142,7 @@ try {
   );
   const six = await h.seedOrg();
   const accounts: string[] = [];
-  for (const platform of ["instagram", "threads", "x", "linkedin", "reddit", "tiktok"]) {
+  for (const platform of SOCIAL_PLATFORMS) {
     const res = await h.call("POST", "/api/v1/social/accounts", {
       key: six.key,
       body: {

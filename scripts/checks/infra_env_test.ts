@@ -1,29 +1,16 @@
 import { describe, expect, test } from "bun:test";
 import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
+import { SETTINGS } from "@site/config";
 
-// Every setting the deployment files give our processes must be one the service reads (libs/config) and
-// documents (.env.example): a typo in a manifest otherwise fails silently, as a default.
+// Every setting the deployment files give our processes must be one the service declares (libs/config's
+// settings table, which the parser reads through) and documents (.env.example, written from that table):
+// a typo in a manifest otherwise fails silently, as a default.
 const ROOT = join(import.meta.dir, "..", "..");
 const read = (path: string) => readFileSync(join(ROOT, path), "utf8");
 
 /** Read by the container runtime, not by our processes. */
 const PLATFORM = new Set(["NVIDIA_VISIBLE_DEVICES", "NVIDIA_DRIVER_CAPABILITIES"]);
-
-/** The names libs/config reads: `env.NAME`, `…Setting(env, "NAME"…)`, and `NAME_${…}` families. */
-function configNames(): { names: Set<string>; prefixes: string[] } {
-  const dir = join(ROOT, "libs/config/src");
-  const names = new Set<string>();
-  const prefixes: string[] = [];
-  for (const file of readdirSync(dir).filter((f) => f.endsWith(".ts") && !f.endsWith("_test.ts"))) {
-    const text = readFileSync(join(dir, file), "utf8");
-    for (const m of text.matchAll(/\benv\.([A-Z][A-Z0-9_]+)/g)) names.add(m[1]!);
-    for (const m of text.matchAll(/\benv\[\s*"([A-Z][A-Z0-9_]+)"\s*\]/g)) names.add(m[1]!);
-    for (const m of text.matchAll(/\(\s*env\s*,\s*"([A-Z][A-Z0-9_]+)"/g)) names.add(m[1]!);
-    for (const m of text.matchAll(/`([A-Z][A-Z0-9_]*_)\$\{/g)) prefixes.push(m[1]!);
-  }
-  return { names, prefixes };
-}
 
 /** The environment names our own services get in infra/compose.yaml (services built from our Dockerfiles). */
 function composeNames(): Map<string, string> {
@@ -70,8 +57,8 @@ function dockerfileNames(): Map<string, string> {
 }
 
 describe("every setting in the deployment files is one the service reads and documents", () => {
-  const { names, prefixes } = configNames();
-  const known = (name: string) => names.has(name) || prefixes.some((p) => name.startsWith(p));
+  const names = new Set(SETTINGS.map((s) => s.name));
+  const known = (name: string) => names.has(name);
   const example = read(".env.example");
   const documented = (name: string) => new RegExp(`^#?\\s*${name}=`, "m").test(example);
   const used = new Map([...dockerfileNames(), ...composeNames(), ...k8sNames()]);

@@ -105,3 +105,18 @@ ensure_pgbouncer() {
     log "no PgBouncer and not root: the tests through a connection pooler are skipped"
   fi
 }
+
+# promtool (Debian's `prometheus` package) for the test that lints the API's and the render daemon's
+# GET /metrics with `promtool check metrics` (decision 1523): through apt where we are root; without it
+# that test is skipped, saying why.
+ensure_promtool() {
+  if command -v promtool >/dev/null 2>&1; then return; fi
+  if [ "$(id -u)" = "0" ] && command -v apt-get >/dev/null 2>&1; then
+    log "installing promtool (prometheus) through apt"
+    (DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends prometheus || (apt-get update -qq \
+      && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends prometheus)) >/dev/null 2>&1 \
+      || log "apt could not install prometheus; the promtool check of /metrics is skipped"
+  else
+    log "no promtool and not root: the promtool check of /metrics is skipped"
+  fi
+}

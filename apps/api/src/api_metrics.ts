@@ -31,6 +31,7 @@ export function createApiMetrics(
 ): ApiMetrics {
   const registry = new client.Registry();
   client.collectDefaultMetrics({ register: registry, eventLoopMonitoringPrecision: 20 });
+  dropTotalGauges(registry);
   // Webhook tries this process made: webhook_deliveries_total, webhook_delivery_duration_seconds.
   registerWebhookMetrics(registry);
   const requests = new client.Counter({
@@ -88,6 +89,20 @@ export function createApiMetrics(
     },
     render: () => registry.metrics(),
   };
+}
+
+/**
+ * Removes the gauges whose name ends in `_total` (decision 1523): Prometheus keeps that suffix for
+ * counters, and `promtool check metrics` refuses the three prom-client's default metrics bring
+ * (`nodejs_active_handles_total`, `nodejs_active_requests_total`, `nodejs_active_resources_total`).
+ * Each is the sum of the per-type gauge registered beside it (`sum(nodejs_active_handles)`), so nothing
+ * is lost; no alert, dashboard or contract names them.
+ */
+function dropTotalGauges(registry: client.Registry): void {
+  for (const metric of registry.getMetricsAsArray()) {
+    const { name, type } = metric as unknown as { name: string; type: string };
+    if (name.endsWith("_total") && type !== "counter") registry.removeSingleMetric(name);
+  }
 }
 
 const started = new WeakMap<Request, number>();

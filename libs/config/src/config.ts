@@ -3,14 +3,23 @@ import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { ConfigError } from "./config_error.ts";
 import { bounceAddressSetting, type DkimSettings, dkimSetting, heloNameSetting } from "./mail_settings.ts";
+import {
+  boolSetting,
+  type Env,
+  fileSetting,
+  intSetting,
+  listSetting,
+  optionalIntSetting,
+  originsSetting,
+  rawSetting,
+  refuseInProduction,
+  stringSetting,
+  urlSetting,
+} from "./read_setting.ts";
+import { DB_POOL_DEFAULTS, SOCIAL_PLATFORMS } from "./settings.ts";
 import { type WebhookSettings, webhookSettings } from "./webhook_settings.ts";
 
-/**
- * DB_POOL_MAX when unset, per app (decision 1502): the API serves many requests at once; a render host
- * spends its time in Chromium and a few bookkeeping statements per render, the metrics app in one
- * collector pass at a time.
- */
-export const DB_POOL_DEFAULTS = { api: 10, "render-daemon": 4, metrics: 4 } as const;
+export { DB_POOL_DEFAULTS };
 
 /** Every setting of the service, parsed and checked at boot. */
 export type Config = {
@@ -83,6 +92,10 @@ export type Config = {
      */
     mediaMaxPixels: number;
   };
+  /**
+   * FETCH_ALLOW_HOSTS: `host:port` pairs exempt from the private-address guard, lowercased. A test hook:
+   * refused at boot when NODE_ENV=production (decision 1521).
+   */
   fetchAllowHosts: string[];
   /**
    * STORAGE_MIN_FREE_BYTES: the local-disk store refuses a write that would leave less free space than
@@ -221,58 +234,20 @@ export type Config = {
 
 export { ConfigError };
 
-type Env = Record<string, string | undefined>;
-
-function intSetting(env: Env, name: string, fallback: number, min = 0): number {
-  const raw = env[name];
-  if (raw === undefined || raw === "") return fallback;
-  const n = Number(raw);
-  if (!Number.isInteger(n) || n < min)
-    throw new ConfigError(`${name} must be an integer >= ${min}, got "${raw}"`);
-  return n;
-}
-
 /** DATABASE_POOLER: `transaction` or unset/`none` (a direct connection). */
 function poolerSetting(env: Env): "transaction" | null {
-  const raw = env.DATABASE_POOLER;
+  const raw = rawSetting(env, "DATABASE_POOLER");
   if (raw === undefined || raw === "" || raw === "none") return null;
   if (raw === "transaction") return "transaction";
   throw new ConfigError(`DATABASE_POOLER must be "transaction" or "none", got "${raw}"`);
 }
 
-function fileSetting(env: Env, name: string): string | null {
-  const raw = env[name];
-  if (raw === undefined || raw === "") return null;
-  if (!existsSync(raw)) throw new ConfigError(`${name} names a file that does not exist: "${raw}"`);
-  return resolve(raw);
-}
-
-function boolSetting(env: Env, name: string, fallback: boolean): boolean {
-  const raw = env[name];
-  if (raw === undefined || raw === "") return fallback;
-  if (["1", "true", "yes", "on"].includes(raw.toLowerCase())) return true;
-  if (["0", "false", "no", "off"].includes(raw.toLowerCase())) return false;
-  throw new ConfigError(`${name} must be a boolean (1/0, true/false), got "${raw}"`);
-}
-
-function urlSetting(env: Env, name: string, protocols: string[]): string | null {
-  const raw = env[name];
-  if (!raw) return null;
-  let url: URL;
-  try {
-    url = new URL(raw);
-  } catch {
-    throw new ConfigError(`${name} is not a URL: "${raw}"`);
-  }
-  if (!protocols.includes(url.protocol)) throw new ConfigError(`${name} must use ${protocols.join(" or ")}`);
-  return raw;
-}
-
 /** Reads SECRET_KEY, or the one generated into DATA_DIR on first start. */
 function secretSetting(env: Env, dataDir: string): string {
-  if (env.SECRET_KEY) {
-    if (env.SECRET_KEY.length < 16) throw new ConfigError("SECRET_KEY must be at least 16 characters");
-    return env.SECRET_KEY;
+  const given = rawSetting(env, "SECRET_KEY");
+  if (given) {
+    if (given.length < 16) throw new ConfigError("SECRET_KEY must be at least 16 characters");
+    return given;
   }
   const file = join(dataDir, "secret.key");
   if (existsSync(file)) return readFileSync(file, "utf8").trim();
@@ -282,71 +257,47 @@ function secretSetting(env: Env, dataDir: string): string {
   return readFileSync(file, "utf8").trim();
 }
 
-/** MCP_ALLOWED_ORIGINS: comma-separated http(s) origins (scheme, host, port; no path), normalized. */
-function originsSetting(env: Env, name: string): string[] {
-  const out: string[] = [];
-  for (const raw of (env[name] || "")
-    .split(",")
-    .map((s) => s.trim())
-    .filter(Boolean)) {
-    let url: URL;
-    try {
-      url = new URL(raw);
-    } catch {
-      throw new ConfigError(`${name}: "${raw}" is not an origin (like https://app.example.com)`);
-    }
-    if (!["http:", "https:"].includes(url.protocol) || url.pathname !== "/" || url.search || url.hash)
-      throw new ConfigError(`${name}: "${raw}" is not an http(s) origin (scheme, host and port only)`);
-    out.push(url.origin);
-  }
-  return out;
-}
-
-const PLATFORMS = ["instagram", "threads", "x", "linkedin", "reddit", "tiktok"] as const;
-
 /** Parses the environment into one Config, throwing ConfigError with the setting's name. */
 export function loadConfig(env: Env = process.env): Config {
-  const port = intSetting(env, "PORT", 3000, 0);
-  const host = env.HOST || "127.0.0.1";
-  const dataDir = resolve(env.DATA_DIR || "./.data");
-  const logLevel = (env.LOG_LEVEL || "info") as Config["logLevel"];
+  const port = intSetting(env, "PORT");
+  const host = stringSetting(env, "HOST")!;
+  const dataDir = resolve(stringSetting(env, "DATA_DIR")!);
+  const logLevel = stringSetting(env, "LOG_LEVEL") as Config["logLevel"];
   if (!["debug", "info", "warn", "error"].includes(logLevel)) {
     throw new ConfigError(`LOG_LEVEL must be debug, info, warn or error, got "${logLevel}"`);
   }
-  const s3Bucket = env.S3_BUCKET;
+  const s3Bucket = stringSetting(env, "S3_BUCKET");
   const s3 = s3Bucket
     ? {
-        endpoint: urlSetting(env, "S3_ENDPOINT", ["http:", "https:"]),
-        publicEndpoint: urlSetting(env, "S3_PUBLIC_ENDPOINT", ["http:", "https:"]),
+        endpoint: urlSetting(env, "S3_ENDPOINT"),
+        publicEndpoint: urlSetting(env, "S3_PUBLIC_ENDPOINT"),
         bucket: s3Bucket,
-        region: env.S3_REGION || "us-east-1",
-        accessKeyId: env.S3_ACCESS_KEY_ID || "",
-        secretAccessKey: env.S3_SECRET_ACCESS_KEY || "",
-        forcePathStyle: boolSetting(env, "S3_FORCE_PATH_STYLE", false),
+        region: stringSetting(env, "S3_REGION")!,
+        accessKeyId: stringSetting(env, "S3_ACCESS_KEY_ID")!,
+        secretAccessKey: stringSetting(env, "S3_SECRET_ACCESS_KEY")!,
+        forcePathStyle: boolSetting(env, "S3_FORCE_PATH_STYLE"),
       }
     : null;
-  const allowLocalNetworkForDevelopment = boolSetting(env, "ALLOW_LOCAL_NETWORK_FOR_DEVELOPMENT", false);
-  if (allowLocalNetworkForDevelopment && env.NODE_ENV === "production")
-    throw new ConfigError(
-      "ALLOW_LOCAL_NETWORK_FOR_DEVELOPMENT=1 lets the server fetch and film private addresses: it is refused when NODE_ENV=production",
-    );
-  const operatorToken = env.OPERATOR_TOKEN || null;
+  const allowLocalNetworkForDevelopment = boolSetting(env, "ALLOW_LOCAL_NETWORK_FOR_DEVELOPMENT");
+  // Development switches and test hooks (the table's notInProduction) refuse to load in production.
+  refuseInProduction(env);
+  const operatorToken = stringSetting(env, "OPERATOR_TOKEN");
   if (operatorToken !== null && operatorToken.length < 24)
     throw new ConfigError("OPERATOR_TOKEN must be at least 24 characters (it opens the queue dashboard)");
   const socialApiBase: Record<string, string | null> = {};
-  for (const p of PLATFORMS)
-    socialApiBase[p] = urlSetting(env, `SOCIAL_API_BASE_${p.toUpperCase()}`, ["http:", "https:"]);
+  for (const p of SOCIAL_PLATFORMS) socialApiBase[p] = urlSetting(env, `SOCIAL_API_BASE_${p.toUpperCase()}`);
   const publicBaseUrl = (
-    env.PUBLIC_BASE_URL || `http://${host.includes(":") ? `[${host}]` : host}:${port}`
+    stringSetting(env, "PUBLIC_BASE_URL") ?? `http://${host.includes(":") ? `[${host}]` : host}:${port}`
   ).replace(/\/$/, "");
   const authBase: Record<string, string | null> = {};
   const clients: Record<string, { id: string; secret: string } | null> = {};
-  for (const p of PLATFORMS) {
-    authBase[p] = urlSetting(env, `SOCIAL_AUTH_BASE_${p.toUpperCase()}`, ["http:", "https:"]);
-    const id = env[`SOCIAL_${p.toUpperCase()}_CLIENT_ID`];
-    clients[p] = id ? { id, secret: env[`SOCIAL_${p.toUpperCase()}_CLIENT_SECRET`] ?? "" } : null;
+  for (const p of SOCIAL_PLATFORMS) {
+    const P = p.toUpperCase();
+    authBase[p] = urlSetting(env, `SOCIAL_AUTH_BASE_${P}`);
+    const id = stringSetting(env, `SOCIAL_${P}_CLIENT_ID`);
+    clients[p] = id ? { id, secret: stringSetting(env, `SOCIAL_${P}_CLIENT_SECRET`)! } : null;
   }
-  const linkedinVersion = env.LINKEDIN_API_VERSION || "202607";
+  const linkedinVersion = stringSetting(env, "LINKEDIN_API_VERSION")!;
   if (!/^\d{6}(\.\d{2})?$/.test(linkedinVersion))
     throw new ConfigError("LINKEDIN_API_VERSION must be a LinkedIn version, YYYYMM (e.g. 202607)");
   return {
@@ -354,153 +305,142 @@ export function loadConfig(env: Env = process.env): Config {
     host,
     publicBaseUrl,
     dataDir,
-    databaseUrl: urlSetting(env, "DATABASE_URL", ["postgres:", "postgresql:"]),
+    databaseUrl: urlSetting(env, "DATABASE_URL"),
     databasePooler: poolerSetting(env),
-    databaseListenUrl: urlSetting(env, "DATABASE_LISTEN_URL", ["postgres:", "postgresql:"]),
-    databaseListenPollMs: intSetting(env, "DATABASE_LISTEN_POLL_MS", 1000, 50),
-    redisUrl: urlSetting(env, "REDIS_URL", ["redis:", "rediss:"]),
+    databaseListenUrl: urlSetting(env, "DATABASE_LISTEN_URL"),
+    databaseListenPollMs: intSetting(env, "DATABASE_LISTEN_POLL_MS"),
+    redisUrl: urlSetting(env, "REDIS_URL"),
     secretKey: secretSetting(env, dataDir),
     logLevel,
     s3,
-    chromiumPath: env.CHROMIUM_PATH || null,
-    renderGpu: boolSetting(env, "RENDER_GPU", false),
-    renderHeadlessShell: boolSetting(env, "RENDER_HEADLESS_SHELL", true),
-    renderConcurrency: intSetting(env, "RENDER_CONCURRENCY", 2, 1),
-    queuePrefix: env.QUEUE_PREFIX || "site",
-    renderJobLockMs: intSetting(env, "RENDER_JOB_LOCK_MS", 30_000, 500),
-    renderMetricsPort: env.RENDER_METRICS_PORT ? intSetting(env, "RENDER_METRICS_PORT", 0, 0) : null,
-    renderOrgConcurrency: intSetting(env, "RENDER_ORG_CONCURRENCY", 2, 1),
-    renderPageDeadlineMs: intSetting(env, "RENDER_PAGE_DEADLINE_MS", 20_000, 1000),
-    ffmpegPath: env.FFMPEG_PATH || null,
-    clipCredits: intSetting(env, "CLIP_CREDITS", 30, 1),
-    renderSweepEveryMs: intSetting(env, "RENDER_SWEEP_EVERY_MS", 5_000, 100),
+    chromiumPath: stringSetting(env, "CHROMIUM_PATH"),
+    renderGpu: boolSetting(env, "RENDER_GPU"),
+    renderHeadlessShell: boolSetting(env, "RENDER_HEADLESS_SHELL"),
+    renderConcurrency: intSetting(env, "RENDER_CONCURRENCY"),
+    queuePrefix: stringSetting(env, "QUEUE_PREFIX")!,
+    renderJobLockMs: intSetting(env, "RENDER_JOB_LOCK_MS"),
+    renderMetricsPort: optionalIntSetting(env, "RENDER_METRICS_PORT"),
+    renderOrgConcurrency: intSetting(env, "RENDER_ORG_CONCURRENCY"),
+    renderPageDeadlineMs: intSetting(env, "RENDER_PAGE_DEADLINE_MS"),
+    ffmpegPath: stringSetting(env, "FFMPEG_PATH"),
+    clipCredits: intSetting(env, "CLIP_CREDITS"),
+    renderSweepEveryMs: intSetting(env, "RENDER_SWEEP_EVERY_MS"),
     loginBrowsers: {
-      total: intSetting(env, "LOGIN_BROWSERS_MAX", 4, 1),
-      perOrg: intSetting(env, "LOGIN_BROWSERS_PER_ORG", 1, 1),
+      total: intSetting(env, "LOGIN_BROWSERS_MAX"),
+      perOrg: intSetting(env, "LOGIN_BROWSERS_PER_ORG"),
     },
     limits: {
-      dailyUploads: intSetting(env, "MEDIA_DAILY_UPLOAD_LIMIT", 200),
-      dailyFetchAttempts: intSetting(env, "MEDIA_DAILY_FETCH_ATTEMPT_LIMIT", 50),
-      importMaxRedirects: intSetting(env, "IMPORT_MAX_REDIRECTS", 3),
-      importMaxBytes: intSetting(env, "IMPORT_MAX_BYTES", 10485760, 1),
-      importTimeoutMs: intSetting(env, "IMPORT_TIMEOUT_MS", 15000, 1),
-      orgStorageQuotaBytes: intSetting(env, "ORG_STORAGE_QUOTA_BYTES", 5 * 1024 * 1024 * 1024),
-      orgSiteLimit: intSetting(env, "ORG_SITE_LIMIT", 25),
-      siteDeleteGraceS: intSetting(env, "SITE_DELETE_GRACE_S", 7 * 24 * 3600),
-      mediaMaxPixels: intSetting(env, "MEDIA_MAX_PIXELS", 40_000_000, 1),
+      dailyUploads: intSetting(env, "MEDIA_DAILY_UPLOAD_LIMIT"),
+      dailyFetchAttempts: intSetting(env, "MEDIA_DAILY_FETCH_ATTEMPT_LIMIT"),
+      importMaxRedirects: intSetting(env, "IMPORT_MAX_REDIRECTS"),
+      importMaxBytes: intSetting(env, "IMPORT_MAX_BYTES"),
+      importTimeoutMs: intSetting(env, "IMPORT_TIMEOUT_MS"),
+      orgStorageQuotaBytes: intSetting(env, "ORG_STORAGE_QUOTA_BYTES"),
+      orgSiteLimit: intSetting(env, "ORG_SITE_LIMIT"),
+      siteDeleteGraceS: intSetting(env, "SITE_DELETE_GRACE_S"),
+      mediaMaxPixels: intSetting(env, "MEDIA_MAX_PIXELS"),
     },
-    fetchAllowHosts: (env.FETCH_ALLOW_HOSTS || "")
-      .split(",")
-      .map((h) => h.trim().toLowerCase())
-      .filter(Boolean),
+    fetchAllowHosts: listSetting(env, "FETCH_ALLOW_HOSTS").map((h) => h.toLowerCase()),
     allowLocalNetworkForDevelopment,
     operatorToken,
     mcpAllowedOrigins: originsSetting(env, "MCP_ALLOWED_ORIGINS"),
     corsOrigins: originsSetting(env, "CORS_ORIGINS"),
-    apiMetricsPort: env.API_METRICS_PORT ? intSetting(env, "API_METRICS_PORT", 0, 0) : null,
+    apiMetricsPort: optionalIntSetting(env, "API_METRICS_PORT"),
     extraCaFile: fileSetting(env, "NODE_EXTRA_CA_CERTS"),
     socialApiBase,
     social: {
       linkedinVersion,
       poll: {
-        intervalMs: intSetting(env, "SOCIAL_POLL_INTERVAL_MS", 3000, 1),
-        maxAttempts: intSetting(env, "SOCIAL_POLL_MAX_ATTEMPTS", 60, 1),
+        intervalMs: intSetting(env, "SOCIAL_POLL_INTERVAL_MS"),
+        maxAttempts: intSetting(env, "SOCIAL_POLL_MAX_ATTEMPTS"),
       },
-      shareTokenSeconds: intSetting(env, "SOCIAL_SHARE_TOKEN_SECONDS", 86_400, 60),
-      publishWaitS: intSetting(env, "SOCIAL_PUBLISH_WAIT_S", 20, 0),
-      publishRetryWindowS: intSetting(env, "SOCIAL_PUBLISH_RETRY_WINDOW_S", 3600, 0),
-      videoMaxBytes: intSetting(env, "SOCIAL_VIDEO_MAX_BYTES", 104_857_600, 1),
+      shareTokenSeconds: intSetting(env, "SOCIAL_SHARE_TOKEN_SECONDS"),
+      publishWaitS: intSetting(env, "SOCIAL_PUBLISH_WAIT_S"),
+      publishRetryWindowS: intSetting(env, "SOCIAL_PUBLISH_RETRY_WINDOW_S"),
+      videoMaxBytes: intSetting(env, "SOCIAL_VIDEO_MAX_BYTES"),
       ...socialProviderSettings(env, publicBaseUrl),
       authBase,
       clients,
     },
     image: {
-      apiBase: urlSetting(env, "IMAGE_API_BASE", ["http:", "https:"]),
-      apiKey: env.IMAGE_API_KEY || null,
-      model: env.IMAGE_MODEL || "gpt-image-1",
-      creditsPerImage: intSetting(env, "IMAGE_CREDITS_PER_IMAGE", 10, 0),
+      apiBase: urlSetting(env, "IMAGE_API_BASE"),
+      apiKey: stringSetting(env, "IMAGE_API_KEY"),
+      model: stringSetting(env, "IMAGE_MODEL")!,
+      creditsPerImage: intSetting(env, "IMAGE_CREDITS_PER_IMAGE"),
     },
     timeouts: {
-      dbConnectMs: intSetting(env, "DB_CONNECT_TIMEOUT_MS", 3000, 100),
-      dbStatementMs: intSetting(env, "DB_STATEMENT_TIMEOUT_MS", 15_000),
-      redisCommandMs: intSetting(env, "REDIS_COMMAND_TIMEOUT_MS", 2000, 50),
-      storageMs: intSetting(env, "STORAGE_TIMEOUT_MS", 10_000, 100),
-      readyCheckMs: intSetting(env, "READY_CHECK_TIMEOUT_MS", 1000, 50),
-      shutdownGraceMs: intSetting(env, "SHUTDOWN_GRACE_MS", 15_000),
-      uploadTransferMs: intSetting(env, "UPLOAD_TRANSFER_TIMEOUT_MS", 600_000, 1000),
+      dbConnectMs: intSetting(env, "DB_CONNECT_TIMEOUT_MS"),
+      dbStatementMs: intSetting(env, "DB_STATEMENT_TIMEOUT_MS"),
+      redisCommandMs: intSetting(env, "REDIS_COMMAND_TIMEOUT_MS"),
+      storageMs: intSetting(env, "STORAGE_TIMEOUT_MS"),
+      readyCheckMs: intSetting(env, "READY_CHECK_TIMEOUT_MS"),
+      shutdownGraceMs: intSetting(env, "SHUTDOWN_GRACE_MS"),
+      uploadTransferMs: intSetting(env, "UPLOAD_TRANSFER_TIMEOUT_MS"),
     },
-    dbPoolMax: env.DB_POOL_MAX ? intSetting(env, "DB_POOL_MAX", 10, 1) : null,
-    retryAfterSeconds: intSetting(env, "RETRY_AFTER_SECONDS", 5, 1),
-    storageMinFreeBytes: intSetting(env, "STORAGE_MIN_FREE_BYTES", 64 * 1024 * 1024),
-    apiKeyCacheTtlMs: intSetting(env, "API_KEY_CACHE_TTL_MS", 30_000),
+    dbPoolMax: optionalIntSetting(env, "DB_POOL_MAX"),
+    retryAfterSeconds: intSetting(env, "RETRY_AFTER_SECONDS"),
+    storageMinFreeBytes: intSetting(env, "STORAGE_MIN_FREE_BYTES"),
+    apiKeyCacheTtlMs: intSetting(env, "API_KEY_CACHE_TTL_MS"),
     rateLimit: {
-      requests: intSetting(env, "RATE_LIMIT_REQUESTS", 0),
-      windowMs: intSetting(env, "RATE_LIMIT_WINDOW_MS", 60_000, 1000),
+      requests: intSetting(env, "RATE_LIMIT_REQUESTS"),
+      windowMs: intSetting(env, "RATE_LIMIT_WINDOW_MS"),
     },
     idempotency: {
-      maxAnswerBytes: intSetting(env, "IDEMPOTENCY_MAX_ANSWER_BYTES", 1024 * 1024),
-      orgBytesPerDay: intSetting(env, "IDEMPOTENCY_ORG_BYTES", 64 * 1024 * 1024),
+      maxAnswerBytes: intSetting(env, "IDEMPOTENCY_MAX_ANSWER_BYTES"),
+      orgBytesPerDay: intSetting(env, "IDEMPOTENCY_ORG_BYTES"),
     },
-    mediaSweepEveryMs: intSetting(env, "MEDIA_SWEEP_EVERY_MS", 30_000),
+    mediaSweepEveryMs: intSetting(env, "MEDIA_SWEEP_EVERY_MS"),
     mediaOrphans: {
-      everyMs: intSetting(env, "MEDIA_ORPHAN_SWEEP_EVERY_MS", 600_000),
-      graceMs: intSetting(env, "MEDIA_ORPHAN_GRACE_MS", 3_600_000, 1000),
+      everyMs: intSetting(env, "MEDIA_ORPHAN_SWEEP_EVERY_MS"),
+      graceMs: intSetting(env, "MEDIA_ORPHAN_GRACE_MS"),
     },
-    metricsHealthPort: env.METRICS_HEALTH_PORT ? intSetting(env, "METRICS_HEALTH_PORT", 0, 0) : null,
+    metricsHealthPort: optionalIntSetting(env, "METRICS_HEALTH_PORT"),
     newsletter: {
-      smtpUrl: urlSetting(env, "SMTP_URL", ["smtp:", "smtps:"]),
+      smtpUrl: urlSetting(env, "SMTP_URL"),
       mailFrom: mailFromSetting(env, publicBaseUrl),
-      ratePerMinute: intSetting(env, "SMTP_RATE_PER_MINUTE", 600),
-      mediaTokenTtlSeconds: intSetting(env, "NEWSLETTER_MEDIA_TOKEN_TTL_S", 2_592_000, 1),
-      leaseMs: intSetting(env, "NEWSLETTER_LEASE_MS", 120_000, 100),
-      sweepEveryMs: intSetting(env, "NEWSLETTER_SWEEP_EVERY_MS", 15_000, 50),
-      concurrency: intSetting(env, "NEWSLETTER_CONCURRENCY", 8, 1),
-      smtpTimeoutMs: intSetting(env, "SMTP_TIMEOUT_MS", 30_000, 100),
-      softBounceLimit: intSetting(env, "NEWSLETTER_SOFT_BOUNCE_LIMIT", 3, 1),
-      snsCertHosts: (env.NEWSLETTER_SNS_CERT_HOSTS || "sns.*.amazonaws.com,sns.*.amazonaws.com.cn")
-        .split(",")
-        .map((x) => x.trim())
-        .filter(Boolean),
+      ratePerMinute: intSetting(env, "SMTP_RATE_PER_MINUTE"),
+      mediaTokenTtlSeconds: intSetting(env, "NEWSLETTER_MEDIA_TOKEN_TTL_S"),
+      leaseMs: intSetting(env, "NEWSLETTER_LEASE_MS"),
+      sweepEveryMs: intSetting(env, "NEWSLETTER_SWEEP_EVERY_MS"),
+      concurrency: intSetting(env, "NEWSLETTER_CONCURRENCY"),
+      smtpTimeoutMs: intSetting(env, "SMTP_TIMEOUT_MS"),
+      softBounceLimit: intSetting(env, "NEWSLETTER_SOFT_BOUNCE_LIMIT"),
+      snsCertHosts: listSetting(env, "NEWSLETTER_SNS_CERT_HOSTS"),
       heloName: heloNameSetting(env, publicBaseUrl),
       dkim: dkimSetting(env),
       bounceAddress: bounceAddressSetting(env, mailFromSetting(env, publicBaseUrl)),
-      mailMediaTtlSeconds: intSetting(env, "NEWSLETTER_MAIL_MEDIA_TTL_S", 31_536_000, 1),
-      testSendsPerDay: intSetting(env, "NEWSLETTER_TEST_SENDS_PER_DAY", 50),
+      mailMediaTtlSeconds: intSetting(env, "NEWSLETTER_MAIL_MEDIA_TTL_S"),
+      testSendsPerDay: intSetting(env, "NEWSLETTER_TEST_SENDS_PER_DAY"),
     },
-    webhooks: webhookSettings(env, (m) => new ConfigError(m)),
+    webhooks: webhookSettings(env),
   };
 }
 
 /** The social settings that follow what each provider grants the app (issue 24, decisions 1010–1016). */
 function socialProviderSettings(env: Env, publicBaseUrl: string) {
-  const graphVersion = env.SOCIAL_GRAPH_VERSION || "v25.0";
+  const graphVersion = stringSetting(env, "SOCIAL_GRAPH_VERSION")!;
   if (!/^v\d+\.\d+$/.test(graphVersion))
     throw new ConfigError("SOCIAL_GRAPH_VERSION must be a Graph API version like v25.0");
-  const threadsVersion = env.SOCIAL_THREADS_VERSION || "v1.0";
+  const threadsVersion = stringSetting(env, "SOCIAL_THREADS_VERSION")!;
   if (!/^v\d+\.\d+$/.test(threadsVersion))
     throw new ConfigError("SOCIAL_THREADS_VERSION must be a Threads API version like v1.0");
-  const list = (name: string) =>
-    (env[name] || "")
-      .split(",")
-      .map((s) => s.trim())
-      .filter(Boolean);
-  const prefixes = list("SOCIAL_TIKTOK_VERIFIED_URL_PREFIXES");
+  const prefixes = listSetting(env, "SOCIAL_TIKTOK_VERIFIED_URL_PREFIXES");
   for (const p of prefixes)
     if (!/^https?:\/\/[^/]+\//.test(p))
       throw new ConfigError(
         `SOCIAL_TIKTOK_VERIFIED_URL_PREFIXES: "${p}" is not a URL prefix (https://host/path/)`,
       );
-  const developer = env.SOCIAL_REDDIT_DEVELOPER?.replace(/^\/?u\//, "") || null;
+  const developer = stringSetting(env, "SOCIAL_REDDIT_DEVELOPER")?.replace(/^\/?u\//, "") || null;
   if (developer && !/^[\w-]{3,20}$/.test(developer))
     throw new ConfigError("SOCIAL_REDDIT_DEVELOPER must be a Reddit user name");
   const redirectOrigins = originsSetting(env, "SOCIAL_REDIRECT_ORIGINS");
   return {
     graphVersion,
     threadsVersion,
-    linkedinRestrictedScopes: list("SOCIAL_LINKEDIN_RESTRICTED_SCOPES"),
-    linkedinRefreshTokens: boolSetting(env, "SOCIAL_LINKEDIN_REFRESH_TOKENS", false),
-    tiktokAudited: boolSetting(env, "SOCIAL_TIKTOK_AUDITED", false),
-    tiktokReadMetrics: boolSetting(env, "SOCIAL_TIKTOK_READ_METRICS", false),
+    linkedinRestrictedScopes: listSetting(env, "SOCIAL_LINKEDIN_RESTRICTED_SCOPES"),
+    linkedinRefreshTokens: boolSetting(env, "SOCIAL_LINKEDIN_REFRESH_TOKENS"),
+    tiktokAudited: boolSetting(env, "SOCIAL_TIKTOK_AUDITED"),
+    tiktokReadMetrics: boolSetting(env, "SOCIAL_TIKTOK_READ_METRICS"),
     tiktokVerifiedUrlPrefixes: prefixes,
     redditDeveloper: developer,
     redirectOrigins: redirectOrigins.length > 0 ? redirectOrigins : [new URL(publicBaseUrl).origin],
@@ -509,7 +449,7 @@ function socialProviderSettings(env: Env, publicBaseUrl: string) {
 
 /** MAIL_FROM, or newsletter@<host of PUBLIC_BASE_URL>; a bare address either way. */
 function mailFromSetting(env: Env, publicBaseUrl: string): string {
-  const raw = env.MAIL_FROM?.trim();
+  const raw = rawSetting(env, "MAIL_FROM")?.trim();
   if (raw) {
     if (!/^[^\s@<>"]+@[^\s@<>"]+$/.test(raw))
       throw new ConfigError(`MAIL_FROM must be an address like news@example.com, got "${raw}"`);

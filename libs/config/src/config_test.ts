@@ -303,3 +303,41 @@ describe("ALLOW_LOCAL_NETWORK_FOR_DEVELOPMENT", () => {
     ).toThrow(/refused when NODE_ENV=production/);
   });
 });
+
+describe("test hooks refuse to load in production (decision 1521)", () => {
+  test("FETCH_ALLOW_HOSTS, which exempts hosts from the private-address guard, is refused when NODE_ENV=production", () => {
+    expect(() =>
+      loadConfig({ ...base, FETCH_ALLOW_HOSTS: "127.0.0.1:8443", NODE_ENV: "production" }),
+    ).toThrow(
+      "FETCH_ALLOW_HOSTS=127.0.0.1:8443 exempts hosts from the private-address guard (a test hook): it is refused when NODE_ENV=production",
+    );
+    expect(() => loadConfig({ ...base, FETCH_ALLOW_HOSTS: "localhost:1", NODE_ENV: "production" })).toThrow(
+      ConfigError,
+    );
+  });
+
+  test("unset or empty, or outside production, it loads as before", () => {
+    expect(loadConfig({ ...base, NODE_ENV: "production" }).fetchAllowHosts).toEqual([]);
+    expect(loadConfig({ ...base, FETCH_ALLOW_HOSTS: "", NODE_ENV: "production" }).fetchAllowHosts).toEqual(
+      [],
+    );
+    expect(loadConfig({ ...base, FETCH_ALLOW_HOSTS: " , ", NODE_ENV: "production" }).fetchAllowHosts).toEqual(
+      [],
+    );
+    expect(
+      loadConfig({ ...base, FETCH_ALLOW_HOSTS: "127.0.0.1:8443", NODE_ENV: "development" }).fetchAllowHosts,
+    ).toEqual(["127.0.0.1:8443"]);
+  });
+
+  test("a development switch that is off loads in production; on, it is refused with its reason", () => {
+    expect(
+      loadConfig({ ...base, ALLOW_LOCAL_NETWORK_FOR_DEVELOPMENT: "0", NODE_ENV: "production" })
+        .allowLocalNetworkForDevelopment,
+    ).toBe(false);
+    expect(() =>
+      loadConfig({ ...base, ALLOW_LOCAL_NETWORK_FOR_DEVELOPMENT: "true", NODE_ENV: "production" }),
+    ).toThrow(
+      "ALLOW_LOCAL_NETWORK_FOR_DEVELOPMENT=1 lets the server fetch and film private addresses: it is refused when NODE_ENV=production",
+    );
+  });
+});

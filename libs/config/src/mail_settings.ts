@@ -2,8 +2,7 @@ import { createPrivateKey } from "node:crypto";
 import { existsSync, readFileSync } from "node:fs";
 import { isIP } from "node:net";
 import { ConfigError } from "./config_error.ts";
-
-type Env = Record<string, string | undefined>;
+import { type Env, listSetting, rawSetting } from "./read_setting.ts";
 
 /** One DKIM key: its selector and PEM private key. */
 export type DkimKey = {
@@ -31,7 +30,7 @@ const DOMAIN = /^(?=.{1,253}$)(?:[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?\.)+[a-z][a
  * literal is used instead, and SMTP_HELO_NAME=localhost is refused at boot.
  */
 export function heloNameSetting(env: Env, publicBaseUrl: string): string {
-  const raw = env.SMTP_HELO_NAME?.trim();
+  const raw = rawSetting(env, "SMTP_HELO_NAME")?.trim();
   if (raw) {
     const literal = /^\[(?:IPv6:)?([^\]]+)\]$/i.exec(raw);
     if (literal && isIP(literal[1]!)) return raw;
@@ -60,14 +59,9 @@ function addressLiteral(ip: string): string {
  * signatures only, so such mail would have no valid DKIM there (decision 1453).
  */
 export function dkimSetting(env: Env): DkimSettings | null {
-  const domain = env.DKIM_DOMAIN?.trim() || "";
-  const list = (name: string) =>
-    (env[name] || "")
-      .split(",")
-      .map((x) => x.trim())
-      .filter(Boolean);
-  const selectors = list("DKIM_SELECTOR");
-  const files = list("DKIM_PRIVATE_KEY_FILE");
+  const domain = rawSetting(env, "DKIM_DOMAIN")?.trim() || "";
+  const selectors = listSetting(env, "DKIM_SELECTOR");
+  const files = listSetting(env, "DKIM_PRIVATE_KEY_FILE");
   if (!domain && selectors.length === 0 && files.length === 0) return null;
   if (!domain || selectors.length === 0 || files.length === 0)
     throw new ConfigError(
@@ -109,7 +103,7 @@ function dkimKey(selector: string, file: string): DkimKey {
 
 /** MAIL_BOUNCE_ADDRESS (the envelope sender, tagged per message), default MAIL_FROM. */
 export function bounceAddressSetting(env: Env, mailFrom: string): string {
-  const raw = env.MAIL_BOUNCE_ADDRESS?.trim();
+  const raw = rawSetting(env, "MAIL_BOUNCE_ADDRESS")?.trim();
   if (!raw) return mailFrom;
   if (!/^[^\s@<>"+]+@[^\s@<>"]+$/.test(raw))
     throw new ConfigError(

@@ -1,5 +1,6 @@
 import { mkdirSync, readFileSync, renameSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
+import { rawSetting } from "./read_setting.ts";
 
 /** What a running API server records in DATA_DIR, so the CLI and scripts on this machine find it. */
 export type ServerRecord = {
@@ -59,9 +60,9 @@ export function resolvePublicBase(
   config: { publicBaseUrl: string; dataDir: string },
   env: Record<string, string | undefined> = process.env,
 ): string {
-  if (env.PUBLIC_BASE_URL) return config.publicBaseUrl;
+  if (rawSetting(env, "PUBLIC_BASE_URL")) return config.publicBaseUrl;
   const record = readServerRecord(config.dataDir);
   if (record?.running) return record.publicBaseUrl;
-  if (env.PORT || env.HOST) return config.publicBaseUrl;
+  if (rawSetting(env, "PORT") || rawSetting(env, "HOST")) return config.publicBaseUrl;
   return record?.publicBaseUrl ?? config.publicBaseUrl;
 }

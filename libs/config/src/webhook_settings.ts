@@ -1,3 +1,7 @@
+import { ConfigError } from "./config_error.ts";
+import { type Env, intSetting, rawSetting } from "./read_setting.ts";
+import { DEFAULT_WEBHOOK_RETRY_SCHEDULE_S } from "./settings.ts";
+
 /** Webhook delivery settings (CONTRACT "Webhooks"; decisions 0840–0845). */
 export type WebhookSettings = {
   /**
@@ -29,37 +33,28 @@ export type WebhookSettings = {
   retentionS: number;
 };
 
-type Env = Record<string, string | undefined>;
+export { DEFAULT_WEBHOOK_RETRY_SCHEDULE_S };
 
-/** The default retry schedule, in seconds: 5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 10 h. */
-export const DEFAULT_WEBHOOK_RETRY_SCHEDULE_S = [5, 300, 1800, 7200, 18000, 36000, 36000];
-
-function int(env: Env, name: string, fallback: number, min: number, fail: (m: string) => Error): number {
-  const raw = env[name];
-  if (raw === undefined || raw === "") return fallback;
-  const n = Number(raw);
-  if (!Number.isInteger(n) || n < min) throw fail(`${name} must be an integer >= ${min}, got "${raw}"`);
-  return n;
-}
-
-/** Reads the WEBHOOK_* settings; `fail` builds the boot error for a bad value. */
-export function webhookSettings(env: Env, fail: (message: string) => Error): WebhookSettings {
-  const raw = env.WEBHOOK_RETRY_SCHEDULE_S;
+/** Reads the WEBHOOK_* settings (declared in settings.ts); a bad value is a ConfigError naming it. */
+export function webhookSettings(env: Env): WebhookSettings {
+  const raw = rawSetting(env, "WEBHOOK_RETRY_SCHEDULE_S");
   let retryScheduleS = DEFAULT_WEBHOOK_RETRY_SCHEDULE_S;
   if (raw !== undefined && raw.trim() !== "") {
     retryScheduleS = raw.split(",").map((s) => Number(s.trim()));
     if (retryScheduleS.some((n) => !Number.isFinite(n) || n < 0) || retryScheduleS.length > 50)
-      throw fail(`WEBHOOK_RETRY_SCHEDULE_S must be comma-separated seconds (at most 50), got "${raw}"`);
+      throw new ConfigError(
+        `WEBHOOK_RETRY_SCHEDULE_S must be comma-separated seconds (at most 50), got "${raw}"`,
+      );
   }
   return {
     retryScheduleS,
-    timeoutMs: int(env, "WEBHOOK_TIMEOUT_MS", 15_000, 100, fail),
-    disableAfterS: int(env, "WEBHOOK_DISABLE_AFTER_S", 5 * 24 * 3600, 1, fail),
-    concurrency: int(env, "WEBHOOK_CONCURRENCY", 32, 1, fail),
-    orgConcurrency: int(env, "WEBHOOK_ORG_CONCURRENCY", 8, 1, fail),
-    endpointConcurrency: int(env, "WEBHOOK_ENDPOINT_CONCURRENCY", 4, 1, fail),
-    leaseMs: int(env, "WEBHOOK_LEASE_MS", 120_000, 1000, fail),
-    sweepEveryMs: int(env, "WEBHOOK_SWEEP_EVERY_MS", 5_000, 50, fail),
-    retentionS: int(env, "WEBHOOK_RETENTION_S", 30 * 86_400, 60, fail),
+    timeoutMs: intSetting(env, "WEBHOOK_TIMEOUT_MS"),
+    disableAfterS: intSetting(env, "WEBHOOK_DISABLE_AFTER_S"),
+    concurrency: intSetting(env, "WEBHOOK_CONCURRENCY"),
+    orgConcurrency: intSetting(env, "WEBHOOK_ORG_CONCURRENCY"),
+    endpointConcurrency: intSetting(env, "WEBHOOK_ENDPOINT_CONCURRENCY"),
+    leaseMs: intSetting(env, "WEBHOOK_LEASE_MS"),
+    sweepEveryMs: intSetting(env, "WEBHOOK_SWEEP_EVERY_MS"),
+    retentionS: intSetting(env, "WEBHOOK_RETENTION_S"),
   };
 }

@@ -1,7 +1,7 @@
-/** The platform identifiers of the contract, one per kind of the spec's metrics table. */
-export const SOCIAL_PLATFORMS = ["instagram", "threads", "x", "linkedin", "reddit", "tiktok"] as const;
-/** A platform identifier. */
-export type SocialPlatform = (typeof SOCIAL_PLATFORMS)[number];
+import type { SocialPlatform } from "@site/config";
+
+// The platform identifiers have one home, beside the settings that are read per platform (decision 1522).
+export { SOCIAL_PLATFORMS, type SocialPlatform } from "@site/config";
 
 /** Snapshot stages and their delay after publication: 1 h, 24 h, 72 h, 7 d. */
 export const STAGE_DELAYS_MS = [3_600_000, 86_400_000, 259_200_000, 604_800_000] as const;

@@ -1,4 +1,4 @@
-import { type Config, type Logger, loadConfig, readServerRecord } from "@site/config";
+import { type Config, type Logger, loadConfig, rawSetting, readServerRecord } from "@site/config";
 import { type Database, serviceRecords } from "@site/db";
 import { eq, sql } from "drizzle-orm";
 
@@ -46,7 +46,7 @@ export async function sharePublicBase(
   }
   const recorded = await recordedPublicBase(rt.db, rt.config.dataDir);
   if (!recorded) return rt.config;
-  const own = env.PUBLIC_BASE_URL?.trim();
+  const own = rawSetting(env, "PUBLIC_BASE_URL")?.trim();
   if (!own) {
     rt.log.info("PUBLIC_BASE_URL taken from the API's record", { publicBaseUrl: recorded });
     return loadConfig({ ...env, PUBLIC_BASE_URL: recorded });
