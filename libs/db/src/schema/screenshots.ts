@@ -86,7 +86,7 @@ export const screenshotRenders = pgTable(
      */
     tryToken: uuid("try_token"),
     /** Beaten by the owning try while it runs: the sweeper re-queues no render a live host is running. */
-    heartbeatAt: ts("heartbeat_at"),
+    heartbeatAt: tsNoPrecision("heartbeat_at"),
     createdAt: createdAt(),
     updatedAt: ts("updated_at").notNull().defaultNow(),
     finishedAt: ts("finished_at"),
