@@ -11,7 +11,7 @@ import {
   unique,
   uuid,
 } from "drizzle-orm/pg-core";
-import { createdAt, ts, uuidPk } from "./_columns.ts";
+import { createdAt, ts, tsNoPrecision, uuidPk } from "./_columns.ts";
 import { organizations } from "./organizations.ts";
 import { sites } from "./sites.ts";
 import { socialMedia } from "./social.ts";
