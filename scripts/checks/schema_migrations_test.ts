@@ -76,7 +76,7 @@ const READING_ARTEFACTS: {
     },
     schema: (j) =>
       j.tables["public.idempotency_keys"]?.indexes.idempotency_keys_org_created_idx?.columns.map(
-        (c) => c.expression,
+        (c: { expression: string }) => c.expression,
       ),
     declared: ["org_id", "created_at"],
   },
