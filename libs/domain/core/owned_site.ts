@@ -9,10 +9,10 @@ declare const owned: unique symbol;
 export type OwnedSite = { readonly id: string; readonly orgId: string; readonly [owned]: true };
 
 /**
- * A site the system acts on for itself, not for a caller: a worker's job, a published site's public
- * read, the operator CLI, a test. `row` must have come from the database (its `orgId` is the site's).
- * The API's routes and MCP tools never call this: scripts/checks/tenancy_test.ts refuses it there, and
- * refuses any other cast to OwnedSite anywhere.
+ * Brands a site row read from the database (its `orgId` is the site's): getOwnSite's row once the
+ * organization matched, or a site the system acts on for itself, not for a caller (a published site's
+ * public read, a campaign event). The API never calls this: scripts/checks/tenancy_test.ts refuses it
+ * there, and refuses any other cast to OwnedSite anywhere.
  */
 export function siteOfRecord<T extends { id: string; orgId: string }>(row: T): T & OwnedSite {
   return row as T & OwnedSite;
