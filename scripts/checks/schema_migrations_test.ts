@@ -22,7 +22,7 @@ const KIT = join(ROOT, "node_modules/drizzle-kit/bin.cjs");
 
 /** What drizzle-kit says; it exits 0 even where it stops at a prompt, so the output is what counts. */
 function drizzleKit(args: string[], cwd: string): string {
-  const run = Bun.spawnSync(["bun", KIT, ...args], {
+  const run = Bun.spawnSync([process.execPath, KIT, ...args], {
     cwd,
     stdin: "ignore",
     env: { ...process.env, NO_COLOR: "1", FORCE_COLOR: "0" },
