@@ -17,7 +17,7 @@ import {
 } from "@site/domain/core";
 import { shareMedia } from "@site/domain/media";
 import { countRenders } from "@site/domain/screenshots";
-import { setSitePublished, upsertTemplate } from "@site/domain/sites";
+import { setSitePublished, siteById, upsertTemplate } from "@site/domain/sites";
 import type { Runtime } from "@site/runtime";
 import { UsageError } from "./args.ts";
 
@@ -151,14 +151,14 @@ export const COMMANDS: Record<string, Command> = {
   "site:publish": {
     usage: "--site ID",
     run: async (rt, f) => {
-      const s = await setSitePublished(rt, siteId(f), true);
+      const s = await setSitePublished(rt, await siteById(rt, siteId(f)), true);
       return { id: s.id, public_content_live: s.public_content_live };
     },
   },
   "site:unpublish": {
     usage: "--site ID",
     run: async (rt, f) => {
-      const s = await setSitePublished(rt, siteId(f), false);
+      const s = await setSitePublished(rt, await siteById(rt, siteId(f)), false);
       return { id: s.id, public_content_live: s.public_content_live };
     },
   },

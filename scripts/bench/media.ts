@@ -10,6 +10,7 @@ import { buildTestApp } from "@site/api/testing";
 import { mediaFiles } from "@site/db";
 import { createUserSession, encodeCursor } from "@site/domain/core";
 import { grantMemberUrl, listLibrary } from "@site/domain/media";
+import { siteById } from "@site/domain/sites";
 import { createTlsFixture } from "@site/net/testing";
 import { openFsStore } from "@site/storage";
 import { desc, eq, sql } from "drizzle-orm";
@@ -78,9 +79,10 @@ try {
     .limit(1);
   const lastCursor = encodeCursor(edge!);
   // Alternate first and last page request by request, so a busy machine slows both alike.
+  const site = await siteById(h.ctx, siteId);
   const once = async (cursor?: string) => {
     const t0 = performance.now();
-    const page = await listLibrary(h.ctx, siteId, { cursor, limit: 50 });
+    const page = await listLibrary(h.ctx, site, { cursor, limit: 50 });
     if (page.images.length === 0) throw new Error("empty page");
     return performance.now() - t0;
   };

@@ -11,7 +11,7 @@
 import { buildTestApp } from "@site/api/testing";
 import { encodePositionCursor } from "@site/domain/core";
 import { addLibraryFile } from "@site/domain/media";
-import { linkSpansOf, loadPageIndex, readPageLinks, reorderPages } from "@site/domain/sites";
+import { linkSpansOf, loadPageIndex, readPageLinks, reorderPages, siteById } from "@site/domain/sites";
 import { sampleImage } from "@site/domain/testing";
 import { sql } from "drizzle-orm";
 
@@ -142,10 +142,11 @@ try {
     ).map((r) => r.id);
     const domain: number[] = [];
     const route: number[] = [];
+    const site = await siteById(h.ctx, siteId);
     for (let i = 0; i < 10; i++) {
       const order = i % 2 ? [...ids] : [...ids].reverse();
       const t0 = performance.now();
-      await reorderPages(h.ctx, siteId, { pageIds: order });
+      await reorderPages(h.ctx, site, { pageIds: order });
       domain.push(performance.now() - t0);
       route.push(await timed(() => call("PUT", `/api/v1/sites/${siteId}/pages/order`, { pageIds: order })));
     }

@@ -54,7 +54,7 @@ export const SITE_TOOLS: Tool[] = [
     readOnly: true,
     run: async (deps, principal, args) => {
       const site = await getOwnSite(deps, principal, args.siteId);
-      const { state, etag } = await getLayout(deps, site.id, "member");
+      const { state, etag } = await getLayout(deps, site, "member");
       return { value: { ...state, etag } };
     },
   }),
@@ -74,7 +74,7 @@ export const SITE_TOOLS: Tool[] = [
     run: async (deps, principal, args) => {
       const site = await getOwnSite(deps, principal, args.siteId);
       const { layout, styles, ifMatch } = args;
-      const { state, etag } = await updateLayout(deps, site.id, { layout, styles }, { ifMatch });
+      const { state, etag } = await updateLayout(deps, site, { layout, styles }, { ifMatch });
       return { value: { ...state, etag }, note: `Layout updated (etag ${etag}).` };
     },
   }),
@@ -93,7 +93,7 @@ export const SITE_TOOLS: Tool[] = [
     readOnly: false,
     run: async (deps, principal, args) => {
       const site = await getOwnSite(deps, principal, args.siteId);
-      return { value: await setChromeStrings(deps, site.id, args.locale, { strings: args.strings }) };
+      return { value: await setChromeStrings(deps, site, args.locale, { strings: args.strings }) };
     },
   }),
   tool({
@@ -107,7 +107,7 @@ export const SITE_TOOLS: Tool[] = [
     readOnly: true,
     run: async (deps, principal, args) => {
       const site = await getOwnSite(deps, principal, args.siteId);
-      return { value: await getChrome(deps, site.id, args.locale) };
+      return { value: await getChrome(deps, site, args.locale) };
     },
   }),
   tool({
@@ -122,7 +122,7 @@ export const SITE_TOOLS: Tool[] = [
     run: async (deps, principal, args) => {
       const site = await getOwnSite(deps, principal, args.siteId);
       const { key, name, fields } = args;
-      return { value: { collection: await defineCollection(deps, site.id, key, { name, fields }) } };
+      return { value: { collection: await defineCollection(deps, site, key, { name, fields }) } };
     },
   }),
   tool({
@@ -146,7 +146,7 @@ export const SITE_TOOLS: Tool[] = [
     readOnly: false,
     run: async (deps, principal, args) => {
       const site = await getOwnSite(deps, principal, args.siteId);
-      const items = await upsertItems(deps, site.id, args.collection, args.items);
+      const items = await upsertItems(deps, site, args.collection, args.items);
       return { value: { items }, note: `Wrote ${items.length} item(s) of ${args.collection}.` };
     },
   }),
@@ -167,7 +167,7 @@ export const SITE_TOOLS: Tool[] = [
     run: async (deps, principal, args) => {
       const site = await getOwnSite(deps, principal, args.siteId);
       return {
-        value: await listItems(deps, site.id, args.collection, {
+        value: await listItems(deps, site, args.collection, {
           cursor: args.cursor,
           limit: args.limit ?? 50,
         }),
@@ -185,9 +185,9 @@ export const SITE_TOOLS: Tool[] = [
     readOnly: false,
     run: async (deps, principal, args) => {
       const site = await getOwnSite(deps, principal, args.siteId);
-      await reorderPages(deps, site.id, { pageIds: args.pageIds });
+      await reorderPages(deps, site, { pageIds: args.pageIds });
       // REST's answer: the pages as list_pages reads them, in their new order.
-      return { value: { pages: await listPages(deps, site.id) } };
+      return { value: { pages: await listPages(deps, site) } };
     },
   }),
   tool({
@@ -201,7 +201,7 @@ export const SITE_TOOLS: Tool[] = [
     readOnly: true,
     run: async (deps, principal, args) => {
       const site = await getOwnSite(deps, principal, args.siteId);
-      return { value: await translateLinks(deps, site.id, { hrefs: args.hrefs }) };
+      return { value: await translateLinks(deps, site, { hrefs: args.hrefs }) };
     },
   }),
 ];

@@ -10,6 +10,7 @@ export * from "./key_cache.ts";
 export * from "./models.ts";
 export * from "./operator_lists.ts";
 export * from "./organizations.ts";
+export * from "./owned_site.ts";
 export * from "./pagination.ts";
 export * from "./principal.ts";
 export * from "./rate_limit.ts";

@@ -1,4 +1,4 @@
-import { AppError, type InWork } from "@site/domain/core";
+import { AppError, type InWork, type OwnedSite } from "@site/domain/core";
 import { checkFetchTarget, GuardedFetchError, guardedFetchStream, TargetError } from "@site/net";
 import { isStoreDown, StoreError } from "@site/storage";
 import { addedMediaFile } from "./embed.ts";
@@ -71,10 +71,11 @@ function baseNameOf(url: string): string {
  */
 export async function importFromUrl(
   ctx: MediaContext,
-  siteId: string,
+  site: OwnedSite,
   input: ImportUrlBody,
   opts: ImportOptions = {},
 ): Promise<AddedMediaFile> {
+  const siteId = site.id;
   if (typeof input.url !== "string" || input.url.trim() === "")
     throw new AppError("VALIDATION_ERROR", "url: required", [{ field: "url", message: "required" }]);
   const limits = ctx.config.limits;

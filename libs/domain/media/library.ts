@@ -9,7 +9,9 @@ import {
   keysetPage,
   type ListQuery,
   notFound,
+  type OwnedSite,
   PAGE_LIMIT,
+  type Principal,
 } from "@site/domain/core";
 import { MAX_MEDIA_BYTES, type ObjectStore } from "@site/storage";
 import { eq, sql } from "drizzle-orm";
@@ -280,6 +282,24 @@ export function isoMillis(utc: string): string {
 /** A page of a site's library as the API answers it (the `MediaLibraryPage` model). */
 export type LibraryPage = MediaLibraryPage;
 
+/** Lists a site's library, newest first, keyset-paginated; displayUrl carries a member grant (readLibrary). */
+export function listLibrary(ctx: MediaContext, site: OwnedSite, query: ListQuery): Promise<LibraryPage> {
+  return readLibrary(ctx, site.id, query);
+}
+
+/**
+ * The library of a site of the caller's organization (404 NOT_FOUND for any other, as getOwnSite
+ * answers): the ownership check and the page in one round trip (decision 0803), for GET …/media.
+ */
+export function listOwnLibrary(
+  ctx: MediaContext,
+  principal: Principal,
+  siteId: string,
+  query: ListQuery,
+): Promise<LibraryPage> {
+  return readLibrary(ctx, siteId, { ...query, orgId: principal.orgId });
+}
+
 /**
  * Lists a site's library, newest first, keyset-paginated; displayUrl carries a member grant for the
  * caller. With `orgId`, the site must belong to that organization (404 NOT_FOUND otherwise).
@@ -288,7 +308,7 @@ export type LibraryPage = MediaLibraryPage;
  * media_files change, migration 0008) and the grants' minute are the same: such a read costs one small
  * query that checks ownership and the version (decision 0810). Written in SQL: the hottest keyed read.
  */
-export async function listLibrary(
+async function readLibrary(
   ctx: MediaContext,
   siteId: string,
   query: ListQuery & { orgId?: string },

@@ -1,5 +1,5 @@
 import { mediaFiles, mediaUploads } from "@site/db";
-import { AppError, notFound, type SignedUpload } from "@site/domain/core";
+import { AppError, notFound, type OwnedSite, type SignedUpload } from "@site/domain/core";
 import { isStoreDown, MAX_MEDIA_BYTES, StoreError } from "@site/storage";
 import { and, eq, inArray } from "drizzle-orm";
 import { addedMediaFile } from "./embed.ts";
@@ -25,9 +25,10 @@ export const UPLOAD_URL_SECONDS = 7200;
 /** Prepares a signed upload: checks type, size, the daily cap and the storage quota, then signs a PUT. */
 export async function prepareUpload(
   ctx: MediaContext,
-  siteId: string,
+  site: OwnedSite,
   input: UploadBody,
 ): Promise<UploadPreparation> {
+  const siteId = site.id;
   const contentType = input.contentType.trim().toLowerCase();
   if (!isImageType(contentType)) {
     throw new AppError(
@@ -232,9 +233,10 @@ export type CompletedUpload = AddedMediaFile;
  */
 export async function completeUpload(
   ctx: MediaContext,
-  siteId: string,
+  site: OwnedSite,
   name: string,
 ): Promise<CompletedUpload> {
+  const siteId = site.id;
   const [upload] = await ctx.db
     .select()
     .from(mediaUploads)

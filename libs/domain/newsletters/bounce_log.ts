@@ -1,5 +1,5 @@
 import { newsletterBounces, newsletterSubscribers } from "@site/db";
-import { type Context, isUuid, notFound } from "@site/domain/core";
+import { type Context, isUuid, notFound, type OwnedSite } from "@site/domain/core";
 import { and, desc, eq, sql } from "drizzle-orm";
 import type { BounceEntry, SubscriberView } from "./models.ts";
 
@@ -75,10 +75,11 @@ export async function bounceLog(ctx: Context, subscriberId: string): Promise<Bou
 /** One subscriber of the site with its bounce log; 404 for any other id. */
 export async function getSubscriber(
   ctx: Context,
-  siteId: string,
+  site: OwnedSite,
   subscriberId: string,
   view: (r: typeof newsletterSubscribers.$inferSelect) => SubscriberView,
 ): Promise<SubscriberView & { bounces: BounceEntry[] }> {
+  const siteId = site.id;
   if (!isUuid(subscriberId)) throw notFound("subscriber");
   const [r] = await ctx.db
     .select()
@@ -95,10 +96,11 @@ export async function getSubscriber(
  */
 export async function reactivateSubscriber(
   ctx: Context,
-  siteId: string,
+  site: OwnedSite,
   subscriberId: string,
   view: (r: typeof newsletterSubscribers.$inferSelect) => SubscriberView,
 ): Promise<SubscriberView & { bounces: BounceEntry[] }> {
+  const siteId = site.id;
   if (!isUuid(subscriberId)) throw notFound("subscriber");
   // reactivated_at: soft bounces before the undo no longer count towards the limit (the log keeps them).
   await ctx.db
@@ -111,7 +113,7 @@ export async function reactivateSubscriber(
         eq(newsletterSubscribers.status, "bounced"),
       ),
     );
-  const shown = await getSubscriber(ctx, siteId, subscriberId, view);
+  const shown = await getSubscriber(ctx, site, subscriberId, view);
   if (shown.status === "active") ctx.log.info("newsletter subscriber reactivated", { subscriberId });
   return shown;
 }

@@ -1,10 +1,10 @@
 import type { Database, Tx } from "@site/db";
-import type { Context } from "@site/domain/core";
+import { type Context, type OwnedSite, siteOfRecord } from "@site/domain/core";
 import { recordEvent } from "@site/domain/webhooks";
 import { sql } from "drizzle-orm";
 
 /** How a campaign reads as its GET answers it (getCampaign), given a context on a transaction. */
-type CampaignReader = (ctx: Context, siteId: string, campaignId: string) => Promise<unknown>;
+type CampaignReader = (ctx: Context, site: OwnedSite, campaignId: string) => Promise<unknown>;
 
 /**
  * Records `newsletter.campaign.sent` or `newsletter.campaign.paused` in the transaction that changed the
@@ -28,6 +28,11 @@ export async function recordCampaignEvent(
   await recordEvent(tx, {
     orgId: site.org_id,
     type: event.type,
-    data: () => event.read({ ...ctx, db: tx as unknown as Database }, campaign.siteId, campaign.id),
+    data: () =>
+      event.read(
+        { ...ctx, db: tx as unknown as Database },
+        siteOfRecord({ id: campaign.siteId, orgId: site.org_id }),
+        campaign.id,
+      ),
   });
 }

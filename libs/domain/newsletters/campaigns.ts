@@ -15,6 +15,7 @@ import {
   type ListQuery,
   newestFirst,
   notFound,
+  type OwnedSite,
   olderThan,
   PAGE_LIMIT,
 } from "@site/domain/core";
@@ -153,9 +154,10 @@ async function writeCampaign(
 /** Creates a draft; its HTML is checked against the site's library (400 listing each bad reference). */
 export async function createCampaign(
   ctx: Context,
-  siteId: string,
+  site: OwnedSite,
   body: CreateCampaignBody,
 ): Promise<CampaignView> {
+  const siteId = site.id;
   const html = await storableCampaignHtml(ctx, siteId, body.html);
   const [r] = await ctx.db
     .insert(newsletterCampaigns)
@@ -171,12 +173,14 @@ export async function createCampaign(
 }
 
 /** A campaign with its draft signed for a member and its delivery counts. */
-export async function getCampaign(ctx: Context, siteId: string, campaignId: string): Promise<CampaignView> {
+export async function getCampaign(ctx: Context, site: OwnedSite, campaignId: string): Promise<CampaignView> {
+  const siteId = site.id;
   return view(ctx, siteId, await row(ctx, siteId, campaignId));
 }
 
 /** A page of the site's campaigns, newest first, without their bodies. */
-export async function listCampaigns(ctx: Context, siteId: string, query: ListQuery) {
+export async function listCampaigns(ctx: Context, site: OwnedSite, query: ListQuery) {
+  const siteId = site.id;
   const limit = query.limit ?? PAGE_LIMIT.default;
   const t = newsletterCampaigns;
   const rows = await ctx.db
@@ -196,10 +200,11 @@ export async function listCampaigns(ctx: Context, siteId: string, query: ListQue
 /** Changes a draft (or a cancelled campaign, which becomes a draft again). */
 export async function updateCampaign(
   ctx: Context,
-  siteId: string,
+  site: OwnedSite,
   campaignId: string,
   body: UpdateCampaignBody,
 ): Promise<CampaignView> {
+  const siteId = site.id;
   const r = await row(ctx, siteId, campaignId);
   if (r.status !== "draft" && r.status !== "cancelled")
     throw badState(r, "editing", "a draft or cancelled campaign");
@@ -222,7 +227,8 @@ export async function updateCampaign(
 }
 
 /** Deletes a campaign that is not sending right now. */
-export async function deleteCampaign(ctx: Context, siteId: string, campaignId: string): Promise<void> {
+export async function deleteCampaign(ctx: Context, site: OwnedSite, campaignId: string): Promise<void> {
+  const siteId = site.id;
   const r = await row(ctx, siteId, campaignId);
   const gone = await ctx.db
     .delete(newsletterCampaigns)
@@ -235,7 +241,8 @@ export async function deleteCampaign(ctx: Context, siteId: string, campaignId: s
  * The preview page: the stored HTML with its bare media paths (the member's browser reads them with
  * its session cookie), under a strict Content-Security-Policy (previewHeaders).
  */
-export async function previewCampaign(ctx: Context, siteId: string, campaignId: string): Promise<string> {
+export async function previewCampaign(ctx: Context, site: OwnedSite, campaignId: string): Promise<string> {
+  const siteId = site.id;
   const r = await row(ctx, siteId, campaignId);
   return wrapDocument(sanitizeCampaignHtml(r.html), {
     preheader: r.preheader,
@@ -400,10 +407,11 @@ async function takeTestSendBudget(ctx: Context, siteId: string, addresses: strin
  */
 export async function sendTestCampaign(
   ctx: MailContext,
-  siteId: string,
+  site: OwnedSite,
   campaignId: string,
   to: string[],
 ): Promise<void> {
+  const siteId = site.id;
   const r = await row(ctx, siteId, campaignId);
   const problems: { field: string; message: string }[] = [];
   const addresses = to.map((a, i) => {
@@ -437,10 +445,11 @@ export async function sendTestCampaign(
  */
 export async function sendCampaign(
   ctx: QueueContext,
-  siteId: string,
+  site: OwnedSite,
   campaignId: string,
   body: { sendAt?: string },
 ): Promise<CampaignView> {
+  const siteId = site.id;
   const r = await row(ctx, siteId, campaignId);
   if (r.status !== "draft" && r.status !== "cancelled")
     throw badState(r, "sending", "a draft or cancelled campaign");
@@ -492,7 +501,7 @@ export async function sendCampaign(
     );
   }
   await enqueueCampaignJob(ctx, r.id);
-  return getCampaign(ctx, siteId, r.id);
+  return getCampaign(ctx, site, r.id);
 }
 
 /** Whether the site was deleted (a send that lost the race with the delete answers 404, as the site does). */
@@ -550,9 +559,10 @@ export async function startCampaign(
  */
 export async function resumeCampaign(
   ctx: QueueContext,
-  siteId: string,
+  site: OwnedSite,
   campaignId: string,
 ): Promise<CampaignView> {
+  const siteId = site.id;
   const u = await writeCampaign(
     ctx,
     siteId,
@@ -578,9 +588,10 @@ export async function resumeCampaign(
  */
 export async function revokeCampaignMedia(
   ctx: Context,
-  siteId: string,
+  site: OwnedSite,
   campaignId: string,
 ): Promise<CampaignView> {
+  const siteId = site.id;
   const u = await writeCampaign(ctx, siteId, campaignId, {
     mediaGeneration: sql`${newsletterCampaigns.mediaGeneration} + 1`,
   });
@@ -613,9 +624,10 @@ export async function finishCampaign(ctx: Context, campaignId: string): Promise<
 /** Cancels a scheduled campaign (sending has not started); anything else answers 400. */
 export async function cancelCampaign(
   ctx: Context,
-  siteId: string,
+  site: OwnedSite,
   campaignId: string,
 ): Promise<CampaignView> {
+  const siteId = site.id;
   const u = await writeCampaign(
     ctx,
     siteId,

@@ -8,6 +8,7 @@ import {
   keysetPage,
   newestFirst,
   notFound,
+  type OwnedSite,
   olderThan,
   PAGE_LIMIT,
   type RateLimiter,
@@ -62,9 +63,10 @@ type ImportRow = { row: number; email: unknown; name: unknown };
  */
 export async function addSubscriber(
   ctx: MailContext,
-  siteId: string,
+  site: OwnedSite,
   body: AddSubscriberBody,
 ): Promise<{ subscriber: SubscriberView; created: boolean }> {
+  const siteId = site.id;
   const email = normalizeEmail(body.email);
   if (!email)
     throw new AppError(
@@ -86,10 +88,11 @@ export async function addSubscriber(
  */
 export async function importSubscribers(
   ctx: MailContext,
-  siteId: string,
+  site: OwnedSite,
   input: { json: ImportSubscribersBody } | { csv: string; status?: "active" | "pending" },
   opts: { skipInvalid?: boolean } = {},
 ): Promise<ImportAnswer> {
+  const siteId = site.id;
   const rows: ImportRow[] =
     "json" in input
       ? input.json.subscribers.map((s, i) => ({ row: i + 1, email: s.email, name: s.name }))
@@ -211,7 +214,8 @@ async function upsert(
 }
 
 /** A page of a site's subscribers, newest first, optionally of one status. */
-export async function listSubscribers(ctx: Context, siteId: string, query: SubscriberListQuery) {
+export async function listSubscribers(ctx: Context, site: OwnedSite, query: SubscriberListQuery) {
+  const siteId = site.id;
   const limit = query.limit ?? PAGE_LIMIT.default;
   const t = newsletterSubscribers;
   const rows = await ctx.db
@@ -231,7 +235,8 @@ export async function listSubscribers(ctx: Context, siteId: string, query: Subsc
 }
 
 /** Deletes a subscriber of the site; 404 for any other id. */
-export async function deleteSubscriber(ctx: Context, siteId: string, subscriberId: string): Promise<void> {
+export async function deleteSubscriber(ctx: Context, site: OwnedSite, subscriberId: string): Promise<void> {
+  const siteId = site.id;
   if (!isUuid(subscriberId)) throw notFound("subscriber");
   const gone = await ctx.db
     .delete(newsletterSubscribers)

@@ -1,6 +1,6 @@
 import { siteChromeStrings, sites } from "@site/db";
 import { plainTextProblem } from "@site/domain/content";
-import { type Context, checkInput, notFound } from "@site/domain/core";
+import { type Context, checkInput, notFound, type OwnedSite } from "@site/domain/core";
 import { and, eq, inArray, sql } from "drizzle-orm";
 import { type Problem, refuse } from "./_input.ts";
 import { CHROME_DEFAULTS } from "./chrome_defaults.ts";
@@ -72,7 +72,8 @@ export async function resolveChromeStrings(
 }
 
 /** The chrome of a site for a member, in `locale` (the default locale when none is asked for). */
-export async function getChrome(ctx: Context, siteId: string, locale?: string): Promise<ChromeView> {
+export async function getChrome(ctx: Context, site: OwnedSite, locale?: string): Promise<ChromeView> {
+  const siteId = site.id;
   const defaultLocale = await siteDefaultLocale(ctx, siteId);
   const wanted = locale ? requireLocale(locale) : defaultLocale;
   const [locales, strings] = await Promise.all([
@@ -124,10 +125,11 @@ function stringProblems(strings: Record<string, string | null>): Problem[] {
  */
 export async function setChromeStrings(
   ctx: Context,
-  siteId: string,
+  site: OwnedSite,
   localeTag: string,
   input: ChromeStringsUpdate,
 ): Promise<ChromeView> {
+  const siteId = site.id;
   const locale = requireLocale(localeTag);
   const body = checkInput(ChromeStringsUpdate, input);
   const problems = stringProblems(body.strings);
@@ -159,17 +161,18 @@ export async function setChromeStrings(
     }
     await tx.update(sites).set({ updatedAt: sql`now()` }).where(eq(sites.id, siteId));
   });
-  return getChrome(ctx, siteId, locale);
+  return getChrome(ctx, site, locale);
 }
 
 /** Sets the locale a site's chrome falls back to before the built-in English. */
 export async function setChromeSettings(
   ctx: Context,
-  siteId: string,
+  site: OwnedSite,
   input: ChromeSettingsUpdate,
 ): Promise<ChromeView> {
+  const siteId = site.id;
   const body = checkInput(ChromeSettingsUpdate, input);
   const defaultLocale = requireLocale(body.defaultLocale, "defaultLocale");
   await ctx.db.update(sites).set({ defaultLocale, updatedAt: sql`now()` }).where(eq(sites.id, siteId));
-  return getChrome(ctx, siteId, defaultLocale);
+  return getChrome(ctx, site, defaultLocale);
 }

@@ -8,6 +8,7 @@ import {
   keysetPage,
   type ListQuery,
   notFound,
+  type OwnedSite,
   PAGE_LIMIT,
 } from "@site/domain/core";
 import { and, asc, eq, gte, sql } from "drizzle-orm";
@@ -60,11 +61,12 @@ async function readerFor(
  */
 export async function listItems(
   ctx: Context,
-  siteId: string,
+  site: OwnedSite,
   key: string,
   query: ListQuery,
   reader: Reader = "member",
 ): Promise<{ items: CollectionItem[]; nextCursor: string | null }> {
+  const siteId = site.id;
   const limit = query.limit ?? PAGE_LIMIT.default;
   const collection = await getCollection(ctx, siteId, key);
   const rows = await ctx.db
@@ -101,10 +103,11 @@ async function nextPosition(tx: Tx, collectionId: string): Promise<{ next: numbe
  */
 export async function upsertItems(
   ctx: Context,
-  siteId: string,
+  site: OwnedSite,
   key: string,
   entries: { id?: string; values: Record<string, unknown> }[],
 ): Promise<CollectionItem[]> {
+  const siteId = site.id;
   const index = await loadPageIndex(ctx.db, siteId);
   const written = await ctx.db.transaction(async (tx) => {
     // The collection row's lock serializes item writes with each other and with definition changes.
@@ -153,27 +156,28 @@ export async function upsertItems(
 }
 
 /** Creates an item at the end of a collection. */
-export async function createItem(ctx: Context, siteId: string, key: string, input: ItemValues) {
+export async function createItem(ctx: Context, site: OwnedSite, key: string, input: ItemValues) {
   const { values } = checkInput(ItemValues, input);
-  const [item] = await upsertItems(ctx, siteId, key, [{ values }]);
+  const [item] = await upsertItems(ctx, site, key, [{ values }]);
   return item!;
 }
 
 /** Merges values into an item (null clears an optional field). */
 export async function updateItem(
   ctx: Context,
-  siteId: string,
+  site: OwnedSite,
   key: string,
   itemId: string,
   input: ItemValues,
 ) {
   const { values } = checkInput(ItemValues, input);
-  const [item] = await upsertItems(ctx, siteId, key, [{ id: itemId, values }]);
+  const [item] = await upsertItems(ctx, site, key, [{ id: itemId, values }]);
   return item!;
 }
 
 /** Deletes an item. */
-export async function deleteItem(ctx: Context, siteId: string, key: string, itemId: string): Promise<void> {
+export async function deleteItem(ctx: Context, site: OwnedSite, key: string, itemId: string): Promise<void> {
+  const siteId = site.id;
   const collection = await getCollection(ctx, siteId, key);
   if (!isUuid(itemId)) throw notFound("item");
   const deleted = await ctx.db
@@ -189,10 +193,11 @@ export async function deleteItem(ctx: Context, siteId: string, key: string, item
  */
 export async function reorderItems(
   ctx: Context,
-  siteId: string,
+  site: OwnedSite,
   key: string,
   input: ItemOrderBody,
 ): Promise<CollectionItem[]> {
+  const siteId = site.id;
   const ids = checkInput(ItemOrderBody, input).itemIds.map((id) => id.toLowerCase());
   const collection = await ctx.db.transaction(async (tx) => {
     const c = await getCollection(ctx, siteId, key, tx);

@@ -1,6 +1,6 @@
 import { collectionItems, collections, type Tx } from "@site/db";
 import { plainTextProblem } from "@site/domain/content";
-import { type Context, checkInput, notFound } from "@site/domain/core";
+import { type Context, checkInput, notFound, type OwnedSite } from "@site/domain/core";
 import { and, asc, count, eq, sql } from "drizzle-orm";
 import { type Problem, refuse } from "./_input.ts";
 import { CollectionDefinition, type CollectionField, type CollectionSummary } from "./collection_model.ts";
@@ -39,8 +39,9 @@ export async function getCollection(
 /** The collections of a site with their item counts, by key. */
 export async function listCollections(
   ctx: Context,
-  siteId: string,
+  site: OwnedSite,
 ): Promise<{ collections: CollectionSummary[] }> {
+  const siteId = site.id;
   const rows = await ctx.db
     .select({
       key: collections.key,
@@ -109,10 +110,11 @@ async function breakingChanges(
  */
 export async function defineCollection(
   ctx: Context,
-  siteId: string,
+  site: OwnedSite,
   key: string,
   input: CollectionDefinition,
 ): Promise<CollectionSummary> {
+  const siteId = site.id;
   if (!KEY.test(key))
     throw refuse([
       { field: "key", key, message: "lowercase letters, digits and hyphens, at most 63 characters" },
@@ -152,12 +154,13 @@ export async function defineCollection(
     // A concurrent PUT created it first: this one is then an update of that definition.
     if (inserted.length === 0) await update(tx);
   });
-  const { collections: all } = await listCollections(ctx, siteId);
+  const { collections: all } = await listCollections(ctx, site);
   return all.find((c) => c.key === key)!;
 }
 
 /** Deletes a collection and its items. */
-export async function deleteCollection(ctx: Context, siteId: string, key: string): Promise<void> {
+export async function deleteCollection(ctx: Context, site: OwnedSite, key: string): Promise<void> {
+  const siteId = site.id;
   checkKey(key);
   const deleted = await ctx.db
     .delete(collections)

@@ -1,6 +1,6 @@
 import { siteLayouts, sites } from "@site/db";
 import { plainTextProblem } from "@site/domain/content";
-import { AppError, type Context, checkInput } from "@site/domain/core";
+import { AppError, type Context, checkInput, type OwnedSite } from "@site/domain/core";
 import { and, eq, inArray, sql } from "drizzle-orm";
 import { type Problem, refuse } from "./_input.ts";
 import { DEFAULT_LAYOUT, DEFAULT_STYLES } from "./defaults.ts";
@@ -94,9 +94,10 @@ async function ensureRow(ctx: Context, siteId: string): Promise<void> {
 /** The layout and styles of a site for `reader`, with the ETag of this version. */
 export async function getLayout(
   ctx: Context,
-  siteId: string,
+  site: OwnedSite,
   reader: Reader = "member",
 ): Promise<{ state: LayoutState; etag: string }> {
+  const siteId = site.id;
   // The row and the page index are independent: one round trip, not two (the public read's budget).
   let [row, index] = await Promise.all([storedRow(ctx, siteId), loadPageIndex(ctx.db, siteId)]);
   if (!row) {
@@ -199,10 +200,11 @@ export function defaultStoredLayout(index: PageIndex): Layout {
  */
 export async function updateLayout(
   ctx: Context,
-  siteId: string,
+  site: OwnedSite,
   input: LayoutUpdate,
   opts: { ifMatch?: string | null } = {},
 ): Promise<{ state: LayoutState; etag: string }> {
+  const siteId = site.id;
   const body = checkInput(LayoutUpdate, input);
   if (!body.layout && !body.styles) throw refuse([{ field: "body", message: "give layout, styles or both" }]);
   const problems = [

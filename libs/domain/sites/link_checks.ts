@@ -1,6 +1,6 @@
 import { type Static, Type } from "@sinclair/typebox";
 import { collectionItems, collections, pages, siteLayouts } from "@site/db";
-import { type Context, checkInput } from "@site/domain/core";
+import { type Context, checkInput, type OwnedSite } from "@site/domain/core";
 import { eq, inArray } from "drizzle-orm";
 import { type Problem, refuse } from "./_input.ts";
 import type { CollectionField } from "./collection_model.ts";
@@ -71,9 +71,10 @@ export const BrokenLinkList = Type.Object({ links: Type.Array(BrokenLink) });
  */
 export async function translateLinks(
   ctx: Context,
-  siteId: string,
+  site: OwnedSite,
   input: TranslateLinksBody,
 ): Promise<{ links: TranslatedLink[] }> {
+  const siteId = site.id;
   const { hrefs } = checkInput(TranslateLinksBody, input);
   const problems: Problem[] = [];
   const parsed = hrefs.map((href, i) => {
@@ -125,7 +126,8 @@ export async function translateLinks(
  * page MDX (by the spans stored with each page, no parsing), the layout's navigation and footer, and
  * collection `link` fields.
  */
-export async function listBrokenLinks(ctx: Context, siteId: string): Promise<{ links: BrokenLink[] }> {
+export async function listBrokenLinks(ctx: Context, site: OwnedSite): Promise<{ links: BrokenLink[] }> {
+  const siteId = site.id;
   const rows = await ctx.db
     .select({ id: pages.id, path: pages.path, content: pages.content, links: pages.links })
     .from(pages)

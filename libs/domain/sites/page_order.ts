@@ -1,6 +1,6 @@
 import { type Static, Type } from "@sinclair/typebox";
 import { pages, sites, type Tx } from "@site/db";
-import { type Context, checkInput, notFound } from "@site/domain/core";
+import { type Context, checkInput, notFound, type OwnedSite } from "@site/domain/core";
 import { and, eq, gte, lt, ne, sql } from "drizzle-orm";
 import { orderProblems, refuse } from "./_input.ts";
 
@@ -76,7 +76,8 @@ export async function makeRoomAt(tx: Tx, siteId: string, position: number, movin
  * exactly the site's pages, each once; otherwise 400 VALIDATION_ERROR naming the missing, unknown and
  * repeated ids, and nothing changes.
  */
-export async function reorderPages(ctx: Context, siteId: string, input: PageOrderBody): Promise<void> {
+export async function reorderPages(ctx: Context, site: OwnedSite, input: PageOrderBody): Promise<void> {
+  const siteId = site.id;
   const { pageIds } = checkInput(PageOrderBody, input);
   const ids = pageIds.map((id) => id.toLowerCase());
   await ctx.db.transaction(async (tx) => {

@@ -1,6 +1,6 @@
 import { randomUUID } from "node:crypto";
 import { isUniqueViolation, pages, sites, type Tx } from "@site/db";
-import { AppError, type Context, isUuid, notFound } from "@site/domain/core";
+import { AppError, type Context, isUuid, notFound, type OwnedSite } from "@site/domain/core";
 import { and, asc, eq, sql } from "drizzle-orm";
 import { loadPageIndex, type PageIndex, pageIndexOf } from "./links.ts";
 import type { CreatePageBody, PageView, UpdatePageBody } from "./models.ts";
@@ -109,7 +109,8 @@ async function forMembers(ctx: Context, siteId: string, rows: PageRow[]): Promis
 }
 
 /** The pages of a site in order, links translated and media signed for members. */
-export async function listPages(ctx: Context, siteId: string): Promise<PageView[]> {
+export async function listPages(ctx: Context, site: OwnedSite): Promise<PageView[]> {
+  const siteId = site.id;
   const rows = await ctx.db
     .select(pageView)
     .from(pages)
@@ -124,7 +125,8 @@ export async function listPages(ctx: Context, siteId: string): Promise<PageView[
 }
 
 /** One page of a site, media signed for members; 404 NOT_FOUND otherwise. */
-export async function getPage(ctx: Context, siteId: string, pageId: string): Promise<PageView> {
+export async function getPage(ctx: Context, site: OwnedSite, pageId: string): Promise<PageView> {
+  const siteId = site.id;
   if (!isUuid(pageId)) throw notFound("page");
   const [page] = await ctx.db
     .select(pageView)
@@ -141,7 +143,8 @@ function pathTaken(path: string | undefined) {
 }
 
 /** Creates a page; its media references must name real library files. */
-export async function createPage(ctx: Context, siteId: string, input: CreatePageBody) {
+export async function createPage(ctx: Context, site: OwnedSite, input: CreatePageBody) {
+  const siteId = site.id;
   checkPageInput(input, false);
   const { warnings } = await checkPageMedia(ctx, siteId, input.content);
   try {
@@ -171,7 +174,8 @@ export async function createPage(ctx: Context, siteId: string, input: CreatePage
 }
 
 /** Updates the given fields of a page. */
-export async function updatePage(ctx: Context, siteId: string, pageId: string, input: UpdatePageBody) {
+export async function updatePage(ctx: Context, site: OwnedSite, pageId: string, input: UpdatePageBody) {
+  const siteId = site.id;
   if (!isUuid(pageId)) throw notFound("page");
   checkPageInput(input, true);
   const { warnings } =
@@ -216,7 +220,8 @@ export async function updatePage(ctx: Context, siteId: string, pageId: string, i
 }
 
 /** Deletes a page. */
-export async function deletePage(ctx: Context, siteId: string, pageId: string): Promise<void> {
+export async function deletePage(ctx: Context, site: OwnedSite, pageId: string): Promise<void> {
+  const siteId = site.id;
   if (!isUuid(pageId)) throw notFound("page");
   const deleted = await ctx.db
     .delete(pages)

@@ -1,6 +1,6 @@
 import { type Static, Type } from "@sinclair/typebox";
 import { sites } from "@site/db";
-import type { Context, ListQuery } from "@site/domain/core";
+import { type Context, type ListQuery, siteOfRecord } from "@site/domain/core";
 import { sql } from "drizzle-orm";
 import { PublicChrome } from "./chrome_model.ts";
 import { requireLocale, resolveChromeStrings } from "./chrome_strings.ts";
@@ -45,7 +45,7 @@ export async function readPublicSite(
   const wanted = opts.locale ? requireLocale(opts.locale) : opts.acceptLanguage;
   const locale = negotiateLocale(wanted, available, site.defaultLocale);
   const [{ state }, strings] = await Promise.all([
-    getLayout(ctx, site.id, "visitor"),
+    getLayout(ctx, siteOfRecord(site), "visitor"),
     resolveChromeStrings(ctx, site.id, locale, site.defaultLocale),
   ]);
   return {
@@ -64,5 +64,5 @@ export async function readPublicItems(
   query: ListQuery,
 ): Promise<{ items: CollectionItem[]; nextCursor: string | null }> {
   const site = await publishedSite(ctx, slug);
-  return listItems(ctx, site.id, key, query, "visitor");
+  return listItems(ctx, siteOfRecord(site), key, query, "visitor");
 }

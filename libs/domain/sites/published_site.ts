@@ -4,7 +4,7 @@ import { eq } from "drizzle-orm";
 import type { SelectedFields } from "drizzle-orm/pg-core";
 
 /**
- * A published site by slug (id, name, slug), with the `extra` columns asked for; 404 NOT_FOUND for an
+ * A published site by slug (id, organization, name, slug), with the `extra` columns asked for; 404 NOT_FOUND for an
  * unknown or unpublished one (visitors see nothing). Every public read starts here.
  */
 export async function publishedSite<T extends SelectedFields>(
@@ -13,7 +13,14 @@ export async function publishedSite<T extends SelectedFields>(
   extra: T = {} as T,
 ) {
   const [site] = await ctx.db
-    .select({ id: sites.id, name: sites.name, slug: sites.slug, live: sites.publicContentLive, ...extra })
+    .select({
+      id: sites.id,
+      orgId: sites.orgId,
+      name: sites.name,
+      slug: sites.slug,
+      live: sites.publicContentLive,
+      ...extra,
+    })
     .from(sites)
     .where(eq(sites.slug, slug))
     .limit(1);

@@ -16,9 +16,11 @@ import {
   keysetPage,
   type ListQuery,
   notFound,
+  type OwnedSite,
   PAGE_LIMIT,
   type Principal,
   requireSiteManager,
+  siteOfRecord,
 } from "@site/domain/core";
 import { mediaRefBases } from "@site/domain/media";
 import { recordEvent } from "@site/domain/webhooks";
@@ -190,11 +192,26 @@ export async function getOwnSite(ctx: Context, principal: Principal, siteId: str
     .where(and(eq(sites.id, siteId), eq(sites.orgId, principal.orgId), isNull(sites.deletedAt)))
     .limit(1);
   if (!site) throw notFound("site");
-  return site;
+  return siteOfRecord(site);
+}
+
+/**
+ * Any organization's live site by id, for the system acting for itself (the operator CLI, a test);
+ * 404 NOT_FOUND for an unknown or deleted one. The API's routes and tools use getOwnSite.
+ */
+export async function siteById(ctx: Context, siteId: string): Promise<OwnedSite> {
+  const [site] = await ctx.db
+    .select({ id: sites.id, orgId: sites.orgId })
+    .from(sites)
+    .where(and(eq(sites.id, siteId), isNull(sites.deletedAt)))
+    .limit(1);
+  if (!site) throw notFound("site");
+  return siteOfRecord(site);
 }
 
 /** Publishes or unpublishes a site; unpublishing revokes visitor access to its media at once. */
-export async function setSitePublished(ctx: Context, siteId: string, live: boolean): Promise<SiteView> {
+export async function setSitePublished(ctx: Context, site: OwnedSite, live: boolean): Promise<SiteView> {
+  const siteId = site.id;
   return ctx.db.transaction(async (tx) => {
     const [before] = await tx
       .select({ live: sites.publicContentLive, orgId: sites.orgId })

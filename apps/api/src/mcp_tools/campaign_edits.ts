@@ -28,7 +28,7 @@ export const CAMPAIGN_EDIT_TOOLS: Tool[] = [
     run: async (deps, principal, args) => {
       const site = await getOwnSite(deps, principal, args.siteId);
       const { siteId: _s, campaignId, ...body } = args;
-      const campaign = await updateCampaign(deps, site.id, campaignId, body);
+      const campaign = await updateCampaign(deps, site, campaignId, body);
       return { value: { campaign }, note: campaignNextStep(campaign) };
     },
   }),
@@ -43,7 +43,7 @@ export const CAMPAIGN_EDIT_TOOLS: Tool[] = [
     readOnly: false,
     run: async (deps, principal, args) => {
       const site = await getOwnSite(deps, principal, args.siteId);
-      await deleteCampaign(deps, site.id, args.campaignId);
+      await deleteCampaign(deps, site, args.campaignId);
       return {
         value: { deleted: true, campaignId: args.campaignId },
         note: `Campaign ${args.campaignId} is deleted; list_campaigns shows the others.`,
@@ -61,7 +61,7 @@ export const CAMPAIGN_EDIT_TOOLS: Tool[] = [
     readOnly: false,
     run: async (deps, principal, args) => {
       const site = await getOwnSite(deps, principal, args.siteId);
-      const campaign = await revokeCampaignMedia(deps, site.id, args.campaignId);
+      const campaign = await revokeCampaignMedia(deps, site, args.campaignId);
       return {
         value: { campaign },
         note: "The image links of every mail sent for this campaign are revoked.",

@@ -58,7 +58,7 @@ export const CAMPAIGN_TOOLS: Tool[] = [
         deps.renderWaits,
         args.campaignId,
         args.waitSeconds ?? 0,
-        () => getCampaign(deps, site.id, args.campaignId),
+        () => getCampaign(deps, site, args.campaignId),
         (c) => c.status === "sending",
       );
       return { value: { campaign }, note: campaignNextStep(campaign) };
@@ -75,7 +75,7 @@ export const CAMPAIGN_TOOLS: Tool[] = [
     readOnly: false,
     run: async (deps, principal, args) => {
       const site = await getOwnSite(deps, principal, args.siteId);
-      const campaign = await cancelCampaign(deps, site.id, args.campaignId);
+      const campaign = await cancelCampaign(deps, site, args.campaignId);
       return { value: { campaign }, note: campaignNextStep(campaign) };
     },
   }),
@@ -91,7 +91,7 @@ export const CAMPAIGN_TOOLS: Tool[] = [
     openWorld: true,
     run: async (deps, principal, args) => {
       const site = await getOwnSite(deps, principal, args.siteId);
-      const campaign = await resumeCampaign(deps, site.id, args.campaignId);
+      const campaign = await resumeCampaign(deps, site, args.campaignId);
       return { value: { campaign }, note: campaignNextStep(campaign) };
     },
   }),

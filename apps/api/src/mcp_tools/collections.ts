@@ -38,7 +38,7 @@ export const COLLECTION_TOOLS: Tool[] = [
     readOnly: true,
     run: async (deps, principal, args) => {
       const site = await getOwnSite(deps, principal, args.siteId);
-      return { value: await listCollections(deps, site.id) };
+      return { value: await listCollections(deps, site) };
     },
   }),
   tool({
@@ -52,7 +52,7 @@ export const COLLECTION_TOOLS: Tool[] = [
     readOnly: false,
     run: async (deps, principal, args) => {
       const site = await getOwnSite(deps, principal, args.siteId);
-      await deleteCollection(deps, site.id, args.collection);
+      await deleteCollection(deps, site, args.collection);
       return {
         value: { deleted: true, key: args.collection },
         note: `Collection ${args.collection} and its items are deleted; list_collections shows the others.`,
@@ -77,7 +77,7 @@ export const COLLECTION_TOOLS: Tool[] = [
     readOnly: false,
     run: async (deps, principal, args) => {
       const site = await getOwnSite(deps, principal, args.siteId);
-      const items = await reorderItems(deps, site.id, args.collection, { itemIds: args.itemIds });
+      const items = await reorderItems(deps, site, args.collection, { itemIds: args.itemIds });
       return { value: { items } };
     },
   }),
@@ -97,7 +97,7 @@ export const COLLECTION_TOOLS: Tool[] = [
     readOnly: false,
     run: async (deps, principal, args) => {
       const site = await getOwnSite(deps, principal, args.siteId);
-      const item = await updateItem(deps, site.id, args.collection, args.itemId, { values: args.values });
+      const item = await updateItem(deps, site, args.collection, args.itemId, { values: args.values });
       return { value: { item } };
     },
   }),
@@ -112,7 +112,7 @@ export const COLLECTION_TOOLS: Tool[] = [
     readOnly: false,
     run: async (deps, principal, args) => {
       const site = await getOwnSite(deps, principal, args.siteId);
-      await deleteItem(deps, site.id, args.collection, args.itemId);
+      await deleteItem(deps, site, args.collection, args.itemId);
       return {
         value: { deleted: true, itemId: args.itemId },
         note: `Item ${args.itemId} is deleted; list_collection_items shows the rest.`,

@@ -113,7 +113,7 @@ export const JOB_TOOLS: Tool[] = [
     readOnly: false,
     run: async (deps, principal, args) => {
       const site = await getOwnSite(deps, principal, args.siteId);
-      await deletePage(deps, site.id, args.pageId);
+      await deletePage(deps, site, args.pageId);
       return { value: { deleted: true, pageId: args.pageId } };
     },
   }),
@@ -129,7 +129,7 @@ export const JOB_TOOLS: Tool[] = [
     run: async (deps, principal, args) => {
       const site = await getOwnSite(deps, principal, args.siteId);
       const { siteId: _s, ...body } = args;
-      const { subscriber, created } = await addSubscriber(mailOf(deps), site.id, body);
+      const { subscriber, created } = await addSubscriber(mailOf(deps), site, body);
       return { value: { subscriber, created } };
     },
   }),
@@ -145,7 +145,7 @@ export const JOB_TOOLS: Tool[] = [
     run: async (deps, principal, args) => {
       const site = await getOwnSite(deps, principal, args.siteId);
       const { siteId: _s, ...query } = args;
-      return { value: await listSubscribers(deps, site.id, query) };
+      return { value: await listSubscribers(deps, site, query) };
     },
   }),
   tool({
@@ -164,7 +164,7 @@ export const JOB_TOOLS: Tool[] = [
     openWorld: true,
     run: async (deps, principal, args) => {
       const site = await getOwnSite(deps, principal, args.siteId);
-      await sendTestCampaign(mailOf(deps), site.id, args.campaignId, args.to);
+      await sendTestCampaign(mailOf(deps), site, args.campaignId, args.to);
       return { value: { accepted: true, to: args.to.length } };
     },
   }),
@@ -184,7 +184,7 @@ export const JOB_TOOLS: Tool[] = [
     openWorld: true,
     run: async (deps, principal, args) => {
       const site = await getOwnSite(deps, principal, args.siteId);
-      const campaign = await sendCampaign(deps, site.id, args.campaignId, { sendAt: args.sendAt });
+      const campaign = await sendCampaign(deps, site, args.campaignId, { sendAt: args.sendAt });
       return { value: { campaign }, note: campaignNextStep(campaign) };
     },
   }),

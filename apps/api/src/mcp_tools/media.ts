@@ -25,7 +25,7 @@ export const MEDIA_TOOLS: Tool[] = [
     run: async (deps, principal, args) => {
       const site = await getOwnSite(deps, principal, args.siteId);
       const { siteId: _, ...query } = args;
-      return { value: await listLibrary(deps, site.id, query) };
+      return { value: await listLibrary(deps, site, query) };
     },
   }),
   tool({
@@ -47,7 +47,7 @@ export const MEDIA_TOOLS: Tool[] = [
       return answer(
         await importFromUrl(
           deps,
-          site.id,
+          site,
           { url: args.url, alt: args.alt ?? null },
           { tls: deps.fetchTls, inWork: work?.inWork(answer) },
         ),

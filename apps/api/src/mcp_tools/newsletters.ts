@@ -27,7 +27,7 @@ export const NEWSLETTER_TOOLS: Tool[] = [
     readOnly: true,
     run: async (deps, principal, args) => {
       const site = await getOwnSite(deps, principal, args.siteId);
-      return { value: await listCampaigns(deps, site.id, { cursor: args.cursor, limit: args.limit }) };
+      return { value: await listCampaigns(deps, site, { cursor: args.cursor, limit: args.limit }) };
     },
   }),
   tool({
@@ -42,7 +42,7 @@ export const NEWSLETTER_TOOLS: Tool[] = [
     run: async (deps, principal, args) => {
       const site = await getOwnSite(deps, principal, args.siteId);
       const { siteId: _siteId, ...body } = args;
-      const campaign = await createCampaign(deps, site.id, body);
+      const campaign = await createCampaign(deps, site, body);
       return {
         value: { campaign },
         note: `Draft ${campaign.id} created. Check it with send_test_campaign (up to 10 addresses), then send or schedule it with send_campaign; get_campaign follows it.`,

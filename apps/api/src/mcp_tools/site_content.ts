@@ -25,7 +25,7 @@ export const SITE_CONTENT_TOOLS: Tool[] = [
     readOnly: true,
     run: async (deps, principal, args) => {
       const site = await getOwnSite(deps, principal, args.siteId);
-      return { value: { page: await getPage(deps, site.id, args.pageId) } };
+      return { value: { page: await getPage(deps, site, args.pageId) } };
     },
   }),
   tool({
@@ -39,7 +39,7 @@ export const SITE_CONTENT_TOOLS: Tool[] = [
     readOnly: false,
     run: async (deps, principal, args) => {
       const site = await getOwnSite(deps, principal, args.siteId);
-      const chrome = await setChromeSettings(deps, site.id, { defaultLocale: args.defaultLocale });
+      const chrome = await setChromeSettings(deps, site, { defaultLocale: args.defaultLocale });
       return {
         value: chrome,
         note: `Default locale is ${chrome.defaultLocale}; set_chrome_strings translates its strings.`,
@@ -57,7 +57,7 @@ export const SITE_CONTENT_TOOLS: Tool[] = [
     readOnly: true,
     run: async (deps, principal, args) => {
       const site = await getOwnSite(deps, principal, args.siteId);
-      const out = await listBrokenLinks(deps, site.id);
+      const out = await listBrokenLinks(deps, site);
       return {
         value: out,
         note:

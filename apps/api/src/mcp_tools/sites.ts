@@ -132,7 +132,7 @@ export const SITE_TOOLS: Tool[] = [
       run: async (deps, principal, args) => {
         requireSiteManager(principal);
         const own = await getOwnSite(deps, principal, args.siteId);
-        const site = await setSitePublished(deps, own.id, action === "publish");
+        const site = await setSitePublished(deps, own, action === "publish");
         const publicPages = `${deps.config.publicBaseUrl}/api/v1/public/sites/${site.slug}/pages`;
         return {
           value: { site, ...(site.public_content_live ? { publicPages } : {}) },
@@ -154,7 +154,7 @@ export const SITE_TOOLS: Tool[] = [
     readOnly: true,
     run: async (deps, principal, args) => {
       const site = await getOwnSite(deps, principal, args.siteId);
-      return { value: { pages: await listPages(deps, site.id) } };
+      return { value: { pages: await listPages(deps, site) } };
     },
   }),
   tool({
@@ -177,7 +177,7 @@ export const SITE_TOOLS: Tool[] = [
       const site = await getOwnSite(deps, principal, args.siteId);
       const content = withMedia(args.content ?? "", args.media);
       const { siteId: _s, media: _m, ...fields } = args;
-      const out = await createPage(deps, site.id, { ...fields, content });
+      const out = await createPage(deps, site, { ...fields, content });
       return {
         value: out,
         note: `Created page ${out.page.path} (${out.page.id}).${out.warnings.length ? ` Warnings: ${out.warnings.join(" ")}` : ""}`,
@@ -209,9 +209,9 @@ export const SITE_TOOLS: Tool[] = [
       const { siteId: _s, pageId, media, ...fields } = args;
       let content = fields.content;
       if (media?.length) {
-        content = withMedia(content ?? (await getPage(deps, site.id, pageId)).content, media);
+        content = withMedia(content ?? (await getPage(deps, site, pageId)).content, media);
       }
-      const out = await updatePage(deps, site.id, pageId, { ...fields, content });
+      const out = await updatePage(deps, site, pageId, { ...fields, content });
       return {
         value: out,
         note: `Updated page ${out.page.path}.${out.warnings.length ? ` Warnings: ${out.warnings.join(" ")}` : ""}`,

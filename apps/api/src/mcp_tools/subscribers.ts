@@ -26,7 +26,7 @@ export const SUBSCRIBER_TOOLS: Tool[] = [
     readOnly: true,
     run: async (deps, principal, args) => {
       const site = await getOwnSite(deps, principal, args.siteId);
-      const subscriber = await getSubscriber(deps, site.id, args.subscriberId, subscriberView);
+      const subscriber = await getSubscriber(deps, site, args.subscriberId, subscriberView);
       return { value: { subscriber } };
     },
   }),
@@ -41,7 +41,7 @@ export const SUBSCRIBER_TOOLS: Tool[] = [
     readOnly: false,
     run: async (deps, principal, args) => {
       const site = await getOwnSite(deps, principal, args.siteId);
-      const subscriber = await reactivateSubscriber(deps, site.id, args.subscriberId, subscriberView);
+      const subscriber = await reactivateSubscriber(deps, site, args.subscriberId, subscriberView);
       return { value: { subscriber }, note: `Subscriber ${subscriber.email} is ${subscriber.status}.` };
     },
   }),
@@ -56,7 +56,7 @@ export const SUBSCRIBER_TOOLS: Tool[] = [
     readOnly: false,
     run: async (deps, principal, args) => {
       const site = await getOwnSite(deps, principal, args.siteId);
-      await deleteSubscriber(deps, site.id, args.subscriberId);
+      await deleteSubscriber(deps, site, args.subscriberId);
       return {
         value: { deleted: true, subscriberId: args.subscriberId },
         note: `Subscriber ${args.subscriberId} is deleted; list_subscribers shows the others.`,

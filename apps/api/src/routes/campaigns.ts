@@ -34,7 +34,7 @@ const tags = ["newsletters"];
 /** A site's newsletter campaigns: drafts, preview, test sends, sending and cancelling. */
 export function campaignRoutes(deps: AppDeps & MailContext, auth: AuthMacros) {
   const site = async (principal: Parameters<typeof getOwnSite>[1], siteId: string) =>
-    (await getOwnSite(deps, principal, siteId)).id;
+    getOwnSite(deps, principal, siteId);
   return new Elysia()
     .use(auth)
     .get(

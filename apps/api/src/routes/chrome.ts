@@ -20,7 +20,7 @@ export function chromeRoutes(deps: AppDeps, auth: AuthMacros) {
       "/api/v1/sites/:siteId/chrome",
       async ({ principal, params, query }) => {
         const site = await getOwnSite(deps, principal, params.siteId);
-        return getChrome(deps, site.id, query.locale || undefined);
+        return getChrome(deps, site, query.locale || undefined);
       },
       {
         operation: "getSitesSiteIdChrome",
@@ -40,7 +40,7 @@ export function chromeRoutes(deps: AppDeps, auth: AuthMacros) {
       "/api/v1/sites/:siteId/chrome/:locale",
       async ({ principal, params, body }) => {
         const site = await getOwnSite(deps, principal, params.siteId);
-        return setChromeStrings(deps, site.id, params.locale, body);
+        return setChromeStrings(deps, site, params.locale, body);
       },
       {
         operation: "putSitesSiteIdChromeLocale",
@@ -58,7 +58,7 @@ export function chromeRoutes(deps: AppDeps, auth: AuthMacros) {
       "/api/v1/sites/:siteId/chrome",
       async ({ principal, params, body }) => {
         const site = await getOwnSite(deps, principal, params.siteId);
-        return setChromeSettings(deps, site.id, body);
+        return setChromeSettings(deps, site, body);
       },
       {
         operation: "patchSitesSiteIdChrome",

@@ -29,7 +29,7 @@ const tags = ["collections"];
 /** Collections (structured content: team, products, posts): definitions and items. */
 export function collectionRoutes(deps: AppDeps, auth: AuthMacros) {
   const site = async (principal: Parameters<typeof getOwnSite>[1], siteId: string) =>
-    (await getOwnSite(deps, principal, siteId)).id;
+    getOwnSite(deps, principal, siteId);
   return new Elysia()
     .use(auth)
     .get(base, async ({ principal, params }) => listCollections(deps, await site(principal, params.siteId)), {

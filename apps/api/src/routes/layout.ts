@@ -12,7 +12,7 @@ export function layoutRoutes(deps: AppDeps, auth: AuthMacros) {
       "/api/v1/sites/:siteId/layout",
       async ({ principal, params, set }) => {
         const site = await getOwnSite(deps, principal, params.siteId);
-        const { state, etag } = await getLayout(deps, site.id, "member");
+        const { state, etag } = await getLayout(deps, site, "member");
         set.headers.etag = etag;
         return state;
       },
@@ -31,7 +31,7 @@ export function layoutRoutes(deps: AppDeps, auth: AuthMacros) {
       "/api/v1/sites/:siteId/layout",
       async ({ principal, params, body, request, set }) => {
         const site = await getOwnSite(deps, principal, params.siteId);
-        const { state, etag } = await updateLayout(deps, site.id, body, {
+        const { state, etag } = await updateLayout(deps, site, body, {
           ifMatch: request.headers.get("if-match"),
         });
         set.headers.etag = etag;

@@ -18,7 +18,7 @@ export function linkRoutes(deps: AppDeps, auth: AuthMacros) {
     .post(
       "/api/v1/sites/:siteId/links/translate",
       async ({ principal, params, body }) =>
-        translateLinks(deps, (await getOwnSite(deps, principal, params.siteId)).id, body),
+        translateLinks(deps, await getOwnSite(deps, principal, params.siteId), body),
       {
         operation: "postSitesSiteIdLinksTranslate",
         body: TranslateLinksBody,
@@ -34,7 +34,7 @@ export function linkRoutes(deps: AppDeps, auth: AuthMacros) {
     .get(
       "/api/v1/sites/:siteId/links/broken",
       async ({ principal, params }) =>
-        listBrokenLinks(deps, (await getOwnSite(deps, principal, params.siteId)).id),
+        listBrokenLinks(deps, await getOwnSite(deps, principal, params.siteId)),
       {
         operation: "getSitesSiteIdLinksBroken",
         response: { 200: BrokenLinkList, ...errors(401, 403, 404) },

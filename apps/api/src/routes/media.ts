@@ -4,7 +4,7 @@ import {
   completeUpload,
   ImportUrlBody,
   importFromUrl,
-  listLibrary,
+  listOwnLibrary,
   MediaLibraryPage,
   prepareUpload,
   UploadBody,
@@ -24,8 +24,7 @@ export function mediaRoutes(deps: AppDeps, auth: AuthMacros) {
     .get(
       "/api/v1/sites/:siteId/media",
       // One round trip: the site's ownership and its page of files; uploads settle when they land (0803).
-      async ({ principal, params, query }) =>
-        listLibrary(deps, params.siteId, { ...query, orgId: principal.orgId }),
+      async ({ principal, params, query }) => listOwnLibrary(deps, principal, params.siteId, query),
       {
         operation: "getSitesSiteIdMedia",
         query: queryOf(ListQuery),
@@ -61,7 +60,7 @@ export function mediaRoutes(deps: AppDeps, auth: AuthMacros) {
       "/api/v1/sites/:siteId/media/upload",
       async ({ principal, params, body, set }) => {
         const s = await getOwnSite(deps, principal, params.siteId);
-        const out = await prepareUpload(deps, s.id, body);
+        const out = await prepareUpload(deps, s, body);
         set.status = 201;
         return out;
       },
@@ -80,7 +79,7 @@ export function mediaRoutes(deps: AppDeps, auth: AuthMacros) {
       "/api/v1/sites/:siteId/media/upload/:name/complete",
       async ({ principal, params }) => {
         const s = await getOwnSite(deps, principal, params.siteId);
-        return completeUpload(deps, s.id, params.name);
+        return completeUpload(deps, s, params.name);
       },
       {
         scope: "content:write",
@@ -97,7 +96,7 @@ export function mediaRoutes(deps: AppDeps, auth: AuthMacros) {
       "/api/v1/sites/:siteId/media/import-url",
       async ({ request, principal, params, body, set }) => {
         const s = await getOwnSite(deps, principal, params.siteId);
-        const out = await importFromUrl(deps, s.id, body, {
+        const out = await importFromUrl(deps, s, body, {
           tls: deps.fetchTls,
           inWork: answerInWork(request, 201, (a) => a),
         });

@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import type { Context } from "@site/domain/core";
 import { listLibrary, MEMBER_GRANT_SECONDS, readGrant } from "@site/domain/media";
+import { siteById } from "@site/domain/sites";
 import { sql } from "drizzle-orm";
 import { type ApiProcess, buildTestApp, spawnApi, type TestApp } from "../../testing/mod.ts";
 
@@ -123,12 +124,13 @@ describe("media list: a kept page is never served after the library changed", ()
       return { k: url.searchParams.get("k")!, key: url.pathname.replace(/^\/api\/media\//, "") };
     };
     const expOf = (k: string) => Number(k.split(".")[2]);
-    const a = await listLibrary(ctx, site.id, {});
-    const b = await listLibrary(ctx, site.id, {});
+    const owned = await siteById(ctx, site.id);
+    const a = await listLibrary(ctx, owned, {});
+    const b = await listLibrary(ctx, owned, {});
     expect(b).toBe(a); // the kept page itself
     expect(expOf(grantOf(a).k)).toBe(Date.UTC(2026, 10, 23, 12, 16, 0) / 1000);
     now += 40_000; // 12:01:10: the next minute
-    const c = await listLibrary(ctx, site.id, {});
+    const c = await listLibrary(ctx, owned, {});
     expect(c).not.toBe(a);
     const g = grantOf(c);
     expect(expOf(g.k) * 1000 - now).toBeGreaterThanOrEqual(MEMBER_GRANT_SECONDS * 1000);

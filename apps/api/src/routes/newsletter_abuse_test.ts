@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { createSmtpMailer, type NewsletterSender, startNewsletterSender } from "@site/domain/newsletters";
-import { setSitePublished } from "@site/domain/sites";
+import { setSitePublished, siteById } from "@site/domain/sites";
 import { type SmtpSink, startSmtpSink } from "@site/domain/testing";
 import { buildTestApp, type TestApp } from "../../testing/mod.ts";
 
@@ -45,7 +45,7 @@ const call = async (method: string, path: string, body?: unknown, key = owner.ke
 const newSite = async (published = false, key = owner.key) => {
   const slug = `a-${uniq()}`;
   const id = (await call("POST", "/api/v1/sites", { name: "Garden", slug }, key)).body.site.id as string;
-  if (published) await setSitePublished(h.ctx, id, true);
+  if (published) await setSitePublished(h.ctx, await siteById(h.ctx, id), true);
   return { id, slug };
 };
 const subscribe = (slug: string, email: string) =>

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { setSitePublished } from "@site/domain/sites";
+import { setSitePublished, siteById } from "@site/domain/sites";
 import { simpleParser } from "mailparser";
 import { type ApiProcess, buildTestApp, spawnApi, type TestApp } from "../../testing/mod.ts";
 
@@ -54,7 +54,7 @@ describe("the API alone, in-process queue, no SMTP_URL", () => {
       });
     const slug = `ob-${Date.now().toString(36)}`;
     const site = (await (await call("POST", "/api/v1/sites", { name: "Outbox", slug })).json()) as Json;
-    await setSitePublished(h.ctx, site.site.id, true);
+    await setSitePublished(h.ctx, await siteById(h.ctx, site.site.id), true);
     const sub = await fetch(`${api.url}/api/v1/public/sites/${slug}/subscribe`, {
       method: "POST",
       headers: { "content-type": "application/json" },

@@ -3,7 +3,7 @@ import { newsletterRecipients } from "@site/db";
 import { createUserSession } from "@site/domain/core";
 import { addLibraryFile, grantMemberUrl } from "@site/domain/media";
 import { createSmtpMailer, type NewsletterSender, startNewsletterSender } from "@site/domain/newsletters";
-import { setSitePublished } from "@site/domain/sites";
+import { setSitePublished, siteById } from "@site/domain/sites";
 import { type ReceivedMail, type SmtpSink, sampleImage, startSmtpSink } from "@site/domain/testing";
 import { eq } from "drizzle-orm";
 import { buildTestApp, expectAuthRules, type TestApp } from "../../testing/mod.ts";
@@ -48,7 +48,7 @@ const newSite = async (opts: { published?: boolean } = {}) => {
   const slug = `n-${uniq()}`;
   const res = await h.call("POST", "/api/v1/sites", { key: owner.key, body: { name: "Garden News", slug } });
   const id = ((await res.json()) as Json).site.id as string;
-  if (opts.published) await setSitePublished(h.ctx, id, true);
+  if (opts.published) await setSitePublished(h.ctx, await siteById(h.ctx, id), true);
   return { id, slug };
 };
 const call = (method: string, path: string, body?: unknown, headers?: Record<string, string>) =>

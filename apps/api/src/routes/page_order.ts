@@ -10,8 +10,8 @@ export function pageOrderRoutes(deps: AppDeps, auth: AuthMacros) {
     "/api/v1/sites/:siteId/pages/order",
     async ({ principal, params, body }) => {
       const site = await getOwnSite(deps, principal, params.siteId);
-      await reorderPages(deps, site.id, body);
-      return { pages: await listPages(deps, site.id) };
+      await reorderPages(deps, site, body);
+      return { pages: await listPages(deps, site) };
     },
     {
       operation: "putSitesSiteIdPagesOrder",

@@ -47,7 +47,7 @@ export function pageRoutes(deps: AppDeps, auth: AuthMacros) {
     .get(
       "/api/v1/sites/:siteId/pages",
       async ({ principal, params }) => ({
-        pages: await listPages(deps, (await getOwnSite(deps, principal, params.siteId)).id),
+        pages: await listPages(deps, await getOwnSite(deps, principal, params.siteId)),
       }),
       {
         operation: "getSitesSiteIdPages",
@@ -59,7 +59,7 @@ export function pageRoutes(deps: AppDeps, auth: AuthMacros) {
       "/api/v1/sites/:siteId/pages",
       async ({ principal, params, body, set }) => {
         const s = await getOwnSite(deps, principal, params.siteId);
-        const out = await createPage(deps, s.id, body);
+        const out = await createPage(deps, s, body);
         set.status = 201;
         return out;
       },
@@ -76,7 +76,7 @@ export function pageRoutes(deps: AppDeps, auth: AuthMacros) {
     .get(
       "/api/v1/sites/:siteId/pages/:pageId",
       async ({ principal, params }) => ({
-        page: await getPage(deps, (await getOwnSite(deps, principal, params.siteId)).id, params.pageId),
+        page: await getPage(deps, await getOwnSite(deps, principal, params.siteId), params.pageId),
       }),
       {
         operation: "getSitesSiteIdPagesPageId",
@@ -87,7 +87,7 @@ export function pageRoutes(deps: AppDeps, auth: AuthMacros) {
     .patch(
       "/api/v1/sites/:siteId/pages/:pageId",
       async ({ principal, params, body }) =>
-        updatePage(deps, (await getOwnSite(deps, principal, params.siteId)).id, params.pageId, body),
+        updatePage(deps, await getOwnSite(deps, principal, params.siteId), params.pageId, body),
       {
         operation: "patchSitesSiteIdPagesPageId",
         body: UpdatePageBody,
@@ -98,7 +98,7 @@ export function pageRoutes(deps: AppDeps, auth: AuthMacros) {
     .delete(
       "/api/v1/sites/:siteId/pages/:pageId",
       async ({ principal, params, set }) => {
-        await deletePage(deps, (await getOwnSite(deps, principal, params.siteId)).id, params.pageId);
+        await deletePage(deps, await getOwnSite(deps, principal, params.siteId), params.pageId);
         set.status = 204;
         return null;
       },

@@ -141,7 +141,7 @@ function publishRoute(deps: AppDeps, auth: AuthMacros, action: "publish" | "unpu
     async ({ principal, params }) => {
       requireSiteManager(principal);
       const site = await getOwnSite(deps, principal, params.siteId);
-      return { site: await setSitePublished(deps, site.id, live) };
+      return { site: await setSitePublished(deps, site, live) };
     },
     {
       operation: live ? "postSitesSiteIdPublish" : "postSitesSiteIdUnpublish",

@@ -27,7 +27,7 @@ const tags = ["newsletters"];
 /** A site's newsletter subscribers: add one, import many (JSON or CSV), list, delete. */
 export function subscriberRoutes(deps: AppDeps & MailContext, auth: AuthMacros) {
   const site = async (principal: Parameters<typeof getOwnSite>[1], siteId: string) =>
-    (await getOwnSite(deps, principal, siteId)).id;
+    getOwnSite(deps, principal, siteId);
   return new Elysia()
     .use(auth)
     .get(
@@ -44,7 +44,7 @@ export function subscriberRoutes(deps: AppDeps & MailContext, auth: AuthMacros) 
     .post(
       base,
       async ({ principal, params, body, query, set }) => {
-        const siteId = await site(principal, params.siteId);
+        const owned = await site(principal, params.siteId);
         const skipInvalid = query.skipInvalid === "1" || query.skipInvalid === "true";
         const forms = [body.email, body.subscribers, body.csv].filter((f) => f !== undefined).length;
         if (forms !== 1)
@@ -57,7 +57,7 @@ export function subscriberRoutes(deps: AppDeps & MailContext, auth: AuthMacros) 
           set.status = 200;
           return importSubscribers(
             deps,
-            siteId,
+            owned,
             { csv: body.csv, status: body.confirm ? "pending" : (body.status ?? query.status) },
             { skipInvalid },
           );
@@ -66,12 +66,12 @@ export function subscriberRoutes(deps: AppDeps & MailContext, auth: AuthMacros) 
           set.status = 200;
           return importSubscribers(
             deps,
-            siteId,
+            owned,
             { json: { subscribers: body.subscribers, status: body.confirm ? "pending" : body.status } },
             { skipInvalid },
           );
         }
-        const { subscriber, created } = await addSubscriber(deps, siteId, {
+        const { subscriber, created } = await addSubscriber(deps, owned, {
           email: body.email!,
           name: body.name,
           status: body.status,

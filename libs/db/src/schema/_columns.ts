@@ -7,5 +7,12 @@ export const uuidPk = () => uuid("id").primaryKey().default(sql`gen_random_uuid(
 /** A microsecond UTC timestamp column. */
 export const ts = (name: string) => timestamp(name, { withTimezone: true, precision: 6, mode: "date" });
 
+/**
+ * A timestamptz column declared without a precision: what migrations 0009, 0020 and 0024 added
+ * (`timestamp with time zone`). It holds the same microsecond values as `ts`; only the declared type
+ * differs, and the schema says what the migrations made (decision 1540).
+ */
+export const tsNoPrecision = (name: string) => timestamp(name, { withTimezone: true, mode: "date" });
+
 /** created_at, set by the database. */
 export const createdAt = () => ts("created_at").notNull().defaultNow();

@@ -1,4 +1,4 @@
-import { pgTable, primaryKey, text, uuid } from "drizzle-orm/pg-core";
+import { index, pgTable, primaryKey, text, uuid } from "drizzle-orm/pg-core";
 import { mediaFiles } from "./media.ts";
 import { sites } from "./sites.ts";
 
@@ -18,5 +18,8 @@ export const cloneSourceFiles = pgTable(
       .notNull()
       .references(() => mediaFiles.key, { onDelete: "cascade" }),
   },
-  (t) => [primaryKey({ name: "clone_source_files_pk", columns: [t.siteId, t.key] })],
+  (t) => [
+    primaryKey({ name: "clone_source_files_pk", columns: [t.siteId, t.key] }),
+    index("clone_source_files_key_idx").on(t.key),
+  ],
 );

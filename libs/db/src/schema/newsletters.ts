@@ -3,6 +3,7 @@ import {
   boolean,
   check,
   date,
+  foreignKey,
   index,
   integer,
   pgTable,
@@ -102,9 +103,7 @@ export const newsletterRecipients = pgTable(
     campaignId: uuid("campaign_id")
       .notNull()
       .references(() => newsletterCampaigns.id, { onDelete: "cascade" }),
-    subscriberId: uuid("subscriber_id")
-      .notNull()
-      .references(() => newsletterSubscribers.id, { onDelete: "cascade" }),
+    subscriberId: uuid("subscriber_id").notNull(),
     email: text("email").notNull(),
     /** queued, sending (claimed, lease_until), sent, failed, bounced, skipped. */
     status: text("status").notNull().default("queued"),
@@ -116,6 +115,12 @@ export const newsletterRecipients = pgTable(
     updatedAt: ts("updated_at").notNull().defaultNow(),
   },
   (t) => [
+    // Named as PostgreSQL stored it: Drizzle's default name is 64 characters, one past the limit.
+    foreignKey({
+      name: "newsletter_recipients_subscriber_id_newsletter_subscribers_id_f",
+      columns: [t.subscriberId],
+      foreignColumns: [newsletterSubscribers.id],
+    }).onDelete("cascade"),
     unique("newsletter_recipients_campaign_subscriber_unique").on(t.campaignId, t.subscriberId),
     index("newsletter_recipients_campaign_status_idx").on(t.campaignId, t.status),
     check(

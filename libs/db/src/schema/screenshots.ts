@@ -11,7 +11,7 @@ import {
   unique,
   uuid,
 } from "drizzle-orm/pg-core";
-import { createdAt, ts, uuidPk } from "./_columns.ts";
+import { createdAt, ts, tsNoPrecision, uuidPk } from "./_columns.ts";
 import { organizations } from "./organizations.ts";
 import { sites } from "./sites.ts";
 import { socialMedia } from "./social.ts";
@@ -86,7 +86,7 @@ export const screenshotRenders = pgTable(
      */
     tryToken: uuid("try_token"),
     /** Beaten by the owning try while it runs: the sweeper re-queues no render a live host is running. */
-    heartbeatAt: ts("heartbeat_at"),
+    heartbeatAt: tsNoPrecision("heartbeat_at"),
     createdAt: createdAt(),
     updatedAt: ts("updated_at").notNull().defaultNow(),
     finishedAt: ts("finished_at"),

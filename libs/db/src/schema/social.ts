@@ -1,6 +1,6 @@
 import { sql } from "drizzle-orm";
 import { bigint, index, integer, jsonb, pgTable, smallint, text, unique, uuid } from "drizzle-orm/pg-core";
-import { createdAt, ts, uuidPk } from "./_columns.ts";
+import { createdAt, ts, tsNoPrecision, uuidPk } from "./_columns.ts";
 import { organizations } from "./organizations.ts";
 
 /** A connected social account; its access token is encrypted at rest and never returned. */
@@ -20,7 +20,7 @@ export const socialAccounts = pgTable(
     /** When the access token expires; null when unknown (a token given directly without expiry). */
     tokenExpiresAt: ts("token_expires_at"),
     /** When the collector last warned that this token (without a refresh token) expires soon. */
-    expiryWarnedAt: ts("expiry_warned_at"),
+    expiryWarnedAt: tsNoPrecision("expiry_warned_at"),
     /**
      * `reconnect_required` once the platform refused a refresh: the account must be connected again;
      * `disconnected` after DELETE (tokens erased, history kept, no longer listed).
@@ -181,7 +181,7 @@ export const socialOauthStates = pgTable("social_oauth_states", {
   pendingCiphertext: text("pending_ciphertext"),
   /** SHA-256 of the confirmation token the callback handed to the browser. */
   confirmHash: text("confirm_hash"),
-  confirmedAt: ts("confirmed_at"),
+  confirmedAt: tsNoPrecision("confirmed_at"),
   expiresAt: ts("expires_at").notNull(),
   usedAt: ts("used_at"),
   createdAt: createdAt(),

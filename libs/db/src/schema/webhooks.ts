@@ -1,6 +1,6 @@
 import { sql } from "drizzle-orm";
 import { boolean, index, integer, jsonb, pgTable, text, uuid } from "drizzle-orm/pg-core";
-import { createdAt, ts, uuidPk } from "./_columns.ts";
+import { createdAt, ts, tsNoPrecision, uuidPk } from "./_columns.ts";
 import { organizations } from "./organizations.ts";
 
 /**
@@ -27,7 +27,7 @@ export const webhookEndpoints = pgTable(
     failingSince: ts("failing_since"),
     disabledReason: text("disabled_reason"),
     /** When it was disabled (any reason); null while enabled. */
-    disabledAt: ts("disabled_at"),
+    disabledAt: tsNoPrecision("disabled_at"),
     createdAt: createdAt(),
     updatedAt: ts("updated_at").notNull().defaultNow(),
   },
