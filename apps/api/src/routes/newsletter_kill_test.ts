@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { spawnChild } from "@site/db/testing";
 import { type SmtpSink, startSmtpSink } from "@site/domain/testing";
 import { sql } from "drizzle-orm";
 import { buildTestApp, type TestApp } from "../../testing/mod.ts";
@@ -28,10 +29,9 @@ afterAll(async () => {
 
 /** The sending process as the render daemon runs it, on the test database and the loopback SMTP server. */
 function spawnSender() {
-  const proc = Bun.spawn(["bun", "libs/domain/testing/newsletter_sender_child.ts"], {
+  return spawnChild("libs/domain/testing/newsletter_sender_child.ts", {
     cwd: ROOT,
     env: {
-      ...process.env,
       DATABASE_URL: h.databaseUrl,
       REDIS_URL: "",
       SMTP_URL: sink.url,
@@ -43,20 +43,7 @@ function spawnSender() {
       DATA_DIR: dataDir,
       LOG_LEVEL: "warn",
     },
-    stdout: "pipe",
-    stderr: "inherit",
   });
-  const ready = (async () => {
-    const reader = (proc.stdout as ReadableStream<Uint8Array>).getReader();
-    let out = "";
-    while (!out.includes("ready")) {
-      const { done, value } = await reader.read();
-      if (done) throw new Error(`the sender exited: ${out}`);
-      out += new TextDecoder().decode(value);
-    }
-    reader.releaseLock();
-  })();
-  return { proc, ready };
 }
 
 describe("a send survives its process being killed", () => {
