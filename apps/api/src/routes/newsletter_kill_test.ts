@@ -6,6 +6,7 @@ import { spawnChild } from "@site/db/testing";
 import { type SmtpSink, startSmtpSink } from "@site/domain/testing";
 import { sql } from "drizzle-orm";
 import { buildTestApp, type TestApp } from "../../testing/mod.ts";
+import { queueCampaignTo } from "../../testing/newsletter_campaign.ts";
 
 type Json = any;
 const TOTAL = 2000;
@@ -49,29 +50,9 @@ function spawnSender() {
 describe("a send survives its process being killed", () => {
   test(`${TOTAL} subscribers, the sending process SIGKILLed in the middle and started again: each address gets exactly one message`, async () => {
     const { key } = await h.seedOrg();
-    const site = (await (
-      await h.call("POST", "/api/v1/sites", {
-        key,
-        body: { name: "Big list", slug: `k-${Date.now().toString(36)}` },
-      })
-    ).json()) as Json;
-    const siteId = site.site.id as string;
     const emails = Array.from({ length: TOTAL }, (_, i) => `reader${i}@example.com`);
-    const imported = await h.call("POST", `/api/v1/sites/${siteId}/subscribers`, {
-      key,
-      body: { subscribers: emails.map((email) => ({ email })) },
-    });
-    expect(((await imported.json()) as Json).imported).toBe(TOTAL);
-    const created = (await (
-      await h.call("POST", `/api/v1/sites/${siteId}/campaigns`, {
-        key,
-        body: { subject: "Big", html: "<p>Hello, reader.</p>" },
-      })
-    ).json()) as Json;
-    const campaignId = created.campaign.id as string;
     // Queued here (this process has no sender): the child's start-up sweep takes the campaign up.
-    const sent = await h.call("POST", `/api/v1/sites/${siteId}/campaigns/${campaignId}/send`, { key });
-    expect(sent.status).toBe(202);
+    const { siteId, campaignId } = await queueCampaignTo(h, key, emails, "Big");
 
     const first = spawnSender();
     await first.ready;
