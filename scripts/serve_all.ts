@@ -3,7 +3,7 @@ import { startApi } from "@site/api";
 import { loadConfig } from "@site/config";
 import { startMetrics } from "@site/metrics";
 import { startRenderDaemon } from "@site/render-daemon";
-import { openRuntime } from "@site/runtime";
+import { openRuntime, processShutdown } from "@site/runtime";
 import { type Subprocess, spawn } from "bun";
 
 /**
@@ -34,6 +34,8 @@ if (daemonCount !== null) {
 const rt = await openRuntime(
   daemonCount === null ? { publicBase: "record" } : { config: loadConfig(process.env), publicBase: "record" },
 );
+// Read by the daemon processes' watchers (a daemon that exits while not stopping is an error).
+const shutdown = processShutdown(rt, "site content api");
 const api = startApi(rt);
 const children: Subprocess[] = [];
 const daemon = daemonCount === null ? await startRenderDaemon(rt) : null;
@@ -81,27 +83,19 @@ function startDaemonProcess(i: number, of: number): Subprocess {
   void relay(child.stdout as ReadableStream<Uint8Array>, process.stdout);
   void relay(child.stderr as ReadableStream<Uint8Array>, process.stderr);
   void child.exited.then((code) => {
-    if (!stopping) rt.log.error(`render daemon ${i} exited`, { code, pid: child.pid });
+    if (!shutdown.stopping) rt.log.error(`render daemon ${i} exited`, { code, pid: child.pid });
   });
   return child;
 }
 
-let stopping = false;
-for (const sig of ["SIGINT", "SIGTERM"] as const) {
-  process.on(sig, async () => {
-    if (stopping) return;
-    stopping = true;
-    rt.log.info("shutting down", { signal: sig });
-    await api.stop();
-    // Each daemon process finishes or hands back its jobs (its own SIGTERM handling), then exits.
-    for (const c of children) c.kill("SIGTERM");
-    await Promise.all(children.map((c) => c.exited));
-    await daemon?.stop();
-    await metrics.stop();
-    await rt.close();
-    process.exit(0);
-  });
-}
+shutdown.stopWith(async () => {
+  await api.stop();
+  // Each daemon process finishes or hands back its jobs (its own SIGTERM handling), then exits.
+  for (const c of children) c.kill("SIGTERM");
+  await Promise.all(children.map((c) => c.exited));
+  await daemon?.stop();
+  await metrics.stop();
+});
 // Announced once a SIGTERM would be handled (a supervisor may stop it the moment it reads this line).
 console.log(
   `Site Content API: ${rt.config.publicBaseUrl} (listening on ${api.url}; docs at ${api.url}/swagger)`,

@@ -1,5 +1,6 @@
 /** The render daemon: takes render jobs, films, frames and composes, stores the frame. */
 
+export type { ChromiumPipeline } from "./src/chromium_pipeline.ts";
 export { encodeFrames, ffmpegArgs } from "./src/clip/encoder.ts";
 export type { Compositor } from "./src/compose/compositor.ts";
 export * from "./src/daemon.ts";

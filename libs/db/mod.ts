@@ -11,7 +11,7 @@ export {
 export { type EmbeddedServer, startEmbeddedPostgres } from "./src/embedded.ts";
 export { migrateDatabase } from "./src/migrate.ts";
 export { type ChannelWatch, notifyWorkEnded, WORK_ENDED_CHANNEL, watchChannel } from "./src/notify.ts";
-export { isCheckViolation, isDatabaseUnavailable, isUniqueViolation } from "./src/pg_errors.ts";
+export { isDatabaseUnavailable, isUniqueViolation } from "./src/pg_errors.ts";
 export * as schema from "./src/schema/mod.ts";
 export * from "./src/schema/mod.ts";
 export {

@@ -19,3 +19,4 @@ export {
 } from "./src/public_base.ts";
 export { createRedisRateLimiter, openRateLimiter } from "./src/rate_limit.ts";
 export { openRuntime, type Runtime } from "./src/runtime.ts";
+export { processShutdown, type Shutdown } from "./src/shutdown.ts";

@@ -13,7 +13,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { type Config, createLogger, type Logger, loadConfig } from "@site/config";
-import { type Compositor, createRenderPipeline, type Look } from "@site/render-daemon";
+import { createRenderPipeline, type Look } from "@site/render-daemon";
 import { openObjectStore } from "@site/storage";
 
 const style = process.argv[2] ?? "laptop-studio";
@@ -45,8 +45,7 @@ const log: Logger = {
 const pct = (xs: number[], p: number) => [...xs].sort((a, b) => a - b)[Math.floor((xs.length - 1) * p)];
 const store = openObjectStore(config);
 const pipeline = await createRenderPipeline({ config, log, store, warm: false });
-const compositor = pipeline.compositor as Compositor | undefined;
-if (!compositor) throw new Error("no compositor");
+const compositor = pipeline.compositor;
 const url = `http://127.0.0.1:${server.port}/`;
 try {
   for (const dsf of process.env.BENCH_RESTART_ONLY ? [] : [1, 2]) {

@@ -40,7 +40,7 @@ export function unitOf(path: string): string {
 const isTestSupport = (path: string) =>
   path.endsWith("_test.ts") || path.split("/").includes("testing") || path.startsWith("scripts/");
 
-/** Which domain areas each area may import (DESIGN.md; decision 0008). */
+/** Which domain areas each area may import (docs/architecture.md#layering; decision 0008). */
 const DOMAIN_AREAS: Record<string, string[]> = {
   core: [],
   // Webhooks: every area records its events in its own transactions (decision 0840).
@@ -58,7 +58,7 @@ const DOMAIN_AREAS: Record<string, string[]> = {
 };
 
 /**
- * Which libs each lib's product code may import (DESIGN.md's layout; decision 0041). The bottom layer
+ * Which libs each lib's product code may import (docs/architecture.md#layering; decision 0041). The bottom layer
  * (config, db, net) imports no other lib; storage and queue stand on config; browser on config and net;
  * domain on those; runtime and the platform adapters (social) on domain. Test support may reach further
  * down or across (a domain test helper starts a runtime), never into an app.

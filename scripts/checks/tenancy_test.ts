@@ -142,7 +142,7 @@ describe("tenancy in the types", () => {
     expect(fns.filter(siteFunctionShape).length).toBeGreaterThan(10);
     const imports = apiDomainImports();
     expect(imports.find((i) => i.file.endsWith("routes/pages.ts"))?.names).toContain("listPages");
-    expect(imports.find((i) => i.file.endsWith("mcp_site_tools.ts"))?.names).toContain("getLayout");
+    expect(imports.find((i) => i.file.endsWith("mcp_tools/site_building.ts"))?.names).toContain("getLayout");
   });
 
   test("no domain site function takes a bare siteId: they take the OwnedSite the ownership check made", () => {

@@ -11,7 +11,10 @@ export type AppDeps = Context & {
   queue: JobQueue;
   /** Where media bytes live; routes never know which driver. */
   store: ObjectStore;
-  /** Extra CA certificates URL import trusts in-process (test fixtures); production leaves it unset. */
+  /**
+   * Extra CA certificates URL import trusts: the in-process form of NODE_EXTRA_CA_CERTS (which Bun reads
+   * only at start), for HTTPS fixtures inside a test process. Production never sets it (decision 1551).
+   */
   fetchTls?: { ca?: string | string[] };
   /**
    * Lifts the server's idle timeout for one request (a long template clone). Set by `startApi`; Elysia's

@@ -38,7 +38,7 @@ describe("the MCP server (Streamable HTTP, stateless)", () => {
           "queue_screenshot",
           "unpublish_site",
           "update_page",
-          // site building (mcp_site_tools_test.ts)
+          // site building (mcp_site_building_tools_test.ts)
           "define_collection",
           "get_chrome_strings",
           "get_site_layout",

@@ -1,5 +1,4 @@
 import { checkInput } from "@site/domain/core";
-import { SITE_TOOLS as SITE_BUILDING_TOOLS } from "./mcp_site_tools.ts";
 import { CAMPAIGN_EDIT_TOOLS } from "./mcp_tools/campaign_edits.ts";
 import { CAMPAIGN_TOOLS } from "./mcp_tools/campaigns.ts";
 import { CLIP_TOOLS } from "./mcp_tools/clips.ts";
@@ -8,6 +7,7 @@ import { JOB_TOOLS } from "./mcp_tools/jobs.ts";
 import { MEDIA_TOOLS } from "./mcp_tools/media.ts";
 import { NEWSLETTER_TOOLS } from "./mcp_tools/newsletters.ts";
 import { SCREENSHOT_TOOLS } from "./mcp_tools/screenshots.ts";
+import { SITE_BUILDING_TOOLS } from "./mcp_tools/site_building.ts";
 import { SITE_CONTENT_TOOLS } from "./mcp_tools/site_content.ts";
 import { SITE_ONE_TOOLS } from "./mcp_tools/site_one.ts";
 import { SITE_TOOLS } from "./mcp_tools/sites.ts";

@@ -38,9 +38,6 @@ export function errorBodyOf(codes: readonly ErrorCode[]) {
   );
 }
 
-/** The contract's error body with any code (for documentation outside a route). */
-export const ErrorBody = errorBodyOf(Object.keys(ERROR_STATUS) as ErrorCode[]);
-
 /**
  * The error responses a route can answer, by status. Give a status for its generic code (400
  * VALIDATION_ERROR, 401 UNAUTHORIZED, 403 FORBIDDEN, 404 NOT_FOUND…) or a code of the taxonomy

@@ -6,7 +6,6 @@ import {
   type Config,
   createLogger,
   DB_POOL_DEFAULTS,
-  fixedClock,
   type Logger,
   loadConfig,
 } from "@site/config";
@@ -83,7 +82,6 @@ export async function buildTestApp(
           pooler: config.databasePooler,
         })
       : null;
-  const clock = fixedClock(new Date());
   const log = opts.log ?? createLogger((process.env.TEST_LOG_LEVEL as "debug") || ("silent" as never));
   // Verified keys cached as in a serving process, listening for revocations on the test database.
   const keys =
@@ -202,7 +200,6 @@ export async function buildTestApp(
     call,
     seedOrg,
     newSite,
-    clock,
     store,
     /** The app's one LISTEN for renders and clips that end (its `waiting` counts sleeping waiters). */
     renderWaits,

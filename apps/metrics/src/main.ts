@@ -1,4 +1,4 @@
-import { dependencyChecks, openRuntime, readinessProbe, serveHealth } from "@site/runtime";
+import { dependencyChecks, openRuntime, processShutdown, readinessProbe, serveHealth } from "@site/runtime";
 import { runCollectorPass } from "./collector.ts";
 import { startMetrics } from "./service.ts";
 
@@ -37,7 +37,7 @@ if (args.once) {
   }
   process.exit(0);
 }
-let stopping = false;
+const shutdown = processShutdown(rt, "metrics app");
 // GET /healthz and /readyz on METRICS_HEALTH_PORT: the database, and Redis when the schedule runs on it.
 const health =
   rt.config.metricsHealthPort === null
@@ -51,19 +51,11 @@ const health =
           },
         ),
         retryAfterSeconds: rt.config.retryAfterSeconds,
-        stopping: () => stopping,
+        stopping: () => shutdown.stopping,
       });
 if (health) rt.log.info("metrics health listening", { url: health.url });
 const metrics = await startMetrics(rt);
-for (const sig of ["SIGINT", "SIGTERM"] as const) {
-  process.on(sig, async () => {
-    if (stopping) return;
-    stopping = true;
-    rt.log.info("metrics app stopping", { signal: sig });
-    await metrics.stop();
-    await health?.stop();
-    await rt.close();
-    rt.log.info("metrics app stopped");
-    process.exit(0);
-  });
-}
+shutdown.stopWith(async () => {
+  await metrics.stop();
+  await health?.stop();
+});

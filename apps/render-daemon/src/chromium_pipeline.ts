@@ -12,9 +12,16 @@ import { PermanentJobError } from "@site/queue";
 import type { ObjectStore } from "@site/storage";
 import { type EncoderKind, hasEncoder } from "./clip/encoder.ts";
 import { renderClip } from "./clip/render_clip.ts";
-import { createCompositor, type WarmLook } from "./compose/compositor.ts";
+import { type Compositor, createCompositor, type WarmLook } from "./compose/compositor.ts";
 import { armPage, DEFAULT_TIMINGS, filmPage, warmPage } from "./film/capture.ts";
 import type { RenderPipeline } from "./render_types.ts";
+
+/**
+ * The Chromium pipeline: the daemon's `RenderPipeline` plus the compositor it composes with (plates,
+ * the fast path's pixels and the 3D reference), which tests and benches measure directly. The daemon
+ * sees only `RenderPipeline`; the compositor is no member of that product type.
+ */
+export type ChromiumPipeline = RenderPipeline & { compositor: Compositor };
 
 /** Builds the pipeline: a Chromium pool for filming and a warm compositor page. */
 export async function createPipeline(opts: {
@@ -22,7 +29,7 @@ export async function createPipeline(opts: {
   log: Logger;
   store?: ObjectStore | null;
   warm?: boolean;
-}): Promise<RenderPipeline> {
+}): Promise<ChromiumPipeline> {
   const { config, log } = opts;
   const executablePath = findBrowser(config.chromiumPath);
   if (!executablePath) throw new Error("no Chromium found (set CHROMIUM_PATH or install chromium)");

@@ -1,12 +1,13 @@
 import { afterAll, describe, expect, test } from "bun:test";
 import { type ChildProcess, spawn } from "node:child_process";
-import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
+import { mkdirSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { buildTestApp, runtimeOf, type TestApp } from "@site/api/testing";
 import { html, LANDING, servePages, until } from "@site/browser/testing";
 import { createLogger } from "@site/config";
 import { creditLedger, mediaFiles, organizations, screenshotRenders } from "@site/db";
+import { pidsMentioning } from "@site/db/testing";
 import { createBullQueue } from "@site/queue";
 import { openFsStore } from "@site/storage";
 import { and, eq } from "drizzle-orm";
@@ -15,18 +16,6 @@ import { type RenderDaemon, startRenderDaemon } from "./daemon.ts";
 const redisUrl = process.env.TEST_REDIS_URL;
 const SECRET = "test-secret-key-0123456789";
 const LOCK_MS = 2000;
-
-/** Pids of processes whose command line mentions `marker` (the killed daemon's Chromium, by its temp dir). */
-function pidsMentioning(marker: string): number[] {
-  const pids: number[] = [];
-  for (const entry of readdirSync("/proc")) {
-    if (!/^\d+$/.test(entry)) continue;
-    try {
-      if (readFileSync(`/proc/${entry}/cmdline`, "utf8").includes(marker)) pids.push(Number(entry));
-    } catch {}
-  }
-  return pids;
-}
 
 describe.skipIf(!redisUrl)("a render daemon killed mid-render (BullMQ on real Redis)", () => {
   const cleanup: (() => Promise<void> | void)[] = [];

@@ -1,12 +1,13 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { type ChildProcess, spawn } from "node:child_process";
-import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
+import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { buildTestApp, runtimeOf, type TestApp } from "@site/api/testing";
 import { html, LANDING, servePages, until } from "@site/browser/testing";
 import { createLogger } from "@site/config";
 import { creditLedger, mediaFiles, organizations, screenshotRenders } from "@site/db";
+import { freePort, pidsMentioning } from "@site/db/testing";
 import { createBullQueue, createMemoryQueue, type JobQueue } from "@site/queue";
 import { and, eq, inArray } from "drizzle-orm";
 import IORedis from "ioredis";
@@ -189,30 +190,10 @@ describe.skipIf(!redisUrl)("a Redis that lost its data (BullMQ, 18.4)", () => {
   }, 300_000);
 });
 
-/** Pids of processes whose command line mentions `marker`. */
-function pidsMentioning(marker: string): number[] {
-  const pids: number[] = [];
-  for (const entry of readdirSync("/proc")) {
-    if (!/^\d+$/.test(entry)) continue;
-    try {
-      if (readFileSync(`/proc/${entry}/cmdline`, "utf8").includes(marker)) pids.push(Number(entry));
-    } catch {}
-  }
-  return pids;
-}
-
 const cleanup: (() => Promise<void> | void)[] = [];
 afterAll(async () => {
   for (const c of cleanup.reverse()) await c();
 });
-
-/** A free loopback port. */
-function freePort(): number {
-  const s = Bun.serve({ port: 0, hostname: "127.0.0.1", fetch: () => new Response() });
-  const p = s.port as number;
-  s.stop(true);
-  return p;
-}
 
 /**
  * A real process of ours (`scripts/serve_all.ts`: API + daemon + metrics, as `./scripts/start` runs it;

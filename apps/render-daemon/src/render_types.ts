@@ -48,11 +48,6 @@ export type RenderPipeline = {
   film(s: CaptureSettings, limits?: FilmLimits): Promise<Capture>;
   compose(c: Capture, look: Look): Promise<Composed>;
   /**
-   * The compositor itself (a `Compositor` of compose/compositor.ts: plates, the fast path's pixels and
-   * the 3D reference), for tests and benches. Left untyped here: compositor.ts imports this file.
-   */
-  compositor?: unknown;
-  /**
    * Makes a device clip of a filmed page: frames drawn one at a time (plates + warp) and piped into
    * FFmpeg; the MP4 and its poster (the first frame, JPEG).
    */

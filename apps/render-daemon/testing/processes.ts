@@ -1,32 +1,11 @@
 // Real processes for the render daemon's fault tests: a daemon of its own (apps/render-daemon/src/main.ts)
 // and a Redis server of the test's own, each stopped by the test.
 import { type ChildProcess, spawn } from "node:child_process";
-import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
+import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { until } from "@site/browser/testing";
-
-/** A free loopback port. */
-export function freePort(): number {
-  const s = Bun.serve({ port: 0, hostname: "127.0.0.1", fetch: () => new Response() });
-  const p = s.port as number;
-  s.stop(true);
-  return p;
-}
-
-/** Pids of processes whose command line mentions `marker` (a daemon's Chromium, by its temp folder). */
-export function pidsMentioning(marker: string): number[] {
-  const pids: number[] = [];
-  for (const entry of readdirSync("/proc")) {
-    if (!/^\d+$/.test(entry)) continue;
-    try {
-      if (readFileSync(`/proc/${entry}/cmdline`, "utf8").includes(marker)) pids.push(Number(entry));
-    } catch {
-      // the process ended between the listing and the read: nothing to find in it
-    }
-  }
-  return pids;
-}
+import { freePort, pidsMentioning } from "@site/db/testing";
 
 /** A render daemon in a process of its own (and a process group of its own). */
 export type DaemonProcess = {

@@ -14,12 +14,6 @@ export function isUniqueViolation(err: unknown, constraint?: string): boolean {
   return code === "23505" && (!constraint || c === constraint);
 }
 
-/** True when the failure is a check-constraint violation (optionally of the named constraint). */
-export function isCheckViolation(err: unknown, constraint?: string): boolean {
-  const { code, constraint: c } = pgCode(err);
-  return code === "23514" && (!constraint || c === constraint);
-}
-
 // Client-side failures of postgres.js and of the socket: the server is down, unreachable or gone.
 const CONNECTION_CODES = new Set([
   "CONNECTION_CLOSED",

@@ -32,4 +32,4 @@ export {
   sharedPgBouncer,
   startPgBouncer,
 } from "./pgbouncer.ts";
-export { childrenWith } from "./processes.ts";
+export { childrenWith, freePort, pidsMentioning, spawnChild } from "./processes.ts";

@@ -14,7 +14,7 @@ import {
   type Principal,
 } from "@site/domain/core";
 import { MAX_MEDIA_BYTES, type ObjectStore } from "@site/storage";
-import { eq, sql } from "drizzle-orm";
+import { sql } from "drizzle-orm";
 import { grantMemberUrl, mediaPath, memberGrantExpiry } from "./grants.ts";
 import { IMAGE_TYPES, type ImageType, SNIFF_BYTES, type SniffedImage, sniffImage } from "./image_types.ts";
 import { pageCache } from "./list_cache.ts";
@@ -260,12 +260,6 @@ export async function addLibraryStream(
     inWork: inWork && ((tx) => inWork(tx, entry)),
   });
   return entry;
-}
-
-/** A library file of a site by key, or null (what the list does not show does not exist). */
-export async function findLibraryFile(ctx: Context, key: string) {
-  const [row] = await ctx.db.select().from(mediaFiles).where(eq(mediaFiles.key, key)).limit(1);
-  return row ?? null;
 }
 
 /** `2026-11-22 18:30:00.123456` (UTC, as PostgreSQL prints a timestamp) → `2026-11-22T18:30:00.123Z`. */

@@ -5,8 +5,6 @@ import { pageOf } from "@site/domain/core";
 
 /** The types a collection field may have. */
 export const FIELD_TYPES = ["text", "richtext", "number", "boolean", "date", "image", "link"] as const;
-/** A collection field's type. */
-export type FieldType = (typeof FIELD_TYPES)[number];
 
 /** The most fields a collection may have. */
 export const MAX_FIELDS = 50;

@@ -1,6 +1,3 @@
-/** The locale every site starts with, and the language of the built-in chrome strings. */
-export const BUILT_IN_LOCALE = "en";
-
 const SHAPE = /^[a-z]{2,3}(?:-[A-Z][a-z]{3})?(?:-(?:[A-Z]{2}|[0-9]{3}))?$/;
 
 /**

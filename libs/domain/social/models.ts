@@ -141,8 +141,6 @@ export type UpdatePostBody = Static<typeof UpdatePostBody>;
 
 /** Post statuses: scheduled until its time, publishing until every target ended, then done. */
 export const POST_STATUSES = ["scheduled", "publishing", "done", "cancelled"] as const;
-/** A post's status. */
-export type PostStatus = (typeof POST_STATUSES)[number];
 
 /** The query of GET /api/v1/social/posts (the calendar). */
 export const SocialPostListQuery = Type.Object({

@@ -2,9 +2,11 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { spawnChild } from "@site/db/testing";
 import { type SmtpSink, startSmtpSink } from "@site/domain/testing";
 import { sql } from "drizzle-orm";
 import { buildTestApp, type TestApp } from "../../testing/mod.ts";
+import { queueCampaignTo } from "../../testing/newsletter_campaign.ts";
 
 type Json = any;
 const TOTAL = 2000;
@@ -28,10 +30,9 @@ afterAll(async () => {
 
 /** The sending process as the render daemon runs it, on the test database and the loopback SMTP server. */
 function spawnSender() {
-  const proc = Bun.spawn(["bun", "libs/domain/testing/newsletter_sender_child.ts"], {
+  return spawnChild("libs/domain/testing/newsletter_sender_child.ts", {
     cwd: ROOT,
     env: {
-      ...process.env,
       DATABASE_URL: h.databaseUrl,
       REDIS_URL: "",
       SMTP_URL: sink.url,
@@ -43,48 +44,15 @@ function spawnSender() {
       DATA_DIR: dataDir,
       LOG_LEVEL: "warn",
     },
-    stdout: "pipe",
-    stderr: "inherit",
   });
-  const ready = (async () => {
-    const reader = (proc.stdout as ReadableStream<Uint8Array>).getReader();
-    let out = "";
-    while (!out.includes("ready")) {
-      const { done, value } = await reader.read();
-      if (done) throw new Error(`the sender exited: ${out}`);
-      out += new TextDecoder().decode(value);
-    }
-    reader.releaseLock();
-  })();
-  return { proc, ready };
 }
 
 describe("a send survives its process being killed", () => {
   test(`${TOTAL} subscribers, the sending process SIGKILLed in the middle and started again: each address gets exactly one message`, async () => {
     const { key } = await h.seedOrg();
-    const site = (await (
-      await h.call("POST", "/api/v1/sites", {
-        key,
-        body: { name: "Big list", slug: `k-${Date.now().toString(36)}` },
-      })
-    ).json()) as Json;
-    const siteId = site.site.id as string;
     const emails = Array.from({ length: TOTAL }, (_, i) => `reader${i}@example.com`);
-    const imported = await h.call("POST", `/api/v1/sites/${siteId}/subscribers`, {
-      key,
-      body: { subscribers: emails.map((email) => ({ email })) },
-    });
-    expect(((await imported.json()) as Json).imported).toBe(TOTAL);
-    const created = (await (
-      await h.call("POST", `/api/v1/sites/${siteId}/campaigns`, {
-        key,
-        body: { subject: "Big", html: "<p>Hello, reader.</p>" },
-      })
-    ).json()) as Json;
-    const campaignId = created.campaign.id as string;
     // Queued here (this process has no sender): the child's start-up sweep takes the campaign up.
-    const sent = await h.call("POST", `/api/v1/sites/${siteId}/campaigns/${campaignId}/send`, { key });
-    expect(sent.status).toBe(202);
+    const { siteId, campaignId } = await queueCampaignTo(h, key, emails, "Big");
 
     const first = spawnSender();
     await first.ready;

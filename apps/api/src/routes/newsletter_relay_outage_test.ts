@@ -7,6 +7,7 @@ import { createLogger } from "@site/config";
 import { createSmtpMailer, MailSendError } from "@site/domain/newsletters";
 import { sql } from "drizzle-orm";
 import { buildTestApp, type TestApp } from "../../testing/mod.ts";
+import { queueCampaignTo } from "../../testing/newsletter_campaign.ts";
 
 // A relay that dies in the middle of a campaign (issue 34, decision 1450): every SMTP step has a
 // deadline (SMTP_TIMEOUT_MS), a send to a port where nothing listens fails at once and frees its
@@ -138,29 +139,8 @@ const until = async (what: string, check: () => boolean | Promise<boolean>, ms: 
 describe("a relay killed in the middle of a campaign, then back", () => {
   test(`${TOTAL} recipients, the relay process SIGKILLed for ${OUTAGE_MS / 1000} s: sending resumes by itself within a minute, each recipient gets exactly one mail, nothing is left hanging`, async () => {
     const { key } = await h.seedOrg();
-    const site = (await (
-      await h.call("POST", "/api/v1/sites", {
-        key,
-        body: { name: "Outage", slug: `o-${Date.now().toString(36)}` },
-      })
-    ).json()) as Json;
-    const siteId = site.site.id as string;
     const emails = Array.from({ length: TOTAL }, (_, i) => `reader${i}@example.com`);
-    const imported = await h.call("POST", `/api/v1/sites/${siteId}/subscribers`, {
-      key,
-      body: { subscribers: emails.map((email) => ({ email })) },
-    });
-    expect(((await imported.json()) as Json).imported).toBe(TOTAL);
-    const created = (await (
-      await h.call("POST", `/api/v1/sites/${siteId}/campaigns`, {
-        key,
-        body: { subject: "Outage", html: "<p>Hello, reader.</p>" },
-      })
-    ).json()) as Json;
-    const campaignId = created.campaign.id as string;
-    expect(
-      (await h.call("POST", `/api/v1/sites/${siteId}/campaigns/${campaignId}/send`, { key })).status,
-    ).toBe(202);
+    const { siteId, campaignId } = await queueCampaignTo(h, key, emails, "Outage");
 
     const got = new Map<string, number>();
     let holding = false;

@@ -1,4 +1,5 @@
-// The adapters live with the collector (apps/metrics, see DESIGN.md); publishing from the API uses the same ones.
+// The platform adapters live in libs/social (docs/architecture.md#layout); the collector (apps/metrics)
+// and publishing from the API use the same ones.
 import { createPlatformAdapters } from "@site/social";
 import { Elysia } from "elysia";
 import type { AuthMacros } from "../auth.ts";

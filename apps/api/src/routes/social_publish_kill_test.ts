@@ -3,6 +3,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fixedClock } from "@site/config";
+import { spawnChild } from "@site/db/testing";
 import { publishTarget, sweepSocialTargets } from "@site/domain/social";
 import { createPlatformAdapters } from "@site/social";
 import { type FakePlatforms, startFakePlatforms } from "@site/social/testing";
@@ -36,10 +37,9 @@ afterAll(async () => {
 
 /** A publishing process as every API process and the daemon run it, on the real clock. */
 function spawnPublisher() {
-  const proc = Bun.spawn(["bun", "apps/api/testing/social_publisher_child.ts"], {
+  return spawnChild("apps/api/testing/social_publisher_child.ts", {
     cwd: ROOT,
     env: {
-      ...process.env,
       ...fake.env,
       DATABASE_URL: h.databaseUrl,
       REDIS_URL: "",
@@ -47,20 +47,7 @@ function spawnPublisher() {
       DATA_DIR: dataDir,
       LOG_LEVEL: "warn",
     },
-    stdout: "pipe",
-    stderr: "inherit",
   });
-  const ready = (async () => {
-    const reader = (proc.stdout as ReadableStream<Uint8Array>).getReader();
-    let out = "";
-    while (!out.includes("ready")) {
-      const { done, value } = await reader.read();
-      if (done) throw new Error(`the publisher exited: ${out}`);
-      out += new TextDecoder().decode(value);
-    }
-    reader.releaseLock();
-  })();
-  return { proc, ready };
 }
 
 async function until<T>(

@@ -7,8 +7,9 @@ import { listStyles, type ScreenshotStyle } from "@site/domain/screenshots";
 import { openObjectStore } from "@site/storage";
 import IORedis from "ioredis";
 import { ssim } from "ssim.js";
+import type { ChromiumPipeline } from "../chromium_pipeline.ts";
 import { createRenderPipeline } from "../pipeline.ts";
-import type { Capture, Look, RenderPipeline } from "../render_types.ts";
+import type { Capture, Look } from "../render_types.ts";
 import type { Compositor } from "./compositor.ts";
 import { plateKey } from "./compositor.ts";
 import { createPlateCache, decodePlate, encodePlate } from "./plate_cache.ts";
@@ -30,13 +31,13 @@ const config = {
 };
 config.fetchAllowHosts = [`127.0.0.1:${site.port}`];
 const log = createLogger("error");
-let pipeline: RenderPipeline;
+let pipeline: ChromiumPipeline;
 let compositor: Compositor;
 let capture: Capture;
 
 beforeAll(async () => {
   pipeline = await createRenderPipeline({ config, log, warm: false });
-  compositor = pipeline.compositor as Compositor;
+  compositor = pipeline.compositor;
   capture = await pipeline.film({
     url: `http://127.0.0.1:${site.port}/`,
     viewportWidth: 1024,

@@ -26,8 +26,8 @@ import {
   updateLayout,
   upsertItems,
 } from "@site/domain/sites";
-import { Cursor, SiteId } from "./mcp_tools/inputs.ts";
-import { type Tool, tool } from "./mcp_tools/tool.ts";
+import { Cursor, SiteId } from "./inputs.ts";
+import { type Tool, tool } from "./tool.ts";
 
 // The site-building tools: each takes the same model as its REST route (plus siteId) and calls the same
 // domain function, so scopes, validation and every rule are the REST API's.
@@ -42,7 +42,7 @@ const collection = Type.String({
 const locale = (description: string) => Type.String({ minLength: 2, maxLength: 35, description });
 
 /** The tools an agent builds a site with: layout, chrome strings, collections, page order, links. */
-export const SITE_TOOLS: Tool[] = [
+export const SITE_BUILDING_TOOLS: Tool[] = [
   tool({
     name: "get_site_layout",
     title: "Read a site's layout and styles",
