@@ -20,7 +20,6 @@ import { assertBoundedInput } from "./input_bounds.ts";
 import { keyedToolCall, splitKey, withKeyArgument } from "./mcp_idempotency.ts";
 import { checkToolArgs, TOOLS, toolsFor } from "./mcp_tools.ts";
 import { modelJson } from "./openapi_document.ts";
-import { bearer } from "./schemas.ts";
 
 type ToolResult = {
   content: { type: "text"; text: string }[];
@@ -240,7 +239,6 @@ export function mcpRoutes(deps: AppDeps, auth: AuthMacros) {
     summary,
     description: `Model Context Protocol over Streamable HTTP, stateless (no session id). Tools: ${TOOLS.map((t) => t.name).join(", ")}. Same bearer API keys and scopes as the REST API; a missing scope is a tool error naming it.`,
     tags: ["mcp"],
-    security: bearer,
     responses: {
       200: { description: "JSON-RPC answer" },
       400: { description: "Error: body not JSON, over 8 MiB, nested too deep, or text PostgreSQL refuses" },
@@ -268,14 +266,20 @@ export function mcpRoutes(deps: AppDeps, auth: AuthMacros) {
       .post("/mcp", handle, {
         transform: authenticateMcp,
         parse: "none",
+        operation: "sendMcpMessage",
+        ownBearer: true,
         detail: detail("MCP: JSON-RPC requests"),
       })
       .get("/mcp", notAllowed, {
         transform: authenticateMcp,
+        operation: "openMcpStream",
+        ownBearer: true,
         detail: detail("MCP: server-sent events stream (405: stateless mode)"),
       })
       .delete("/mcp", notAllowed, {
         transform: authenticateMcp,
+        operation: "endMcpSession",
+        ownBearer: true,
         detail: detail("MCP: end a session (405: stateless mode)"),
       })
   );

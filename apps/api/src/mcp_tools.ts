@@ -10,7 +10,7 @@ import { SITE_ONE_TOOLS } from "./mcp_tools/site_one.ts";
 import { SITE_TOOLS } from "./mcp_tools/sites.ts";
 import { SOCIAL_TOOLS } from "./mcp_tools/social.ts";
 import { SOCIAL_ACCOUNT_TOOLS } from "./mcp_tools/social_accounts.ts";
-import type { Tool } from "./mcp_tools/tool.ts";
+import { type Tool, withRouteScope } from "./mcp_tools/tool.ts";
 import { WEBHOOK_TOOLS } from "./mcp_tools/webhooks.ts";
 
 export { mediaEmbedSnippet } from "./mcp_tools/inputs.ts";
@@ -44,7 +44,7 @@ export const TOOLS: Tool[] = [
   ...CAMPAIGN_TOOLS,
   ...SOCIAL_ACCOUNT_TOOLS,
   ...WEBHOOK_TOOLS,
-].map(strict);
+].map((t) => withRouteScope(strict(t)));
 
 /** The tools a key may call: those whose scope it carries, or that need none (tools/list shows no others). */
 export function toolsFor(scopes: readonly string[]): Tool[] {

@@ -69,6 +69,8 @@ import {
   WebhooksTold,
 } from "@site/domain/webhooks";
 import type { AnyElysia } from "elysia";
+import { ACCESS, type Access } from "./auth.ts";
+import { errorResponses } from "./schemas.ts";
 
 /** The OpenAPI version the document declares (and keeps: `const`, `type: [x, "null"]`, `examples`). */
 export const OPENAPI_VERSION = "3.1.1";
@@ -83,9 +85,6 @@ const INFO = {
     "Create sites, fill their media library with real files, render web pages into 3D device mockups and read social performance. Paths under /api/v1 (except /api/v1/public) need `Authorization: Bearer <API_KEY>`; a request without a valid key answers 401 with `WWW-Authenticate: Bearer`. Errors are `{error:{code,message,details?}}`; each response lists the codes it can carry (`x-error-codes`, and an enum on `error.code`); `details` is an `ErrorDetails` (for validation, a list of `{field, message}`). Field names are camelCase, with one exception kept from the specification: a site (`Site`: `public_content_live`, `updated_at`) is snake_case, in every answer that carries one.",
   license: { name: "Proprietary", identifier: "LicenseRef-Proprietary" },
 };
-
-/** Operations authenticated by the operator's token (OPERATOR_TOKEN), not an API key. */
-const OPERATOR_OPERATIONS = new Set(["post /api/v1/newsletter/inbound"]);
 
 /** A problem of `details` (validation: which field and why; page content: line and column). */
 const FIELD_PROBLEM = {
@@ -331,7 +330,6 @@ function headerCase(name: string): string {
 
 function finishOperation(op: Json, method: string, path: string): Json {
   const out: Json = { ...op };
-  out.operationId = operationId(method, path);
   if (out.parameters)
     out.parameters = out.parameters.map((p: Json) => ({
       ...p,
@@ -365,16 +363,17 @@ function finishOperation(op: Json, method: string, path: string): Json {
   const responses: Json = {};
   for (const [status, response] of Object.entries((out.responses ?? {}) as Json))
     responses[status] = finishResponse(response, status);
-  if (OPERATOR_OPERATIONS.has(`${method} ${path}`)) out.security = [{ operatorToken: [] }];
-  const secured = Array.isArray(out.security) && out.security.some((s: Json) => s.bearerAuth !== undefined);
-  // A public operation says so: no credentials (OpenAPI's empty requirement).
-  if (!Array.isArray(out.security) || out.security.length === 0) out.security = [];
-  const operator =
-    Array.isArray(out.security) && out.security.some((s: Json) => s.operatorToken !== undefined);
-  if (secured || operator) {
+  // How the route is called, as its access option declared it (auth.ts): the answers that follows.
+  const access = out[ACCESS] as Access | undefined;
+  delete out[ACCESS];
+  const secured = access?.kind === "scope" || access?.kind === "anyKey" || access?.kind === "ownBearer";
+  if (secured || access?.kind === "operatorToken") {
     const given = responses["401"];
-    responses["401"] = withAuthenticateHeader(given?.content ? given : unauthorizedResponse());
+    responses["401"] = withAuthenticateHeader(
+      given?.content ? given : given ? unauthorizedResponse() : authAnswer(401),
+    );
   }
+  if (access?.kind === "scope") responses["403"] = withForbidden(responses["403"]);
   if (secured && method === "post" && path.startsWith("/api/v1/")) withIdempotencyKey(out, responses);
   if (!Object.keys(responses).some((s) => s.startsWith("2") || s.startsWith("3")))
     responses["200"] = { description: STATUS_TEXT["200"] };
@@ -382,14 +381,6 @@ function finishOperation(op: Json, method: string, path: string): Json {
   const codes = Object.values(responses).flatMap((r: Json) => r["x-error-codes"] ?? []);
   if (codes.length > 0) out["x-error-codes"] = [...new Set(codes)];
   return out;
-}
-
-function operationId(method: string, path: string): string {
-  const words = path
-    .replace(/^\/api\/v1\//, "/")
-    .split(/[/{}-]+/)
-    .filter(Boolean);
-  return method + words.map((w) => w[0]!.toUpperCase() + w.slice(1)).join("");
 }
 
 function finishResponse(response: Json, status: string): Json {
@@ -423,6 +414,29 @@ function errorCodesOf(schema: Json | undefined): string[] | null {
   if (Array.isArray(code.enum)) return code.enum;
   if (typeof code.const === "string") return [code.const];
   return null;
+}
+
+/** The answer of `status` an access option adds (401 UNAUTHORIZED, 403 FORBIDDEN), as `errors(status)` writes it. */
+function authAnswer(status: 401 | 403): Json {
+  return finishResponse(errorResponses(status)[status], String(status));
+}
+
+/** A scoped route's 403: FORBIDDEN first, then the codes the route answers with 403 itself. */
+function withForbidden(given: Json | undefined): Json {
+  const codes: string[] = given?.["x-error-codes"] ?? [];
+  if (!given?.content || codes.length === 0) return authAnswer(403);
+  if (codes.includes("FORBIDDEN")) return given;
+  const merged = ["FORBIDDEN", ...codes];
+  const description = `Error: ${merged.join(", ")}`;
+  const schema = structuredClone(given.content["application/json"].schema);
+  schema.description = description;
+  schema.properties.error.properties.code = { type: "string", enum: merged, examples: [merged[0]] };
+  return {
+    ...given,
+    description,
+    "x-error-codes": merged,
+    content: { ...given.content, "application/json": { ...given.content["application/json"], schema } },
+  };
 }
 
 function unauthorizedResponse(): Json {

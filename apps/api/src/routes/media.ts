@@ -27,11 +27,12 @@ export function mediaRoutes(deps: AppDeps, auth: AuthMacros) {
       async ({ principal, params, query }) =>
         listLibrary(deps, params.siteId, { ...query, orgId: principal.orgId }),
       {
-        operation: "getSitesSiteIdMedia",
+        operation: "listMedia",
+        scope: "content:read",
         query: queryOf(ListQuery),
         response: {
           200: MediaLibraryPage,
-          ...errors(400, 401, 403, 404),
+          ...errors(400, 404),
         },
         detail: {
           summary: "List the media library (newest first; limit default 50, max 100)",
@@ -47,8 +48,9 @@ export function mediaRoutes(deps: AppDeps, auth: AuthMacros) {
         set.status = 204;
       },
       {
-        operation: "deleteSitesSiteIdMediaMediaId",
-        response: { 204: t.Void(), ...errors(401, 403, 404, 409, 503) },
+        operation: "deleteMedia",
+        scope: "content:write",
+        response: { 204: t.Void(), ...errors(404, 409, 503) },
         detail: {
           summary: "Delete a file of the media library",
           description:
@@ -66,9 +68,10 @@ export function mediaRoutes(deps: AppDeps, auth: AuthMacros) {
         return out;
       },
       {
-        operation: "postSitesSiteIdMediaUpload",
+        operation: "prepareMediaUpload",
+        scope: "content:write",
         body: UploadBody,
-        response: { 201: UploadPreparation, ...errors(400, 401, 403, 404, 429) },
+        response: { 201: UploadPreparation, ...errors(400, 404, 429) },
         detail: {
           summary: "Prepare a signed upload; then PUT the bytes to upload.url with upload.headers",
 
@@ -83,8 +86,9 @@ export function mediaRoutes(deps: AppDeps, auth: AuthMacros) {
         return completeUpload(deps, s.id, params.name);
       },
       {
+        operation: "completeMediaUpload",
         scope: "content:write",
-        response: { 200: AddedMediaFile, ...errors(400, 401, 403, 404, 429, 503) },
+        response: { 200: AddedMediaFile, ...errors(400, 404, 429, 503) },
         detail: {
           summary: "Complete a signed upload after its PUT: the file is listed once this answers 200",
           description:
@@ -105,9 +109,10 @@ export function mediaRoutes(deps: AppDeps, auth: AuthMacros) {
         return out;
       },
       {
-        operation: "postSitesSiteIdMediaImportUrl",
+        operation: "importMediaFromUrl",
+        scope: "content:write",
         body: ImportUrlBody,
-        response: { 201: AddedMediaFile, ...errors(400, "BLOCKED_HOST", 401, 403, 404, 429, 504) },
+        response: { 201: AddedMediaFile, ...errors(400, "BLOCKED_HOST", 404, 429, 504) },
         detail: {
           summary: "Import an image from a public https URL (guarded fetch)",
 

@@ -1,0 +1,55 @@
+import type { Scope } from "@site/domain/core";
+import type { AnyElysia } from "elysia";
+import { ACCESS, type Access } from "./auth.ts";
+
+/** One route as its declaration names it: operationId, method, path and how it is called. */
+export type DeclaredOperation = { id: string; method: string; path: string; access: Access };
+
+/**
+ * A route of the document: OpenAPI knows these methods; a hidden route (the docs, bull-board) is none,
+ * nor one whose path has a dot (the generator's `staticFile` rule: `/.well-known/…`).
+ */
+const HTTP_METHODS = new Set(["GET", "PUT", "POST", "DELETE", "OPTIONS", "HEAD", "PATCH", "TRACE"]);
+
+type RouteDetail = { operationId?: string; hide?: boolean; [ACCESS]?: Access };
+
+/** The app's documented routes, each with what its declaration says (undefined where it says nothing). */
+export function documentedRoutes(app: AnyElysia) {
+  return app.routes
+    .filter(
+      (r) =>
+        HTTP_METHODS.has(r.method) &&
+        !r.path.includes(".") &&
+        !(r.hooks?.detail as RouteDetail | undefined)?.hide,
+    )
+    .map((r) => {
+      const detail = (r.hooks?.detail ?? {}) as RouteDetail;
+      return { method: r.method, path: r.path, id: detail.operationId, access: detail[ACCESS] };
+    });
+}
+
+/**
+ * The operations of a built app by operationId, read from its routes' own declarations (`operation:`
+ * with `scope`, `anyKey`, `ownBearer`, `operatorToken` or `public`; auth.ts). Throws on a route that
+ * declares no id or no access, and on an id two routes declare: scripts/checks/operations_test.ts
+ * says so first, createApp refuses to start.
+ */
+export function declaredOperations(app: AnyElysia): Map<string, DeclaredOperation> {
+  const out = new Map<string, DeclaredOperation>();
+  for (const r of documentedRoutes(app)) {
+    if (!r.id || !r.access)
+      throw new Error(
+        `${r.method} ${r.path} declares no ${r.id ? "access (scope, anyKey, …)" : "operation id"}`,
+      );
+    if (out.has(r.id)) throw new Error(`operation ${r.id} is declared by two routes`);
+    out.set(r.id, { id: r.id, method: r.method, path: r.path, access: r.access });
+  }
+  return out;
+}
+
+/** The scope an API key needs for `op`: null for any key of the organization; undefined: no API key. */
+export function scopeOfAccess(access: Access): Scope | null | undefined {
+  if (access.kind === "scope") return access.scope;
+  if (access.kind === "anyKey") return null;
+  return undefined;
+}
