@@ -29,21 +29,30 @@ export function documentedRoutes(app: AnyElysia) {
 }
 
 /**
- * The operations of a built app by operationId, read from its routes' own declarations (`operation:`
- * with `scope`, `anyKey`, `ownBearer`, `operatorToken` or `public`; auth.ts). Throws on a route that
- * declares no id or no access, and on an id two routes declare: scripts/checks/operations_test.ts
- * says so first, createApp refuses to start.
+ * What is wrong with the app's route declarations: a route without an operation id or without access
+ * (`scope`, `anyKey`, `ownBearer`, `operatorToken` or `public`; auth.ts), an id two routes declare.
+ * scripts/checks/operations_test.ts fails on any.
  */
+export function undeclaredRoutes(app: AnyElysia): string[] {
+  const faults: string[] = [];
+  const seen = new Set<string>();
+  for (const r of documentedRoutes(app)) {
+    if (!r.id) faults.push(`${r.method} ${r.path} declares no operation id (operation: "verbNoun")`);
+    if (!r.access)
+      faults.push(
+        `${r.method} ${r.path} declares no access (scope, anyKey, ownBearer, operatorToken or public)`,
+      );
+    if (r.id && seen.has(r.id)) faults.push(`${r.method} ${r.path}: operation ${r.id} is declared twice`);
+    if (r.id) seen.add(r.id);
+  }
+  return faults;
+}
+
+/** The operations of a built app by operationId, read from its routes' own declarations (auth.ts). */
 export function declaredOperations(app: AnyElysia): Map<string, DeclaredOperation> {
   const out = new Map<string, DeclaredOperation>();
-  for (const r of documentedRoutes(app)) {
-    if (!r.id || !r.access)
-      throw new Error(
-        `${r.method} ${r.path} declares no ${r.id ? "access (scope, anyKey, …)" : "operation id"}`,
-      );
-    if (out.has(r.id)) throw new Error(`operation ${r.id} is declared by two routes`);
-    out.set(r.id, { id: r.id, method: r.method, path: r.path, access: r.access });
-  }
+  for (const r of documentedRoutes(app))
+    if (r.id && r.access) out.set(r.id, { id: r.id, method: r.method, path: r.path, access: r.access });
   return out;
 }
 
