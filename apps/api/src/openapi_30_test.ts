@@ -70,7 +70,7 @@ describe("OpenAPI 3.0 at /swagger/json?version=3.0", () => {
     // Each property 3.1 types as `[x, "null"]` is `type: x, nullable: true` in 3.0.
     let seen = 0;
     for (const [name, model] of Object.entries(doc31.components.schemas as Json))
-      for (const [k, p] of Object.entries(((model as Json).properties ?? {}) as Json)) {
+      for (const [k, p] of Object.entries(((model as Json).properties ?? {}) as Record<string, Json>)) {
         if (!Array.isArray(p.type) || !p.type.includes("null")) continue;
         seen++;
         const p30 = doc30.components.schemas[name].properties[k];
