@@ -1,20 +1,24 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import type { TSchema } from "@sinclair/typebox";
 import { buildTestApp, type TestApp } from "../testing/mod.ts";
 import { PARITY, parityExceptionsMarkdown } from "./mcp_tools/parity.ts";
 import { TOOLS } from "./mcp_tools.ts";
-import { modelJson, NAMED_SCHEMAS } from "./openapi_document.ts";
+import { modelJson, namedModels } from "./openapi_document.ts";
 
 // Parity as data (issue 36; CONTRACT "Agents over MCP: every job without REST"): one table lists every
 // REST operation with its MCP tool or the reason it has none; this walks the live OpenAPI document.
 
 type Json = any;
 let h: TestApp;
+/** The models the document names (`named()` on the model), by name. */
+let NAMED_SCHEMAS: Record<string, TSchema> = {};
 let doc: Json;
 /** operationId → method, path, operation. */
 const ops = new Map<string, { method: string; path: string; op: Json }>();
 
 beforeAll(async () => {
   h = await buildTestApp();
+  NAMED_SCHEMAS = Object.fromEntries(namedModels(h.app));
   doc = await (await h.call("GET", "/swagger/json")).json();
   for (const [path, item] of Object.entries(doc.paths as Json))
     for (const [method, op] of Object.entries(item as Json))
@@ -22,7 +26,7 @@ beforeAll(async () => {
 });
 afterAll(() => h.close());
 
-/** The name NAMED_SCHEMAS gives a model, by its JSON. */
+/** The name a model is named by, by its JSON. */
 function nameOf(model: Json): string | undefined {
   const json = JSON.stringify(modelJson(model));
   return Object.entries(NAMED_SCHEMAS).find(([, m]) => JSON.stringify(modelJson(m)) === json)?.[0];

@@ -1,16 +1,19 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import type { TSchema } from "@sinclair/typebox";
 import { SCOPES } from "@site/domain/core";
 import { completeRender } from "@site/domain/screenshots";
 import { sampleImage } from "@site/domain/testing";
 import { type AppServer, callTool, listenApp, mcpClient } from "../testing/mcp.ts";
 import { buildTestApp, type TestApp } from "../testing/mod.ts";
-import { modelJson, NAMED_SCHEMAS } from "./openapi_document.ts";
+import { modelJson, namedModels } from "./openapi_document.ts";
 
 // Each shape declared once, with a name (issue 28 item 2; decision 0050): the domain's models are
 // OpenAPI components, REST operations point at them, and MCP tools declare them as output schemas.
 
 type Json = any;
 let h: TestApp;
+/** The models the document names (`named()` on the model), by name. */
+let NAMED_SCHEMAS: Record<string, TSchema> = {};
 let mcp: AppServer;
 let doc: Json;
 let key: string;
@@ -157,6 +160,7 @@ const responseSchema = (path: string, method: string, status: string) =>
 beforeAll(async () => {
   mcp = listenApp();
   h = await buildTestApp({ env: { PUBLIC_BASE_URL: mcp.base } });
+  NAMED_SCHEMAS = Object.fromEntries(namedModels(h.app));
   mcp.serve(h);
   doc = await (await h.call("GET", "/swagger/json")).json();
   ({ key } = await h.seedOrg({ siteLimit: 10, credits: 100, scopes: [...SCOPES] }));

@@ -1,75 +1,8 @@
 import { toOpenAPISchema, unwrapSchema } from "@elysiajs/openapi/openapi";
-import type { TSchema } from "@sinclair/typebox";
-import { SignedUpload } from "@site/domain/core";
-import {
-  AddedMediaFile,
-  MediaDeleted,
-  MediaImage,
-  MediaLibraryPage,
-  UploadPreparation,
-} from "@site/domain/media";
-import {
-  CampaignAnswer,
-  CampaignPage,
-  SubscriberAdded,
-  SubscriberAnswer,
-  SubscriberPage,
-  TestCampaignAccepted,
-} from "@site/domain/newsletters";
-import {
-  ClipQueueAnswer,
-  ClipQueued,
-  ClipView,
-  LoginLinkView,
-  QueueAnswer,
-  RenderView,
-  ScreenshotQueued,
-  ScreenshotResult,
-  StyleList,
-} from "@site/domain/screenshots";
-import {
-  ChromeView,
-  CollectionAnswer,
-  CollectionItem,
-  CollectionItemList,
-  ItemPage,
-  LayoutAnswer,
-  LayoutState,
-  PageDeleted,
-  PageList,
-  PageWrite,
-  PublishAnswer,
-  SiteAnswer,
-  SiteDeleted,
-  SitePage,
-  SiteView,
-  TemplateList,
-  TemplateView,
-  TranslatedLinks,
-} from "@site/domain/sites";
-import {
-  ConnectStarted,
-  SocialAccountAnswer,
-  SocialAccountDisconnected,
-  SocialAccountList,
-  SocialMediaPage,
-  SocialPostAnswer,
-  SocialPostDetail,
-  SocialPostPage,
-} from "@site/domain/social";
-import {
-  SubscribedEndpoint,
-  WebhookAnswer,
-  WebhookCreated,
-  WebhookDeleted,
-  WebhookDeliveryPage,
-  WebhookList,
-  WebhookRecoverAnswer,
-  WebhookSecretAnswer,
-  WebhooksTold,
-} from "@site/domain/webhooks";
+import { Kind, type TSchema } from "@sinclair/typebox";
 import type { AnyElysia } from "elysia";
 import { ACCESS, type Access } from "./auth.ts";
+import { TOOLS } from "./mcp_tools.ts";
 import { errorResponses } from "./schemas.ts";
 
 /** The OpenAPI version the document declares (and keeps: `const`, `type: [x, "null"]`, `examples`). */
@@ -111,71 +44,36 @@ const ERROR_DETAILS = {
 };
 
 /**
- * The domain's models, named in components (a client generator gets one type each): every inline copy
- * in an operation becomes a `$ref`, and so does a named model inside another (UploadPreparation's
- * `upload` is a SignedUpload). MCP tools declare the same models as their output schemas; a tool that
- * answers more than REST (an embed, an etag, the webhooks told) declares a model composing REST's
- * (`allOf`: REST's model by `$ref`, then what the tool adds; decision 0051).
+ * The domain's models, named in components (a client generator gets one type each): a model declared
+ * with `named("Site", …)` (its `title`; decision 1533) that a route answers or takes, or an MCP tool
+ * answers, or that sits inside one of those. Every inline copy in an operation becomes a `$ref`, and
+ * so does a named model inside another (UploadPreparation's `upload` is a SignedUpload). MCP tools
+ * declare the same models as their output schemas; a tool that answers more than REST (an embed, an
+ * etag, the webhooks told) declares a model composing REST's (`allOf`: REST's model by `$ref`, then
+ * what the tool adds; decision 0051).
  */
-export const NAMED_SCHEMAS: Record<string, TSchema> = {
-  Site: SiteView,
-  MediaImage,
-  MediaLibraryPage,
-  AddedMediaFile,
-  SignedUpload,
-  UploadPreparation,
-  SitePage,
-  CollectionItem,
-  CollectionItemPage: ItemPage,
-  CollectionItemList,
-  SocialPostPage,
-  SocialMediaPage,
-  SubscriberPage,
-  CampaignPage,
-  SiteAnswer,
-  SocialPostAnswer,
-  SocialPostDetail,
-  CampaignAnswer,
-  PageList,
-  Chrome: ChromeView,
-  CollectionAnswer,
-  TranslatedLinks,
-  StyleList,
-  PageWrite,
-  LoginLink: LoginLinkView,
-  Template: TemplateView,
-  TemplateList,
-  LayoutState,
-  ScreenshotQueueAnswer: QueueAnswer,
-  Render: RenderView,
-  ClipQueueAnswer,
-  Clip: ClipView,
-  SubscriberAnswer,
-  TestCampaignAccepted,
-  SubscribedEndpoint,
-  WebhooksTold,
-  SocialAccountList,
-  SocialAccountAnswer,
-  ConnectStarted,
-  WebhookList,
-  WebhookAnswer,
-  WebhookCreated,
-  WebhookSecretAnswer,
-  WebhookDeliveryPage,
-  WebhookRecoverAnswer,
-  // What an MCP tool answers beyond REST's model, composed with it.
-  PublishAnswer,
-  LayoutAnswer,
-  ScreenshotQueued,
-  ScreenshotResult,
-  ClipQueued,
-  SubscriberAdded,
-  MediaDeleted,
-  PageDeleted,
-  SiteDeleted,
-  SocialAccountDisconnected,
-  WebhookDeleted,
-};
+export function namedModels(app: AnyElysia): Map<string, TSchema> {
+  const roots: unknown[] = TOOLS.map((t) => t.output);
+  // Every route of the app the docs plugin is part of (the generator reads the same list).
+  const routes = (app as unknown as { getGlobalRoutes(): AnyElysia["routes"] }).getGlobalRoutes();
+  for (const route of routes) roots.push(route.hooks?.response, route.hooks?.body);
+  const out = new Map<string, TSchema>();
+  const seen = new Set<object>();
+  const visit = (value: unknown): void => {
+    if (!value || typeof value !== "object" || seen.has(value)) return;
+    seen.add(value);
+    const s = value as Json;
+    if (typeof s.title === "string" && Kind in s) {
+      const other = out.get(s.title);
+      if (other && JSON.stringify(modelJson(other)) !== JSON.stringify(modelJson(s as TSchema)))
+        throw new Error(`two different models are named ${s.title}`);
+      out.set(s.title, s as TSchema);
+    }
+    for (const [k, v] of Object.entries(s)) if (k !== "examples" && k !== "default") visit(v);
+  };
+  for (const root of roots) visit(root);
+  return out;
+}
 
 const TAGS = [
   { name: "sites", description: "Sites and templates" },
@@ -241,7 +139,7 @@ function openAnswer(schema: Json): Json {
  */
 export function buildOpenApiDocument(app: AnyElysia, opts: { publicBaseUrl: string }): Json {
   const raw = toOpenAPISchema(app, { staticFile: true }, undefined, undefined, OPENAPI_VERSION);
-  return finishOpenApiDocument({
+  return finishOpenApiDocument(namedModels(app), {
     openapi: OPENAPI_VERSION,
     info: INFO,
     servers: [{ url: opts.publicBaseUrl }],
@@ -277,12 +175,11 @@ export function buildOpenApiDocument(app: AnyElysia, opts: { publicBaseUrl: stri
  *   one says so (`security: []`), an operator one names the operator token;
  * - what OpenAPI 3.1 (JSON Schema 2020-12) does not know goes: Elysia's `error` messages, `nullable`
  *   beside a `type` that already admits null; an enum of numbers is typed as one;
- * - error bodies' `details` is the named `ErrorDetails`; `Site` and `MediaImage` are named components.
+ * - error bodies' `details` is the named `ErrorDetails`; each of `models` is a named component.
  */
-export function finishOpenApiDocument(doc: Json): Json {
+export function finishOpenApiDocument(models: Map<string, TSchema>, doc: Json): Json {
   const named = new Map<string, string>();
-  for (const [name, model] of Object.entries(NAMED_SCHEMAS))
-    named.set(JSON.stringify(modelJson(model)), name);
+  for (const [name, model] of models) named.set(JSON.stringify(modelJson(model)), name);
   const paths: Json = {};
   for (const [rawPath, item] of Object.entries(doc.paths as Json)) {
     const path = rawPath.replace(/\/\*$/, "/{key}");

@@ -1,5 +1,5 @@
 import { type Static, Type } from "@sinclair/typebox";
-import { PAGE_LIMIT, pageOf } from "@site/domain/core";
+import { named, PAGE_LIMIT, pageOf } from "@site/domain/core";
 import { MAX_EMAIL_LENGTH } from "./emails.ts";
 
 // One model per shape: the newsletter routes, the MCP tools and the TypeScript types all read these.
@@ -174,19 +174,22 @@ export const SubscribersPostBody = Type.Object(
 export type SubscribersPostBody = Static<typeof SubscribersPostBody>;
 
 /** The answer to one added subscriber. */
-export const SubscriberAnswer = Type.Object({ subscriber: SubscriberView });
+export const SubscriberAnswer = named("SubscriberAnswer", Type.Object({ subscriber: SubscriberView }));
 
 /** The add_subscriber tool's answer: REST's SubscriberAnswer, and what REST's 201-or-200 says. */
-export const SubscriberAdded = Type.Intersect(
-  [
-    SubscriberAnswer,
-    Type.Object({
-      created: Type.Boolean({
-        description: "true: a new address (REST 201); false: one already there (200)",
+export const SubscriberAdded = named(
+  "SubscriberAdded",
+  Type.Intersect(
+    [
+      SubscriberAnswer,
+      Type.Object({
+        created: Type.Boolean({
+          description: "true: a new address (REST 201); false: one already there (200)",
+        }),
       }),
-    }),
-  ],
-  { description: "the subscriber as REST answers it, and whether the address is new" },
+    ],
+    { description: "the subscriber as REST answers it, and whether the address is new" },
+  ),
 );
 
 /** The answer to an import: rows inserted, rows updated, rows refused (only with skipInvalid). */
@@ -210,7 +213,7 @@ export const SubscriberListQuery = Type.Object({
 export type SubscriberListQuery = Static<typeof SubscriberListQuery>;
 
 /** A page of subscribers. */
-export const SubscriberPage = pageOf("subscribers", SubscriberView);
+export const SubscriberPage = named("SubscriberPage", pageOf("subscribers", SubscriberView));
 
 /** POST /api/v1/public/sites/<slug>/subscribe. */
 export const PublicSubscribeBody = Type.Object({ email: Email }, { additionalProperties: false });
@@ -316,12 +319,15 @@ export const TestCampaignBody = Type.Object(
 );
 
 /** The answer of a test send (REST 202, send_test_campaign): accepted, mailed in the background. */
-export const TestCampaignAccepted = Type.Object({
-  accepted: Type.Literal(true),
-  to: Type.Integer({ description: "how many addresses the test goes to" }),
-});
+export const TestCampaignAccepted = named(
+  "TestCampaignAccepted",
+  Type.Object({
+    accepted: Type.Literal(true),
+    to: Type.Integer({ description: "how many addresses the test goes to" }),
+  }),
+);
 
 /** One campaign. */
-export const CampaignAnswer = Type.Object({ campaign: CampaignView });
+export const CampaignAnswer = named("CampaignAnswer", Type.Object({ campaign: CampaignView }));
 /** A page of campaigns. */
-export const CampaignPage = pageOf("campaigns", CampaignSummary);
+export const CampaignPage = named("CampaignPage", pageOf("campaigns", CampaignSummary));

@@ -1,5 +1,5 @@
 import { type Static, Type } from "@sinclair/typebox";
-import { pageOf } from "@site/domain/core";
+import { named, pageOf } from "@site/domain/core";
 
 // One model per shape: the collection routes, the MCP tools and the TypeScript types all read these.
 
@@ -61,7 +61,7 @@ export const CollectionSummary = Type.Object({
 export type CollectionSummary = Static<typeof CollectionSummary>;
 
 /** One collection: the answer of defining it (PUT …/collections/<key>, define_collection). */
-export const CollectionAnswer = Type.Object({ collection: CollectionSummary });
+export const CollectionAnswer = named("CollectionAnswer", Type.Object({ collection: CollectionSummary }));
 
 const Values = Type.Record(Type.String(), Type.Unknown(), {
   description:
@@ -70,12 +70,15 @@ const Values = Type.Record(Type.String(), Type.Unknown(), {
 });
 
 /** An item of a collection as read. */
-export const CollectionItem = Type.Object({
-  id: Type.String({ format: "uuid" }),
-  position: Type.Integer(),
-  values: Values,
-  updatedAt: Type.String({ description: "ISO 8601 UTC, microseconds" }),
-});
+export const CollectionItem = named(
+  "CollectionItem",
+  Type.Object({
+    id: Type.String({ format: "uuid" }),
+    position: Type.Integer(),
+    values: Values,
+    updatedAt: Type.String({ description: "ISO 8601 UTC, microseconds" }),
+  }),
+);
 /** An item of a collection as read. */
 export type CollectionItem = Static<typeof CollectionItem>;
 
@@ -85,10 +88,13 @@ export const ItemValues = Type.Object({ values: Values });
 export type ItemValues = Static<typeof ItemValues>;
 
 /** A page of a collection's items in position order. */
-export const ItemPage = pageOf("items", CollectionItem);
+export const ItemPage = named("CollectionItemPage", pageOf("items", CollectionItem));
 
 /** Items of a collection written or reordered together (PUT …/items/order, upsert_collection_items). */
-export const CollectionItemList = Type.Object({ items: Type.Array(CollectionItem) });
+export const CollectionItemList = named(
+  "CollectionItemList",
+  Type.Object({ items: Type.Array(CollectionItem) }),
+);
 
 /** The body of PUT …/items/order. */
 export const ItemOrderBody = Type.Object({

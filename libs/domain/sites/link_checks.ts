@@ -1,6 +1,6 @@
 import { type Static, Type } from "@sinclair/typebox";
 import { collectionItems, collections, pages, siteLayouts } from "@site/db";
-import { type Context, checkInput } from "@site/domain/core";
+import { type Context, checkInput, named } from "@site/domain/core";
 import { eq, inArray } from "drizzle-orm";
 import { type Problem, refuse } from "./_input.ts";
 import type { CollectionField } from "./collection_model.ts";
@@ -46,7 +46,7 @@ export const TranslatedLink = Type.Object({
 export type TranslatedLink = Static<typeof TranslatedLink>;
 
 /** What each href names now, in the order given (POST …/links/translate, translate_links). */
-export const TranslatedLinks = Type.Object({ links: Type.Array(TranslatedLink) });
+export const TranslatedLinks = named("TranslatedLinks", Type.Object({ links: Type.Array(TranslatedLink) }));
 
 /** A link of the site that names no page now, and where it is. */
 export const BrokenLink = Type.Object({
