@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { documentedRoutes, undeclaredRoutes } from "../../apps/api/src/operations.ts";
-import { buildTestApp, type TestApp } from "../../apps/api/testing/mod.ts";
+import { documentedRoutes, undeclaredRoutes } from "@site/api";
+import { buildTestApp, type TestApp } from "@site/api/testing";
 import { OPERATION_IDS } from "../codemods/operation_ids.ts";
 
 // One declaration for each operation (issue 37, decision 1530): every route of the document declares
