@@ -59,8 +59,9 @@ export function docsRoutes(opts: { publicBaseUrl: string }) {
         // Built at the first request, when the app has all its routes (the generator reads them all).
         cached ??= buildOpenApiDocument(docs, opts);
         // `?version=3.0`: the same document for generators that read only OpenAPI 3.0 (decision 1532).
-        if (query.version === "3.0") return (cached30 ??= toOpenApi30(cached));
-        return cached;
+        if (query.version !== "3.0") return cached;
+        cached30 ??= toOpenApi30(cached);
+        return cached30;
       },
       {
         query: t.Object({ version: t.Optional(t.Union([t.Literal("3.0"), t.Literal("3.1")])) }),
