@@ -49,9 +49,10 @@ export const ACCESS = "x-access";
 
 /**
  * The route options every route declares once (decision 1530): `operation: "createSite"` (its OpenAPI
- * operationId, a verb), and how it is called: `public: true` (no credential) or `operatorToken: true`
- * (the handler checks OPERATOR_TOKEN) or `ownBearer: true` (an API key the handler checks). Routes with an API key use `authMacros`, which adds `scope`
- * and `anyKey`. scripts/checks/operations_test.ts fails on a route that declares no id or no access.
+ * operationId, a verb), and how it is called: `public: true` (no credential), `operatorToken: true`
+ * (the handler checks OPERATOR_TOKEN) or `ownBearer: true` (an API key the handler checks). Routes
+ * that take an API key use `authMacros`, which adds `scope` and `anyKey`.
+ * scripts/checks/operations_test.ts fails on a route that declares no id or no access.
  */
 export const operationMacros = new Elysia({ name: "operation-macros" }).macro({
   operation: (id: string) => ({ detail: { operationId: id } }),
@@ -70,8 +71,8 @@ export const operationMacros = new Elysia({ name: "operation-macros" }).macro({
 /**
  * The access options of a route called with an API key, beside `operation`:
  * - `scope: "content:write"` — a bearer key carrying that scope (401, then 403);
- * - `anyKey: true` — any valid key of the organization (one site's read); the MCP endpoint, which
- *   checks scopes per tool, authenticates itself.
+ * - `anyKey: true` — any valid key of the organization (one site's read). The MCP endpoint, which
+ *   checks scopes per tool, authenticates itself (`ownBearer`).
  * Both authenticate in `transform`, which runs before body validation, so 401/403 win over 400
  * (decision 0003), and hand the handler its `principal`; both add the bearer requirement to the
  * route's OpenAPI entry, and `scope` its scope as `x-required-scope` (decision 0750). The document adds

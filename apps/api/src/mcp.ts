@@ -180,7 +180,7 @@ export function mcpRoutes(deps: AppDeps, auth: AuthMacros) {
     );
   };
   // 401 at the HTTP level, before the protocol starts; scopes are checked per tool. Authenticated here
-  // rather than by the `authenticated` macro so that the 401 names the protected-resource metadata
+  // rather than by the `anyKey` macro so that the 401 names the protected-resource metadata
   // (RFC 9728) that MCP clients read first.
   const principals = principalCache(deps);
   const metadataUrl = mcpResourceMetadataUrl(deps.config.publicBaseUrl);
