@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { documentedRoutes, undeclaredRoutes } from "@site/api";
 import { buildTestApp, type TestApp } from "@site/api/testing";
-import { OPERATION_IDS } from "../codemods/operation_ids.ts";
+import { files, OPERATION_IDS, renameOperationIds } from "../codemods/operation_ids.ts";
 
 // One declaration for each operation (issue 37, decision 1530): every route of the document declares
 // its operation id (a verb, as Stripe's and Svix's are) and how it is called, once, in its options.
@@ -32,5 +32,15 @@ describe("every route declares its operation", () => {
       });
       expect({ method, path, old: old.has(id ?? "") }).toEqual({ method, path, old: false });
     }
+  });
+
+  test("no file names an old operation id (after a merge: bun scripts/codemods/operation_ids.ts)", async () => {
+    const root = new URL("../..", import.meta.url).pathname;
+    const stale: string[] = [];
+    for (const path of await files(root)) {
+      const text = await Bun.file(`${root}/${path}`).text();
+      if (renameOperationIds(text) !== text) stale.push(path);
+    }
+    expect(stale).toEqual([]);
   });
 });

@@ -1,7 +1,7 @@
 /**
  * Renames the REST operations' ids from the path-derived ones (`postSitesSiteIdMediaScreenshot`) to
  * readable verbs (`queueScreenshot`; issue 37, decision 1530) in the files that name operations by id:
- * the parity table, the MCP tools, tests, the README and the decisions. Whole words only, so
+ * the parity table, the MCP tools, routes, tests and the README. Whole words only, so
  * `getSites` does not touch `getSitesSiteId`; running it twice changes nothing.
  *
  *   bun scripts/codemods/operation_ids.ts            # rewrite the files below (and any given as arguments)
@@ -149,10 +149,11 @@ export function renameOperationIds(text: string): string {
   return text.replace(pattern, (old) => OPERATION_IDS[old] ?? old);
 }
 
-/** Decision records written before the rename keep the ids they were written with. */
-const KEEP = /^docs\/decisions\/0/;
+/** Decision records keep the ids they were written with (1530 names old ones on purpose). */
+const KEEP = /^docs\/decisions\//;
 
-async function files(root: string, extra: string[]): Promise<string[]> {
+/** The files the codemod reads (repository-relative), and `extra`. */
+export async function files(root: string, extra: string[] = []): Promise<string[]> {
   const found = new Set(extra);
   for (const glob of FILES)
     for await (const path of new Glob(glob).scan({ cwd: root })) if (!KEEP.test(path)) found.add(path);
