@@ -11,14 +11,14 @@ import { modelJson, namedModels } from "./openapi_document.ts";
 type Json = any;
 let h: TestApp;
 /** The models the document names (`named()` on the model), by name. */
-let NAMED_SCHEMAS: Record<string, TSchema> = {};
+let NAMED_MODELS: Record<string, TSchema> = {};
 let doc: Json;
 /** operationId → method, path, operation. */
 const ops = new Map<string, { method: string; path: string; op: Json }>();
 
 beforeAll(async () => {
   h = await buildTestApp();
-  NAMED_SCHEMAS = Object.fromEntries(namedModels(h.app));
+  NAMED_MODELS = Object.fromEntries(namedModels(h.app));
   doc = await (await h.call("GET", "/swagger/json")).json();
   for (const [path, item] of Object.entries(doc.paths as Json))
     for (const [method, op] of Object.entries(item as Json))
@@ -29,7 +29,7 @@ afterAll(() => h.close());
 /** The name a model is named by, by its JSON. */
 function nameOf(model: Json): string | undefined {
   const json = JSON.stringify(modelJson(model));
-  return Object.entries(NAMED_SCHEMAS).find(([, m]) => JSON.stringify(modelJson(m)) === json)?.[0];
+  return Object.entries(NAMED_MODELS).find(([, m]) => JSON.stringify(modelJson(m)) === json)?.[0];
 }
 
 /** The named model a 2xx JSON answer of the operation references, if any. */

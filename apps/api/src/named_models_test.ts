@@ -13,7 +13,7 @@ import { modelJson, namedModels } from "./openapi_document.ts";
 type Json = any;
 let h: TestApp;
 /** The models the document names (`named()` on the model), by name. */
-let NAMED_SCHEMAS: Record<string, TSchema> = {};
+let NAMED_MODELS: Record<string, TSchema> = {};
 let mcp: AppServer;
 let doc: Json;
 let key: string;
@@ -160,7 +160,7 @@ const responseSchema = (path: string, method: string, status: string) =>
 beforeAll(async () => {
   mcp = listenApp();
   h = await buildTestApp({ env: { PUBLIC_BASE_URL: mcp.base } });
-  NAMED_SCHEMAS = Object.fromEntries(namedModels(h.app));
+  NAMED_MODELS = Object.fromEntries(namedModels(h.app));
   mcp.serve(h);
   doc = await (await h.call("GET", "/swagger/json")).json();
   ({ key } = await h.seedOrg({ siteLimit: 10, credits: 100, scopes: [...SCOPES] }));
@@ -178,8 +178,11 @@ afterAll(async () => {
 describe("the OpenAPI document names each model once", () => {
   test("components hold every named model, each the domain's model as declared", () => {
     for (const name of MODELS) expect(doc.components.schemas[name]).toBeDefined();
-    for (const [name, model] of Object.entries(NAMED_SCHEMAS))
+    for (const [name, model] of Object.entries(NAMED_MODELS))
       expect(resolved(doc.components.schemas[name])).toEqual(modelJson(model));
+    // The name sits on the model (its title, decision 1533), and every model the test knows has one.
+    for (const name of MODELS)
+      expect({ name, title: NAMED_MODELS[name]?.title }).toEqual({ name, title: name });
     // A named model inside another is a $ref, not a second copy.
     expect(doc.components.schemas.UploadPreparation.properties.upload).toEqual(ref("SignedUpload"));
     expect(doc.components.schemas.MediaLibraryPage.properties.images.items).toEqual(ref("MediaImage"));
@@ -231,7 +234,7 @@ describe("the OpenAPI document names each model once", () => {
     );
     // No operation carries an inline copy of a named model.
     const text = JSON.stringify(doc.paths);
-    for (const [name, model] of Object.entries(NAMED_SCHEMAS))
+    for (const [name, model] of Object.entries(NAMED_MODELS))
       expect({ name, inline: text.includes(JSON.stringify(modelJson(model))) }).toEqual({
         name,
         inline: false,
@@ -311,7 +314,7 @@ describe("MCP tools answer the same models", () => {
       Buffer.from(sampleImage("png", { width: 32, height: 20, size: 1024 })).toString("base64");
     const url = "https://example.com/";
     // REST answers first: a route that has run leaves the shared models, and so the schemas, unchanged.
-    const before = Object.fromEntries(Object.entries(NAMED_SCHEMAS).map(([n, m]) => [n, modelJson(m)]));
+    const before = Object.fromEntries(Object.entries(NAMED_MODELS).map(([n, m]) => [n, modelJson(m)]));
     const rest = {
       templates: await h.call("GET", "/api/v1/templates", { key }),
       layout: await h.call("GET", `/api/v1/sites/${siteId}/layout`, { key }),
@@ -326,7 +329,7 @@ describe("MCP tools answer the same models", () => {
     };
     for (const [name, res] of Object.entries(rest))
       expect({ name, status: res.status }).toEqual({ name, status: 200 });
-    expect(Object.fromEntries(Object.entries(NAMED_SCHEMAS).map(([n, m]) => [n, modelJson(m)]))).toEqual(
+    expect(Object.fromEntries(Object.entries(NAMED_MODELS).map(([n, m]) => [n, modelJson(m)]))).toEqual(
       before,
     );
 
