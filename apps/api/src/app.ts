@@ -9,6 +9,9 @@ import { renderError } from "./errors.ts";
 import { idempotencyHooks } from "./idempotency.ts";
 import { assertBoundedInput } from "./input_bounds.ts";
 import { mcpRoutes } from "./mcp.ts";
+import { bindToolScopes } from "./mcp_tools/tool.ts";
+import { TOOLS } from "./mcp_tools.ts";
+import { declaredOperations } from "./operations.ts";
 import { campaignRoutes } from "./routes/campaigns.ts";
 import { chromeRoutes } from "./routes/chrome.ts";
 import { clipRoutes } from "./routes/clips.ts";
@@ -58,61 +61,62 @@ export function createApp(deps: AppDeps) {
   // Confirmation and test mails leave from here; campaign deliveries from the newsletter sender.
   const mail = { ...deps, mailer: deps.mailer ?? openMailer(deps.config, deps.log) };
   const idOf = (request: Request) => requestIds.get(request) ?? "unknown";
-  return (
-    new Elysia()
-      .onRequest(({ request, set }) => {
-        const given = request.headers.get("x-request-id");
-        const id = given && /^[\w.-]{1,100}$/.test(given) ? given : prefixedId("req");
-        requestIds.set(request, id);
-        set.headers["x-request-id"] = id;
-      })
-      .onError(({ code, error, request }) =>
-        renderError(code, error, deps.log, idOf(request), {
-          retryAfterSeconds: deps.config.retryAfterSeconds,
-          authorization: request.headers.get("authorization"),
-        }),
-      )
-      .onTransform({ as: "global" }, boundInput)
-      .use(idempotencyHooks(deps, principals))
-      // Answers by route template (API_METRICS_PORT, decision 0711); CORS for /api/v1 (decision 0712).
-      .use(requestMetrics(deps.metrics))
-      .use(corsPlugin(deps.config.corsOrigins))
-      .onAfterResponse(({ request, set }) => {
-        deps.log.debug("request", {
-          requestId: idOf(request),
-          method: request.method,
-          url: request.url,
-          status: set.status,
-        });
-      })
-      .use(docsRoutes({ publicBaseUrl: deps.config.publicBaseUrl }))
-      .use(healthRoutes(deps))
-      .use(siteRoutes(deps, auth))
-      .use(screenshotRoutes(deps, auth))
-      .use(screenshotStyleRoutes(deps, auth))
-      .use(loginPageRoutes(deps))
-      .use(clipRoutes(deps, auth))
-      .use(socialRoutes(deps, auth))
-      .use(socialOAuthCallbackRoutes(deps))
-      .use(templateRoutes(deps, auth))
-      .use(pageOrderRoutes(deps, auth))
-      .use(pageRoutes(deps, auth))
-      .use(layoutRoutes(deps, auth))
-      .use(chromeRoutes(deps, auth))
-      .use(collectionRoutes(deps, auth))
-      .use(linkRoutes(deps, auth))
-      .use(mediaRoutes(deps, auth))
-      .use(webhookRoutes(deps, auth))
-      .use(subscriberRoutes(mail, auth))
-      .use(campaignRoutes(mail, auth))
-      .use(newsletterPublicRoutes(mail))
-      .use(newsletterInboundRoutes(deps))
-      .use(deliveryRoutes(deps))
-      .use(publicPageRoutes(deps))
-      .use(publicSiteRoutes(deps))
-      .use(mcpRoutes(deps, auth))
-      .use(queueDashboardRoutes(deps.config, deps.log))
-  );
+  const app = new Elysia()
+    .onRequest(({ request, set }) => {
+      const given = request.headers.get("x-request-id");
+      const id = given && /^[\w.-]{1,100}$/.test(given) ? given : prefixedId("req");
+      requestIds.set(request, id);
+      set.headers["x-request-id"] = id;
+    })
+    .onError(({ code, error, request }) =>
+      renderError(code, error, deps.log, idOf(request), {
+        retryAfterSeconds: deps.config.retryAfterSeconds,
+        authorization: request.headers.get("authorization"),
+      }),
+    )
+    .onTransform({ as: "global" }, boundInput)
+    .use(idempotencyHooks(deps, principals))
+    // Answers by route template (API_METRICS_PORT, decision 0711); CORS for /api/v1 (decision 0712).
+    .use(requestMetrics(deps.metrics))
+    .use(corsPlugin(deps.config.corsOrigins))
+    .onAfterResponse(({ request, set }) => {
+      deps.log.debug("request", {
+        requestId: idOf(request),
+        method: request.method,
+        url: request.url,
+        status: set.status,
+      });
+    })
+    .use(docsRoutes({ publicBaseUrl: deps.config.publicBaseUrl }))
+    .use(healthRoutes(deps))
+    .use(siteRoutes(deps, auth))
+    .use(screenshotRoutes(deps, auth))
+    .use(screenshotStyleRoutes(deps, auth))
+    .use(loginPageRoutes(deps))
+    .use(clipRoutes(deps, auth))
+    .use(socialRoutes(deps, auth))
+    .use(socialOAuthCallbackRoutes(deps))
+    .use(templateRoutes(deps, auth))
+    .use(pageOrderRoutes(deps, auth))
+    .use(pageRoutes(deps, auth))
+    .use(layoutRoutes(deps, auth))
+    .use(chromeRoutes(deps, auth))
+    .use(collectionRoutes(deps, auth))
+    .use(linkRoutes(deps, auth))
+    .use(mediaRoutes(deps, auth))
+    .use(webhookRoutes(deps, auth))
+    .use(subscriberRoutes(mail, auth))
+    .use(campaignRoutes(mail, auth))
+    .use(newsletterPublicRoutes(mail))
+    .use(newsletterInboundRoutes(deps))
+    .use(deliveryRoutes(deps))
+    .use(publicPageRoutes(deps))
+    .use(publicSiteRoutes(deps))
+    .use(mcpRoutes(deps, auth))
+    .use(queueDashboardRoutes(deps.config, deps.log));
+  // Every route declares its operation id and access once; each MCP tool needs its route's scope.
+  bindToolScopes(TOOLS, declaredOperations(app));
+  return app;
 }
 
 /** The built app's type. */

@@ -8,7 +8,6 @@ import {
 } from "@site/domain/core";
 import { Elysia } from "elysia";
 import { bearer } from "./schemas.ts";
-import { OPERATION_SCOPES, type OperationName } from "./scopes.ts";
 
 /** The principal of each request being served: authenticated once, read by every hook that needs it. */
 export type PrincipalCache = {
@@ -35,14 +34,50 @@ export function principalCache(ctx: Context): PrincipalCache {
 }
 
 /**
- * The route options that declare authentication, once per route:
- * - `operation: "getSites"` — the route is that operation of OPERATION_SCOPES (its OpenAPI operationId)
- *   and needs the table's scope, the one its MCP tool needs too; a route an MCP tool mirrors says this;
+ * How an operation is called, written into its `detail` by the access macros below (and read by the
+ * OpenAPI document, which adds 401/403, and by the MCP tools, which take their scope from it).
+ */
+export type Access =
+  | { kind: "scope"; scope: Scope }
+  | { kind: "anyKey" }
+  | { kind: "ownBearer" }
+  | { kind: "operatorToken" }
+  | { kind: "public" };
+
+/** The `detail` key the access macros write; the document reads it, then drops it. */
+export const ACCESS = "x-access";
+
+/**
+ * The route options every route declares once (decision 1530): `operation: "createSite"` (its OpenAPI
+ * operationId, a verb), and how it is called: `public: true` (no credential), `operatorToken: true`
+ * (the handler checks OPERATOR_TOKEN) or `ownBearer: true` (an API key the handler checks). Routes
+ * that take an API key use `authMacros`, which adds `scope` and `anyKey`.
+ * scripts/checks/operations_test.ts fails on a route that declares no id or no access.
+ */
+export const operationMacros = new Elysia({ name: "operation-macros" }).macro({
+  operation: (id: string) => ({ detail: { operationId: id } }),
+  public: { detail: { security: [], [ACCESS]: { kind: "public" } satisfies Access } },
+  // A bearer API key the route checks itself (the MCP endpoint: its 401 names RFC 9728 metadata, and
+  // each tool needs its own route's scope).
+  ownBearer: { detail: { security: bearer, [ACCESS]: { kind: "ownBearer" } satisfies Access } },
+  operatorToken: {
+    detail: {
+      security: [{ operatorToken: [] as string[] }],
+      [ACCESS]: { kind: "operatorToken" } satisfies Access,
+    },
+  },
+});
+
+/**
+ * The access options of a route called with an API key, beside `operation`:
  * - `scope: "content:write"` — a bearer key carrying that scope (401, then 403);
- * - `authenticated: true` — any valid key; the handler checks scopes itself (the MCP endpoint, per tool).
- * All authenticate in `transform`, which runs before body validation, so 401/403 win over 400
- * (decision 0003), and hand the handler its `principal`; all add the bearer requirement to the
- * route's OpenAPI entry, and a scoped one its scope as `x-required-scope` (decision 0750).
+ * - `anyKey: true` — any valid key of the organization (one site's read). The MCP endpoint, which
+ *   checks scopes per tool, authenticates itself (`ownBearer`).
+ * Both authenticate in `transform`, which runs before body validation, so 401/403 win over 400
+ * (decision 0003), and hand the handler its `principal`; both add the bearer requirement to the
+ * route's OpenAPI entry, and `scope` its scope as `x-required-scope` (decision 0750). The document adds
+ * the 401 (and, with a scope, the 403) these answer: a route lists only its own errors. An MCP tool
+ * names its route's `operation` and needs the same scope (mcp_tools/tool.ts).
  */
 export function authMacros(ctx: Context, principals: PrincipalCache = principalCache(ctx)) {
   const principalOf = principals.of;
@@ -59,29 +94,23 @@ export function authMacros(ctx: Context, principals: PrincipalCache = principalC
       if (principal.rate) Object.assign(set.headers, rateLimitHeaders(principal.rate));
       if (scope) requireScope(principal, scope);
     };
-  return new Elysia().macro({
-    operation: (name: OperationName) => ({
+  return new Elysia().use(operationMacros).macro({
+    scope: (scope: Scope) => ({
       detail: {
         security: bearer,
-        "x-operation": name,
-        // An operation open to any key of the organization documents no scope.
-        ...(OPERATION_SCOPES[name] ? { "x-required-scope": OPERATION_SCOPES[name] } : {}),
+        "x-required-scope": scope,
+        [ACCESS]: { kind: "scope", scope } satisfies Access,
       },
-      transform: guard(OPERATION_SCOPES[name]),
-      resolve,
-    }),
-    scope: (scope: Scope) => ({
-      detail: { security: bearer, "x-required-scope": scope },
       transform: guard(scope),
       resolve,
     }),
-    authenticated: {
-      detail: { security: bearer },
+    anyKey: {
+      detail: { security: bearer, [ACCESS]: { kind: "anyKey" } satisfies Access },
       transform: guard(null),
       resolve,
     },
   });
 }
 
-/** The plugin every authenticated route file uses, so its routes accept `scope`/`authenticated`. */
+/** The plugin every authenticated route file uses, so its routes accept `operation`, `scope`, `anyKey`. */
 export type AuthMacros = ReturnType<typeof authMacros>;

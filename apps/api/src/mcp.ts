@@ -28,7 +28,6 @@ import {
 import type { ToolWork } from "./mcp_tools/tool.ts";
 import { checkToolArgs, TOOLS, toolsFor } from "./mcp_tools.ts";
 import { modelJson } from "./openapi_document.ts";
-import { bearer } from "./schemas.ts";
 
 /**
  * A domain failure as a tool error carrying the spec's code; the session goes on. The text says
@@ -182,7 +181,7 @@ export function mcpRoutes(deps: AppDeps, auth: AuthMacros) {
     );
   };
   // 401 at the HTTP level, before the protocol starts; scopes are checked per tool. Authenticated here
-  // rather than by the `authenticated` macro so that the 401 names the protected-resource metadata
+  // rather than by the `anyKey` macro so that the 401 names the protected-resource metadata
   // (RFC 9728) that MCP clients read first.
   const principals = principalCache(deps);
   const metadataUrl = mcpResourceMetadataUrl(deps.config.publicBaseUrl);
@@ -241,7 +240,6 @@ export function mcpRoutes(deps: AppDeps, auth: AuthMacros) {
     summary,
     description: `Model Context Protocol over Streamable HTTP, stateless (no session id). Tools: ${TOOLS.map((t) => t.name).join(", ")}. Same bearer API keys and scopes as the REST API; a missing scope is a tool error naming it.`,
     tags: ["mcp"],
-    security: bearer,
     responses: {
       200: { description: "JSON-RPC answer" },
       400: { description: "Error: body not JSON, over 8 MiB, nested too deep, or text PostgreSQL refuses" },
@@ -269,14 +267,20 @@ export function mcpRoutes(deps: AppDeps, auth: AuthMacros) {
       .post("/mcp", handle, {
         transform: authenticateMcp,
         parse: "none",
+        operation: "sendMcpMessage",
+        ownBearer: true,
         detail: detail("MCP: JSON-RPC requests"),
       })
       .get("/mcp", notAllowed, {
         transform: authenticateMcp,
+        operation: "openMcpStream",
+        ownBearer: true,
         detail: detail("MCP: server-sent events stream (405: stateless mode)"),
       })
       .delete("/mcp", notAllowed, {
         transform: authenticateMcp,
+        operation: "endMcpSession",
+        ownBearer: true,
         detail: detail("MCP: end a session (405: stateless mode)"),
       })
   );

@@ -16,7 +16,7 @@ import { SOCIAL_ACCOUNT_TOOLS } from "./mcp_tools/social_accounts.ts";
 import { SOCIAL_MEDIA_TOOLS } from "./mcp_tools/social_media.ts";
 import { SOCIAL_PERFORMANCE_TOOLS } from "./mcp_tools/social_performance.ts";
 import { SUBSCRIBER_TOOLS } from "./mcp_tools/subscribers.ts";
-import type { Tool } from "./mcp_tools/tool.ts";
+import { type Tool, withRouteScope } from "./mcp_tools/tool.ts";
 import { WEBHOOK_TOOLS } from "./mcp_tools/webhooks.ts";
 
 export { mediaEmbedSnippet } from "./mcp_tools/inputs.ts";
@@ -56,7 +56,7 @@ export const TOOLS: Tool[] = [
   ...CAMPAIGN_EDIT_TOOLS,
   ...SOCIAL_ACCOUNT_TOOLS,
   ...WEBHOOK_TOOLS,
-].map(strict);
+].map((t) => withRouteScope(strict(t)));
 
 /** The tools a key may call: those whose scope it carries, or that need none (tools/list shows no others). */
 export function toolsFor(scopes: readonly string[]): Tool[] {

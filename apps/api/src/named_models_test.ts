@@ -1,16 +1,19 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import type { TSchema } from "@sinclair/typebox";
 import { SCOPES } from "@site/domain/core";
 import { completeRender } from "@site/domain/screenshots";
 import { sampleImage } from "@site/domain/testing";
 import { type AppServer, callTool, listenApp, mcpClient } from "../testing/mcp.ts";
 import { buildTestApp, type TestApp } from "../testing/mod.ts";
-import { modelJson, NAMED_SCHEMAS } from "./openapi_document.ts";
+import { modelJson, namedModels } from "./openapi_document.ts";
 
 // Each shape declared once, with a name (issue 28 item 2; decision 0050): the domain's models are
 // OpenAPI components, REST operations point at them, and MCP tools declare them as output schemas.
 
 type Json = any;
 let h: TestApp;
+/** The models the document names (`named()` on the model), by name. */
+let NAMED_MODELS: Record<string, TSchema> = {};
 let mcp: AppServer;
 let doc: Json;
 let key: string;
@@ -194,6 +197,7 @@ const responseSchema = (path: string, method: string, status: string) =>
 beforeAll(async () => {
   mcp = listenApp();
   h = await buildTestApp({ env: { PUBLIC_BASE_URL: mcp.base } });
+  NAMED_MODELS = Object.fromEntries(namedModels(h.app));
   mcp.serve(h);
   doc = await (await h.call("GET", "/swagger/json")).json();
   ({ key } = await h.seedOrg({ siteLimit: 10, credits: 100, scopes: [...SCOPES] }));
@@ -211,8 +215,11 @@ afterAll(async () => {
 describe("the OpenAPI document names each model once", () => {
   test("components hold every named model, each the domain's model as declared", () => {
     for (const name of MODELS) expect(doc.components.schemas[name]).toBeDefined();
-    for (const [name, model] of Object.entries(NAMED_SCHEMAS))
+    for (const [name, model] of Object.entries(NAMED_MODELS))
       expect(resolved(doc.components.schemas[name])).toEqual(modelJson(model));
+    // The name sits on the model (its title, decision 1533); the error shapes are the document's own.
+    for (const name of MODELS.filter((n) => n !== "ErrorDetails" && n !== "FieldProblem"))
+      expect({ name, title: NAMED_MODELS[name]?.title }).toEqual({ name, title: name });
     // A named model inside another is a $ref, not a second copy.
     expect(doc.components.schemas.UploadPreparation.properties.upload).toEqual(ref("SignedUpload"));
     expect(doc.components.schemas.MediaLibraryPage.properties.images.items).toEqual(ref("MediaImage"));
@@ -265,7 +272,7 @@ describe("the OpenAPI document names each model once", () => {
     );
     // No operation carries an inline copy of a named model.
     const text = JSON.stringify(doc.paths);
-    for (const [name, model] of Object.entries(NAMED_SCHEMAS))
+    for (const [name, model] of Object.entries(NAMED_MODELS))
       expect({ name, inline: text.includes(JSON.stringify(modelJson(model))) }).toEqual({
         name,
         inline: false,
@@ -345,7 +352,7 @@ describe("MCP tools answer the same models", () => {
       Buffer.from(sampleImage("png", { width: 32, height: 20, size: 1024 })).toString("base64");
     const url = "https://example.com/";
     // REST answers first: a route that has run leaves the shared models, and so the schemas, unchanged.
-    const before = Object.fromEntries(Object.entries(NAMED_SCHEMAS).map(([n, m]) => [n, modelJson(m)]));
+    const before = Object.fromEntries(Object.entries(NAMED_MODELS).map(([n, m]) => [n, modelJson(m)]));
     const rest = {
       templates: await h.call("GET", "/api/v1/templates", { key }),
       layout: await h.call("GET", `/api/v1/sites/${siteId}/layout`, { key }),
@@ -360,7 +367,7 @@ describe("MCP tools answer the same models", () => {
     };
     for (const [name, res] of Object.entries(rest))
       expect({ name, status: res.status }).toEqual({ name, status: 200 });
-    expect(Object.fromEntries(Object.entries(NAMED_SCHEMAS).map(([n, m]) => [n, modelJson(m)]))).toEqual(
+    expect(Object.fromEntries(Object.entries(NAMED_MODELS).map(([n, m]) => [n, modelJson(m)]))).toEqual(
       before,
     );
 

@@ -1,90 +1,9 @@
 import { toOpenAPISchema, unwrapSchema } from "@elysiajs/openapi/openapi";
-import type { TSchema } from "@sinclair/typebox";
-import { SignedUpload } from "@site/domain/core";
-import {
-  AddedMediaFile,
-  MediaDeleted,
-  MediaImage,
-  MediaLibraryPage,
-  UploadPreparation,
-} from "@site/domain/media";
-import {
-  CampaignAnswer,
-  CampaignDeleted,
-  CampaignPage,
-  SubscriberAdded,
-  SubscriberAnswer,
-  SubscriberDeleted,
-  SubscriberDetailAnswer,
-  SubscriberPage,
-  TestCampaignAccepted,
-} from "@site/domain/newsletters";
-import {
-  ClipQueueAnswer,
-  ClipQueued,
-  ClipView,
-  LoginLinkView,
-  QueueAnswer,
-  RenderView,
-  ScreenshotQueued,
-  ScreenshotResult,
-  StyleList,
-} from "@site/domain/screenshots";
-import {
-  BrokenLinkList,
-  ChromeView,
-  CollectionAnswer,
-  CollectionDeleted,
-  CollectionItem,
-  CollectionItemAnswer,
-  CollectionItemDeleted,
-  CollectionItemList,
-  CollectionList,
-  ItemPage,
-  LayoutAnswer,
-  LayoutState,
-  PageAnswer,
-  PageDeleted,
-  PageList,
-  PageWrite,
-  PublishAnswer,
-  SiteAnswer,
-  SiteDeleted,
-  SitePage,
-  SiteView,
-  TemplateList,
-  TemplateView,
-  TranslatedLinks,
-} from "@site/domain/sites";
-import {
-  ConnectStarted,
-  CreatorInfoAnswer,
-  GeneratedSocialImages,
-  PerformanceReport,
-  SocialAccountAnswer,
-  SocialAccountDisconnected,
-  SocialAccountList,
-  SocialMediaAnswer,
-  SocialMediaDeleted,
-  SocialMediaPage,
-  SocialPostAnswer,
-  SocialPostDeleted,
-  SocialPostDetail,
-  SocialPostPage,
-} from "@site/domain/social";
-import {
-  SubscribedEndpoint,
-  WebhookAnswer,
-  WebhookCreated,
-  WebhookDeleted,
-  WebhookDeliveryPage,
-  WebhookList,
-  WebhookRecoverAnswer,
-  WebhookRetryAccepted,
-  WebhookSecretAnswer,
-  WebhooksTold,
-} from "@site/domain/webhooks";
+import { Kind, type TSchema } from "@sinclair/typebox";
 import type { AnyElysia } from "elysia";
+import { ACCESS, type Access } from "./auth.ts";
+import { TOOLS } from "./mcp_tools.ts";
+import { errorResponses } from "./schemas.ts";
 
 /** The OpenAPI version the document declares (and keeps: `const`, `type: [x, "null"]`, `examples`). */
 export const OPENAPI_VERSION = "3.1.1";
@@ -99,9 +18,6 @@ const INFO = {
     "Create sites, fill their media library with real files, render web pages into 3D device mockups and read social performance. Paths under /api/v1 (except /api/v1/public) need `Authorization: Bearer <API_KEY>`; a request without a valid key answers 401 with `WWW-Authenticate: Bearer`. Errors are `{error:{code,message,details?}}`; each response lists the codes it can carry (`x-error-codes`, and an enum on `error.code`); `details` is an `ErrorDetails` (for validation, a list of `{field, message}`). Field names are camelCase, with one exception kept from the specification: a site (`Site`: `public_content_live`, `updated_at`) is snake_case, in every answer that carries one.",
   license: { name: "Proprietary", identifier: "LicenseRef-Proprietary" },
 };
-
-/** Operations authenticated by the operator's token (OPERATOR_TOKEN), not an API key. */
-const OPERATOR_OPERATIONS = new Set(["post /api/v1/newsletter/inbound"]);
 
 /** A problem of `details` (validation: which field and why; page content: line and column). */
 const FIELD_PROBLEM = {
@@ -128,87 +44,36 @@ const ERROR_DETAILS = {
 };
 
 /**
- * The domain's models, named in components (a client generator gets one type each): every inline copy
- * in an operation becomes a `$ref`, and so does a named model inside another (UploadPreparation's
- * `upload` is a SignedUpload). MCP tools declare the same models as their output schemas; a tool that
- * answers more than REST (an embed, an etag, the webhooks told) declares a model composing REST's
- * (`allOf`: REST's model by `$ref`, then what the tool adds; decision 0051).
+ * The domain's models, named in components (a client generator gets one type each): a model declared
+ * with `named("Site", …)` (its `title`; decision 1533) that a route answers or takes, or an MCP tool
+ * answers, or that sits inside one of those. Every inline copy in an operation becomes a `$ref`, and
+ * so does a named model inside another (UploadPreparation's `upload` is a SignedUpload). MCP tools
+ * declare the same models as their output schemas; a tool that answers more than REST (an embed, an
+ * etag, the webhooks told) declares a model composing REST's (`allOf`: REST's model by `$ref`, then
+ * what the tool adds; decision 0051).
  */
-export const NAMED_SCHEMAS: Record<string, TSchema> = {
-  Site: SiteView,
-  MediaImage,
-  MediaLibraryPage,
-  AddedMediaFile,
-  SignedUpload,
-  UploadPreparation,
-  SitePage,
-  CollectionItem,
-  CollectionItemPage: ItemPage,
-  CollectionItemList,
-  SocialPostPage,
-  SocialMediaPage,
-  SubscriberPage,
-  CampaignPage,
-  SiteAnswer,
-  SocialPostAnswer,
-  SocialPostDetail,
-  PerformanceReport,
-  CampaignAnswer,
-  PageList,
-  Chrome: ChromeView,
-  CollectionAnswer,
-  TranslatedLinks,
-  StyleList,
-  PageWrite,
-  LoginLink: LoginLinkView,
-  Template: TemplateView,
-  TemplateList,
-  LayoutState,
-  ScreenshotQueueAnswer: QueueAnswer,
-  Render: RenderView,
-  ClipQueueAnswer,
-  Clip: ClipView,
-  SubscriberAnswer,
-  TestCampaignAccepted,
-  SubscribedEndpoint,
-  WebhooksTold,
-  SocialAccountList,
-  SocialAccountAnswer,
-  ConnectStarted,
-  WebhookList,
-  WebhookAnswer,
-  WebhookCreated,
-  WebhookSecretAnswer,
-  WebhookDeliveryPage,
-  WebhookRecoverAnswer,
-  WebhookRetryAccepted,
-  PageAnswer,
-  CollectionList,
-  CollectionItemAnswer,
-  BrokenLinkList,
-  SubscriberDetailAnswer,
-  CreatorInfoAnswer,
-  SocialMediaAnswer,
-  GeneratedSocialImages,
-  // What an MCP tool answers beyond REST's model, composed with it.
-  PublishAnswer,
-  LayoutAnswer,
-  ScreenshotQueued,
-  ScreenshotResult,
-  ClipQueued,
-  SubscriberAdded,
-  MediaDeleted,
-  PageDeleted,
-  SiteDeleted,
-  SocialAccountDisconnected,
-  WebhookDeleted,
-  CollectionDeleted,
-  CollectionItemDeleted,
-  SubscriberDeleted,
-  CampaignDeleted,
-  SocialPostDeleted,
-  SocialMediaDeleted,
-};
+export function namedModels(app: AnyElysia): Map<string, TSchema> {
+  const roots: unknown[] = TOOLS.map((t) => t.output);
+  // Every route of the app the docs plugin is part of (the generator reads the same list).
+  const routes = (app as unknown as { getGlobalRoutes(): AnyElysia["routes"] }).getGlobalRoutes();
+  for (const route of routes) roots.push(route.hooks?.response, route.hooks?.body);
+  const out = new Map<string, TSchema>();
+  const seen = new Set<object>();
+  const visit = (value: unknown): void => {
+    if (!value || typeof value !== "object" || seen.has(value)) return;
+    seen.add(value);
+    const s = value as Json;
+    if (typeof s.title === "string" && Kind in s) {
+      const other = out.get(s.title);
+      if (other && JSON.stringify(modelJson(other)) !== JSON.stringify(modelJson(s as TSchema)))
+        throw new Error(`two different models are named ${s.title}`);
+      out.set(s.title, s as TSchema);
+    }
+    for (const [k, v] of Object.entries(s)) if (k !== "examples" && k !== "default") visit(v);
+  };
+  for (const root of roots) visit(root);
+  return out;
+}
 
 const TAGS = [
   { name: "sites", description: "Sites and templates" },
@@ -274,7 +139,7 @@ function openAnswer(schema: Json): Json {
  */
 export function buildOpenApiDocument(app: AnyElysia, opts: { publicBaseUrl: string }): Json {
   const raw = toOpenAPISchema(app, { staticFile: true }, undefined, undefined, OPENAPI_VERSION);
-  return finishOpenApiDocument({
+  return finishOpenApiDocument(namedModels(app), {
     openapi: OPENAPI_VERSION,
     info: INFO,
     servers: [{ url: opts.publicBaseUrl }],
@@ -310,12 +175,11 @@ export function buildOpenApiDocument(app: AnyElysia, opts: { publicBaseUrl: stri
  *   one says so (`security: []`), an operator one names the operator token;
  * - what OpenAPI 3.1 (JSON Schema 2020-12) does not know goes: Elysia's `error` messages, `nullable`
  *   beside a `type` that already admits null; an enum of numbers is typed as one;
- * - error bodies' `details` is the named `ErrorDetails`; `Site` and `MediaImage` are named components.
+ * - error bodies' `details` is the named `ErrorDetails`; each of `models` is a named component.
  */
-export function finishOpenApiDocument(doc: Json): Json {
+export function finishOpenApiDocument(models: Map<string, TSchema>, doc: Json): Json {
   const named = new Map<string, string>();
-  for (const [name, model] of Object.entries(NAMED_SCHEMAS))
-    named.set(JSON.stringify(modelJson(model)), name);
+  for (const [name, model] of models) named.set(JSON.stringify(modelJson(model)), name);
   const paths: Json = {};
   for (const [rawPath, item] of Object.entries(doc.paths as Json)) {
     const path = rawPath.replace(/\/\*$/, "/{key}");
@@ -363,7 +227,6 @@ function headerCase(name: string): string {
 
 function finishOperation(op: Json, method: string, path: string): Json {
   const out: Json = { ...op };
-  out.operationId = operationId(method, path);
   if (out.parameters)
     out.parameters = out.parameters.map((p: Json) => ({
       ...p,
@@ -397,16 +260,17 @@ function finishOperation(op: Json, method: string, path: string): Json {
   const responses: Json = {};
   for (const [status, response] of Object.entries((out.responses ?? {}) as Json))
     responses[status] = finishResponse(response, status);
-  if (OPERATOR_OPERATIONS.has(`${method} ${path}`)) out.security = [{ operatorToken: [] }];
-  const secured = Array.isArray(out.security) && out.security.some((s: Json) => s.bearerAuth !== undefined);
-  // A public operation says so: no credentials (OpenAPI's empty requirement).
-  if (!Array.isArray(out.security) || out.security.length === 0) out.security = [];
-  const operator =
-    Array.isArray(out.security) && out.security.some((s: Json) => s.operatorToken !== undefined);
-  if (secured || operator) {
+  // How the route is called, as its access option declared it (auth.ts): the answers that follows.
+  const access = out[ACCESS] as Access | undefined;
+  delete out[ACCESS];
+  const secured = access?.kind === "scope" || access?.kind === "anyKey" || access?.kind === "ownBearer";
+  if (secured || access?.kind === "operatorToken") {
     const given = responses["401"];
-    responses["401"] = withAuthenticateHeader(given?.content ? given : unauthorizedResponse());
+    responses["401"] = withAuthenticateHeader(
+      given?.content ? given : given ? unauthorizedResponse() : authAnswer(401),
+    );
   }
+  if (access?.kind === "scope") responses["403"] = withForbidden(responses["403"]);
   if (secured && method === "post" && path.startsWith("/api/v1/")) withIdempotencyKey(out, responses);
   if (!Object.keys(responses).some((s) => s.startsWith("2") || s.startsWith("3")))
     responses["200"] = { description: STATUS_TEXT["200"] };
@@ -414,14 +278,6 @@ function finishOperation(op: Json, method: string, path: string): Json {
   const codes = Object.values(responses).flatMap((r: Json) => r["x-error-codes"] ?? []);
   if (codes.length > 0) out["x-error-codes"] = [...new Set(codes)];
   return out;
-}
-
-function operationId(method: string, path: string): string {
-  const words = path
-    .replace(/^\/api\/v1\//, "/")
-    .split(/[/{}-]+/)
-    .filter(Boolean);
-  return method + words.map((w) => w[0]!.toUpperCase() + w.slice(1)).join("");
 }
 
 function finishResponse(response: Json, status: string): Json {
@@ -455,6 +311,29 @@ function errorCodesOf(schema: Json | undefined): string[] | null {
   if (Array.isArray(code.enum)) return code.enum;
   if (typeof code.const === "string") return [code.const];
   return null;
+}
+
+/** The answer of `status` an access option adds (401 UNAUTHORIZED, 403 FORBIDDEN), as `errors(status)` writes it. */
+function authAnswer(status: 401 | 403): Json {
+  return finishResponse(errorResponses(status)[status], String(status));
+}
+
+/** A scoped route's 403: FORBIDDEN first, then the codes the route answers with 403 itself. */
+function withForbidden(given: Json | undefined): Json {
+  const codes: string[] = given?.["x-error-codes"] ?? [];
+  if (!given?.content || codes.length === 0) return authAnswer(403);
+  if (codes.includes("FORBIDDEN")) return given;
+  const merged = ["FORBIDDEN", ...codes];
+  const description = `Error: ${merged.join(", ")}`;
+  const schema = structuredClone(given.content["application/json"].schema);
+  schema.description = description;
+  schema.properties.error.properties.code = { type: "string", enum: merged, examples: [merged[0]] };
+  return {
+    ...given,
+    description,
+    "x-error-codes": merged,
+    content: { ...given.content, "application/json": { ...given.content["application/json"], schema } },
+  };
 }
 
 function unauthorizedResponse(): Json {

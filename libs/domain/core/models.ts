@@ -1,4 +1,4 @@
-import { type Static, type TSchema, Type } from "@sinclair/typebox";
+import { CloneType, type Static, type TSchema, Type } from "@sinclair/typebox";
 import { Value } from "@sinclair/typebox/value";
 import { AppError } from "./errors.ts";
 
@@ -39,14 +39,17 @@ export function pageOf<K extends string, T extends TSchema>(key: K, item: T) {
  * Signed-upload instructions: PUT the bytes to `url` with exactly `headers` before `expiresInSeconds`
  * run out (the site library's and the social library's uploads alike).
  */
-export const SignedUpload = Type.Object({
-  url: Type.String({ description: "where to PUT the bytes" }),
-  method: Type.Literal("PUT"),
-  headers: Type.Record(Type.String(), Type.String(), {
-    description: "send exactly these headers with the PUT",
+export const SignedUpload = named(
+  "SignedUpload",
+  Type.Object({
+    url: Type.String({ description: "where to PUT the bytes" }),
+    method: Type.Literal("PUT"),
+    headers: Type.Record(Type.String(), Type.String(), {
+      description: "send exactly these headers with the PUT",
+    }),
+    expiresInSeconds: Type.Integer({ examples: [7200] }),
   }),
-  expiresInSeconds: Type.Integer({ examples: [7200] }),
-});
+);
 /** Signed-upload instructions. */
 export type SignedUpload = Static<typeof SignedUpload>;
 
@@ -67,4 +70,13 @@ export function checkInput<S extends TSchema>(model: S, value: unknown): Static<
     details.push({ field, message: typeof said === "string" ? said : e.message });
   }
   throw new AppError("VALIDATION_ERROR", details.map((d) => `${d.field}: ${d.message}`).join("; "), details);
+}
+
+/**
+ * A model the OpenAPI document names: one component, referenced by `$ref` wherever a route or an MCP
+ * tool answers it. Its name sits on the model as its JSON Schema `title` (decision 1533), so naming a
+ * new model is one word at its declaration, not a row in a list far from it.
+ */
+export function named<T extends TSchema>(name: string, model: T): T {
+  return CloneType(model, { title: name });
 }

@@ -1,5 +1,5 @@
 import { type Static, Type } from "@sinclair/typebox";
-import { PAGE_LIMIT, pageOf } from "@site/domain/core";
+import { named, PAGE_LIMIT, pageOf } from "@site/domain/core";
 import { MAX_EMAIL_LENGTH } from "./emails.ts";
 
 // One model per shape: the newsletter routes, the MCP tools and the TypeScript types all read these.
@@ -84,9 +84,12 @@ export const BounceEntry = Type.Object({
 export type BounceEntry = Static<typeof BounceEntry>;
 
 /** GET …/subscribers/<sid> and reactivate: the subscriber with its bounce log (newest first). */
-export const SubscriberDetailAnswer = Type.Object({
-  subscriber: Type.Intersect([SubscriberView, Type.Object({ bounces: Type.Array(BounceEntry) })]),
-});
+export const SubscriberDetailAnswer = named(
+  "SubscriberDetailAnswer",
+  Type.Object({
+    subscriber: Type.Intersect([SubscriberView, Type.Object({ bounces: Type.Array(BounceEntry) })]),
+  }),
+);
 
 const AddStatus = Type.Optional(
   Type.Union([Type.Literal("active"), Type.Literal("pending")], {
@@ -174,25 +177,31 @@ export const SubscribersPostBody = Type.Object(
 export type SubscribersPostBody = Static<typeof SubscribersPostBody>;
 
 /** The answer to one added subscriber. */
-export const SubscriberAnswer = Type.Object({ subscriber: SubscriberView });
+export const SubscriberAnswer = named("SubscriberAnswer", Type.Object({ subscriber: SubscriberView }));
 
 /** The delete_subscriber tool's answer (REST answers 204 with no body). */
-export const SubscriberDeleted = Type.Object({
-  deleted: Type.Literal(true),
-  subscriberId: Type.String({ format: "uuid", description: "the subscriber that is gone" }),
-});
+export const SubscriberDeleted = named(
+  "SubscriberDeleted",
+  Type.Object({
+    deleted: Type.Literal(true),
+    subscriberId: Type.String({ format: "uuid", description: "the subscriber that is gone" }),
+  }),
+);
 
 /** The add_subscriber tool's answer: REST's SubscriberAnswer, and what REST's 201-or-200 says. */
-export const SubscriberAdded = Type.Intersect(
-  [
-    SubscriberAnswer,
-    Type.Object({
-      created: Type.Boolean({
-        description: "true: a new address (REST 201); false: one already there (200)",
+export const SubscriberAdded = named(
+  "SubscriberAdded",
+  Type.Intersect(
+    [
+      SubscriberAnswer,
+      Type.Object({
+        created: Type.Boolean({
+          description: "true: a new address (REST 201); false: one already there (200)",
+        }),
       }),
-    }),
-  ],
-  { description: "the subscriber as REST answers it, and whether the address is new" },
+    ],
+    { description: "the subscriber as REST answers it, and whether the address is new" },
+  ),
 );
 
 /** The answer to an import: rows inserted, rows updated, rows refused (only with skipInvalid). */
@@ -216,7 +225,7 @@ export const SubscriberListQuery = Type.Object({
 export type SubscriberListQuery = Static<typeof SubscriberListQuery>;
 
 /** A page of subscribers. */
-export const SubscriberPage = pageOf("subscribers", SubscriberView);
+export const SubscriberPage = named("SubscriberPage", pageOf("subscribers", SubscriberView));
 
 /** POST /api/v1/public/sites/<slug>/subscribe. */
 export const PublicSubscribeBody = Type.Object({ email: Email }, { additionalProperties: false });
@@ -297,13 +306,16 @@ export const UpdateCampaignBody = Type.Partial(CreateCampaignBody, { additionalP
 export type UpdateCampaignBody = Static<typeof UpdateCampaignBody>;
 
 /** The delete_campaign tool's answer (REST answers 204 with no body). */
-export const CampaignDeleted = Type.Object({
-  deleted: Type.Literal(true),
-  campaignId: Type.String({
-    format: "uuid",
-    description: "the campaign that is gone (its mailed image links revoked)",
+export const CampaignDeleted = named(
+  "CampaignDeleted",
+  Type.Object({
+    deleted: Type.Literal(true),
+    campaignId: Type.String({
+      format: "uuid",
+      description: "the campaign that is gone (its mailed image links revoked)",
+    }),
   }),
-});
+);
 
 /** POST …/campaigns/<cid>/send. */
 export const SendCampaignBody = Type.Object(
@@ -331,12 +343,15 @@ export const TestCampaignBody = Type.Object(
 );
 
 /** The answer of a test send (REST 202, send_test_campaign): accepted, mailed in the background. */
-export const TestCampaignAccepted = Type.Object({
-  accepted: Type.Literal(true),
-  to: Type.Integer({ description: "how many addresses the test goes to" }),
-});
+export const TestCampaignAccepted = named(
+  "TestCampaignAccepted",
+  Type.Object({
+    accepted: Type.Literal(true),
+    to: Type.Integer({ description: "how many addresses the test goes to" }),
+  }),
+);
 
 /** One campaign. */
-export const CampaignAnswer = Type.Object({ campaign: CampaignView });
+export const CampaignAnswer = named("CampaignAnswer", Type.Object({ campaign: CampaignView }));
 /** A page of campaigns. */
-export const CampaignPage = pageOf("campaigns", CampaignSummary);
+export const CampaignPage = named("CampaignPage", pageOf("campaigns", CampaignSummary));

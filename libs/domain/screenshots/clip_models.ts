@@ -1,4 +1,5 @@
 import { type Static, Type } from "@sinclair/typebox";
+import { named } from "@site/domain/core";
 import { SocialMediaView } from "@site/domain/social";
 import { WebhooksTold } from "@site/domain/webhooks";
 import { ScreenshotRequestBody } from "./models.ts";
@@ -76,14 +77,17 @@ export const ClipRequestBody = Type.Object({
 export type ClipRequestBody = Static<typeof ClipRequestBody>;
 
 /** The answer to a clip POST: a free estimate, or the queued clip. */
-export const ClipQueueAnswer = Type.Union([
-  Type.Object({ estimate: Type.Literal(true), credits: Type.Integer({ examples: [30] }) }),
-  Type.Object({
-    clipId: Type.String({ format: "uuid" }),
-    status: Type.Literal("pending"),
-    credits: Type.Integer({ examples: [30] }),
-  }),
-]);
+export const ClipQueueAnswer = named(
+  "ClipQueueAnswer",
+  Type.Union([
+    Type.Object({ estimate: Type.Literal(true), credits: Type.Integer({ examples: [30] }) }),
+    Type.Object({
+      clipId: Type.String({ format: "uuid" }),
+      status: Type.Literal("pending"),
+      credits: Type.Integer({ examples: [30] }),
+    }),
+  ]),
+);
 /** The answer to a clip POST. */
 export type ClipQueueAnswer = Static<typeof ClipQueueAnswer>;
 
@@ -91,27 +95,33 @@ export type ClipQueueAnswer = Static<typeof ClipQueueAnswer>;
  * The create_clip tool's answer: REST's ClipQueueAnswer, and the webhooks that will be told how the
  * clip ends (`type: object` because an MCP output schema must say so; ClipQueueAnswer is a union).
  */
-export const ClipQueued = Type.Intersect([ClipQueueAnswer, WebhooksTold], {
-  type: "object",
-  description: "the clip POST's answer, with the webhooks that will be told how the clip ends",
-});
+export const ClipQueued = named(
+  "ClipQueued",
+  Type.Intersect([ClipQueueAnswer, WebhooksTold], {
+    type: "object",
+    description: "the clip POST's answer, with the webhooks that will be told how the clip ends",
+  }),
+);
 
 /** A device clip as the API answers it. */
-export const ClipView = Type.Object({
-  clipId: Type.String({ format: "uuid" }),
-  status: Type.Union([Type.Literal("pending"), Type.Literal("done"), Type.Literal("failed")]),
-  media: Type.Union([SocialMediaView, Type.Null()], {
-    description: "the social media library's entry (kind video) once done",
+export const ClipView = named(
+  "Clip",
+  Type.Object({
+    clipId: Type.String({ format: "uuid" }),
+    status: Type.Union([Type.Literal("pending"), Type.Literal("done"), Type.Literal("failed")]),
+    media: Type.Union([SocialMediaView, Type.Null()], {
+      description: "the social media library's entry (kind video) once done",
+    }),
+    posterUrl: Type.Union([Type.String(), Type.Null()], {
+      description: "the first frame (JPEG) with a short-lived member grant, once done; never persist",
+    }),
+    durationS: Type.Number(),
+    fps: Type.Integer(),
+    width: Type.Integer(),
+    height: Type.Integer(),
+    warnings: Type.Array(Type.String()),
+    error: Type.Union([Type.String(), Type.Null()]),
   }),
-  posterUrl: Type.Union([Type.String(), Type.Null()], {
-    description: "the first frame (JPEG) with a short-lived member grant, once done; never persist",
-  }),
-  durationS: Type.Number(),
-  fps: Type.Integer(),
-  width: Type.Integer(),
-  height: Type.Integer(),
-  warnings: Type.Array(Type.String()),
-  error: Type.Union([Type.String(), Type.Null()]),
-});
+);
 /** A device clip as the API answers it. */
 export type ClipView = Static<typeof ClipView>;

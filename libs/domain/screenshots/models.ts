@@ -1,4 +1,5 @@
 import { type Static, Type } from "@sinclair/typebox";
+import { named } from "@site/domain/core";
 import { WebhooksTold } from "@site/domain/webhooks";
 
 // A CSS selector as a request may name it: no braces, semicolons or angle brackets, so it can never
@@ -84,16 +85,19 @@ export const ScreenshotRequestBody = Type.Object({
 export type ScreenshotRequestBody = Static<typeof ScreenshotRequestBody>;
 
 /** The answer to a screenshot POST: a free estimate, or the queued render. */
-export const QueueAnswer = Type.Union([
-  Type.Object({ estimate: Type.Literal(true), credits: Type.Integer({ examples: [10] }) }),
-  Type.Object({
-    estimate: Type.Literal(false),
-    renderId: Type.String({ format: "uuid" }),
-    status: Type.Literal("pending"),
-    sourceUrl: Type.String(),
-    credits: Type.Integer({ examples: [10] }),
-  }),
-]);
+export const QueueAnswer = named(
+  "ScreenshotQueueAnswer",
+  Type.Union([
+    Type.Object({ estimate: Type.Literal(true), credits: Type.Integer({ examples: [10] }) }),
+    Type.Object({
+      estimate: Type.Literal(false),
+      renderId: Type.String({ format: "uuid" }),
+      status: Type.Literal("pending"),
+      sourceUrl: Type.String(),
+      credits: Type.Integer({ examples: [10] }),
+    }),
+  ]),
+);
 /** The answer to a screenshot POST. */
 export type QueueAnswer = Static<typeof QueueAnswer>;
 
@@ -101,10 +105,13 @@ export type QueueAnswer = Static<typeof QueueAnswer>;
  * The queue_screenshot tool's answer: REST's QueueAnswer, and the webhooks that will be told how the
  * render ends (`type: object` because an MCP output schema must say so; QueueAnswer is a union).
  */
-export const ScreenshotQueued = Type.Intersect([QueueAnswer, WebhooksTold], {
-  type: "object",
-  description: "the screenshot POST's answer, with the webhooks that will be told how the render ends",
-});
+export const ScreenshotQueued = named(
+  "ScreenshotQueued",
+  Type.Intersect([QueueAnswer, WebhooksTold], {
+    type: "object",
+    description: "the screenshot POST's answer, with the webhooks that will be told how the render ends",
+  }),
+);
 
 /** Where a render stands: pending, done, or failed (the spec leaves the failure value open; see 0401). */
 export const RenderStatus = Type.Union([
@@ -116,41 +123,47 @@ export const RenderStatus = Type.Union([
 export type RenderStatus = Static<typeof RenderStatus>;
 
 /** The screenshot render as the API answers it (width, height and warnings once done). */
-export const RenderView = Type.Object({
-  renderId: Type.String({ format: "uuid" }),
-  status: RenderStatus,
-  sourceUrl: Type.String(),
-  imageUrl: Type.Union([Type.String({ description: "the library image URL once done" }), Type.Null()]),
-  displayUrl: Type.Optional(
-    Type.String({
-      description: "when done: imageUrl with a short-lived member grant, for previews; never persist",
-    }),
-  ),
-  credits: Type.Integer(),
-  error: Type.Union([Type.String(), Type.Null()]),
-  width: Type.Optional(Type.Integer()),
-  height: Type.Optional(Type.Integer()),
-  warnings: Type.Optional(Type.Array(Type.String())),
-});
+export const RenderView = named(
+  "Render",
+  Type.Object({
+    renderId: Type.String({ format: "uuid" }),
+    status: RenderStatus,
+    sourceUrl: Type.String(),
+    imageUrl: Type.Union([Type.String({ description: "the library image URL once done" }), Type.Null()]),
+    displayUrl: Type.Optional(
+      Type.String({
+        description: "when done: imageUrl with a short-lived member grant, for previews; never persist",
+      }),
+    ),
+    credits: Type.Integer(),
+    error: Type.Union([Type.String(), Type.Null()]),
+    width: Type.Optional(Type.Integer()),
+    height: Type.Optional(Type.Integer()),
+    warnings: Type.Optional(Type.Array(Type.String())),
+  }),
+);
 /** The screenshot render as the API answers it. */
 export type RenderView = Static<typeof RenderView>;
 
 /** The get_screenshot tool's answer: the render as REST answers it, and what an agent does next. */
-export const ScreenshotResult = Type.Intersect(
-  [
-    RenderView,
-    Type.Object({
-      embed: Type.Optional(
-        Type.String({ description: "when done: the image block that embeds imageUrl in page MDX" }),
-      ),
-      nextStep: Type.Optional(
-        Type.String({
-          description: "when the page redirected to a sign-in form: how to sign in and film it again",
-        }),
-      ),
-    }),
-  ],
-  { description: "a render as REST answers it, with its embed snippet once done and a next step" },
+export const ScreenshotResult = named(
+  "ScreenshotResult",
+  Type.Intersect(
+    [
+      RenderView,
+      Type.Object({
+        embed: Type.Optional(
+          Type.String({ description: "when done: the image block that embeds imageUrl in page MDX" }),
+        ),
+        nextStep: Type.Optional(
+          Type.String({
+            description: "when the page redirected to a sign-in form: how to sign in and film it again",
+          }),
+        ),
+      }),
+    ],
+    { description: "a render as REST answers it, with its embed snippet once done and a next step" },
+  ),
 );
 
 /** The body of POST …/media/screenshot-login. */
@@ -159,14 +172,17 @@ export const LoginLinkBody = Type.Object({ url: Type.String({ description: "the 
 export type LoginLinkBody = Static<typeof LoginLinkBody>;
 
 /** The screenshot login session as the API answers it. */
-export const LoginLinkView = Type.Object({
-  loginUrl: Type.String({ description: "sign-in page link, valid about one hour, usable once" }),
-  sourceUrl: Type.String(),
-  interactive: Type.Boolean({
-    description: "false: no hosted browser here; the page asks for credentials by hand",
+export const LoginLinkView = named(
+  "LoginLink",
+  Type.Object({
+    loginUrl: Type.String({ description: "sign-in page link, valid about one hour, usable once" }),
+    sourceUrl: Type.String(),
+    interactive: Type.Boolean({
+      description: "false: no hosted browser here; the page asks for credentials by hand",
+    }),
+    expiresAt: Type.String({ description: "ISO 8601 UTC" }),
   }),
-  expiresAt: Type.String({ description: "ISO 8601 UTC" }),
-});
+);
 /** The screenshot login session as the API answers it. */
 export type LoginLinkView = Static<typeof LoginLinkView>;
 
@@ -204,4 +220,4 @@ export const StyleView = Type.Object({
 export type ScreenshotStyleView = Static<typeof StyleView>;
 
 /** The screenshot styles (GET …/media/screenshot/styles, list_screenshot_styles). */
-export const StyleList = Type.Object({ styles: Type.Array(StyleView) });
+export const StyleList = named("StyleList", Type.Object({ styles: Type.Array(StyleView) }));

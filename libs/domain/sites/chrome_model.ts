@@ -1,4 +1,5 @@
 import { type Static, Type } from "@sinclair/typebox";
+import { named } from "@site/domain/core";
 
 // One model per shape: the chrome routes, the MCP tool and the TypeScript types all read these.
 
@@ -10,15 +11,20 @@ const Locale = Type.String({
 });
 
 /** The chrome strings of a site as read in one locale. */
-export const ChromeView = Type.Object({
-  locale: Locale,
-  defaultLocale: Locale,
-  locales: Type.Array(Locale, { description: "the default locale and every locale the site has strings in" }),
-  strings: Type.Record(Type.String(), Type.String(), {
-    description:
-      "every key: the built-in English text, overridden key by key by the site's strings of the locale, its language, then the default locale",
+export const ChromeView = named(
+  "Chrome",
+  Type.Object({
+    locale: Locale,
+    defaultLocale: Locale,
+    locales: Type.Array(Locale, {
+      description: "the default locale and every locale the site has strings in",
+    }),
+    strings: Type.Record(Type.String(), Type.String(), {
+      description:
+        "every key: the built-in English text, overridden key by key by the site's strings of the locale, its language, then the default locale",
+    }),
   }),
-});
+);
 /** The chrome strings of a site as read in one locale. */
 export type ChromeView = Static<typeof ChromeView>;
 

@@ -1,5 +1,5 @@
 import { type Static, Type } from "@sinclair/typebox";
-import { pageOf } from "@site/domain/core";
+import { named, pageOf } from "@site/domain/core";
 
 // One model per shape: the collection routes, the MCP tools and the TypeScript types all read these.
 
@@ -59,16 +59,22 @@ export const CollectionSummary = Type.Object({
 export type CollectionSummary = Static<typeof CollectionSummary>;
 
 /** One collection: the answer of defining it (PUT …/collections/<key>, define_collection). */
-export const CollectionAnswer = Type.Object({ collection: CollectionSummary });
+export const CollectionAnswer = named("CollectionAnswer", Type.Object({ collection: CollectionSummary }));
 
 /** A site's collections (GET …/collections, list_collections). */
-export const CollectionList = Type.Object({ collections: Type.Array(CollectionSummary) });
+export const CollectionList = named(
+  "CollectionList",
+  Type.Object({ collections: Type.Array(CollectionSummary) }),
+);
 
 /** The delete_collection tool's answer (REST answers 204 with no body). */
-export const CollectionDeleted = Type.Object({
-  deleted: Type.Literal(true),
-  key: Type.String({ description: "the collection that is gone, with its items" }),
-});
+export const CollectionDeleted = named(
+  "CollectionDeleted",
+  Type.Object({
+    deleted: Type.Literal(true),
+    key: Type.String({ description: "the collection that is gone, with its items" }),
+  }),
+);
 
 const Values = Type.Record(Type.String(), Type.Unknown(), {
   description:
@@ -77,12 +83,15 @@ const Values = Type.Record(Type.String(), Type.Unknown(), {
 });
 
 /** An item of a collection as read. */
-export const CollectionItem = Type.Object({
-  id: Type.String({ format: "uuid" }),
-  position: Type.Integer(),
-  values: Values,
-  updatedAt: Type.String({ description: "ISO 8601 UTC, microseconds" }),
-});
+export const CollectionItem = named(
+  "CollectionItem",
+  Type.Object({
+    id: Type.String({ format: "uuid" }),
+    position: Type.Integer(),
+    values: Values,
+    updatedAt: Type.String({ description: "ISO 8601 UTC, microseconds" }),
+  }),
+);
 /** An item of a collection as read. */
 export type CollectionItem = Static<typeof CollectionItem>;
 
@@ -92,19 +101,25 @@ export const ItemValues = Type.Object({ values: Values });
 export type ItemValues = Static<typeof ItemValues>;
 
 /** A page of a collection's items in position order. */
-export const ItemPage = pageOf("items", CollectionItem);
+export const ItemPage = named("CollectionItemPage", pageOf("items", CollectionItem));
 
 /** Items of a collection written or reordered together (PUT …/items/order, upsert_collection_items). */
-export const CollectionItemList = Type.Object({ items: Type.Array(CollectionItem) });
+export const CollectionItemList = named(
+  "CollectionItemList",
+  Type.Object({ items: Type.Array(CollectionItem) }),
+);
 
 /** One item written (POST …/items, PATCH …/items/<itemId>, update_collection_item). */
-export const CollectionItemAnswer = Type.Object({ item: CollectionItem });
+export const CollectionItemAnswer = named("CollectionItemAnswer", Type.Object({ item: CollectionItem }));
 
 /** The delete_collection_item tool's answer (REST answers 204 with no body). */
-export const CollectionItemDeleted = Type.Object({
-  deleted: Type.Literal(true),
-  itemId: Type.String({ format: "uuid", description: "the collection item that is gone" }),
-});
+export const CollectionItemDeleted = named(
+  "CollectionItemDeleted",
+  Type.Object({
+    deleted: Type.Literal(true),
+    itemId: Type.String({ format: "uuid", description: "the collection item that is gone" }),
+  }),
+);
 
 /** The body of PUT …/items/order. */
 export const ItemOrderBody = Type.Object({

@@ -1,4 +1,5 @@
 import { type Static, Type } from "@sinclair/typebox";
+import { named } from "@site/domain/core";
 
 // One model per shape: the layout route, its MCP tools and the TypeScript types all read these.
 
@@ -100,11 +101,14 @@ export const LayoutUpdate = Type.Object({
 export type LayoutUpdate = Static<typeof LayoutUpdate>;
 
 /** The layout and styles of a site as read, with the time of their last change. */
-export const LayoutState = Type.Object({
-  layout: Layout,
-  styles: Styles,
-  updatedAt: Type.String({ description: "ISO 8601 UTC, microseconds" }),
-});
+export const LayoutState = named(
+  "LayoutState",
+  Type.Object({
+    layout: Layout,
+    styles: Styles,
+    updatedAt: Type.String({ description: "ISO 8601 UTC, microseconds" }),
+  }),
+);
 /** The layout and styles of a site as read. */
 export type LayoutState = Static<typeof LayoutState>;
 
@@ -112,12 +116,15 @@ export type LayoutState = Static<typeof LayoutState>;
  * The get_site_layout and update_site_layout tools' answer: the layout as REST answers it, and the
  * etag REST sends as its ETag header (a tool has no headers).
  */
-export const LayoutAnswer = Type.Intersect(
-  [
-    LayoutState,
-    Type.Object({
-      etag: Type.String({ description: "the version to pass as ifMatch (REST: the ETag header)" }),
-    }),
-  ],
-  { description: "the layout and styles as REST answers them, with the etag REST sends as a header" },
+export const LayoutAnswer = named(
+  "LayoutAnswer",
+  Type.Intersect(
+    [
+      LayoutState,
+      Type.Object({
+        etag: Type.String({ description: "the version to pass as ifMatch (REST: the ETag header)" }),
+      }),
+    ],
+    { description: "the layout and styles as REST answers them, with the etag REST sends as a header" },
+  ),
 );

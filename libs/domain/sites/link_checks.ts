@@ -1,6 +1,6 @@
 import { type Static, Type } from "@sinclair/typebox";
 import { collectionItems, collections, pages, siteLayouts } from "@site/db";
-import { type Context, checkInput, type OwnedSite } from "@site/domain/core";
+import { type Context, checkInput, named, type OwnedSite } from "@site/domain/core";
 import { eq, inArray } from "drizzle-orm";
 import { type Problem, refuse } from "./_input.ts";
 import type { CollectionField } from "./collection_model.ts";
@@ -46,7 +46,7 @@ export const TranslatedLink = Type.Object({
 export type TranslatedLink = Static<typeof TranslatedLink>;
 
 /** What each href names now, in the order given (POST …/links/translate, translate_links). */
-export const TranslatedLinks = Type.Object({ links: Type.Array(TranslatedLink) });
+export const TranslatedLinks = named("TranslatedLinks", Type.Object({ links: Type.Array(TranslatedLink) }));
 
 /** A link of the site that names no page now, and where it is. */
 export const BrokenLink = Type.Object({
@@ -62,7 +62,7 @@ export const BrokenLink = Type.Object({
 export type BrokenLink = Static<typeof BrokenLink>;
 
 /** A site's broken links (GET …/links/broken, list_broken_links). */
-export const BrokenLinkList = Type.Object({ links: Type.Array(BrokenLink) });
+export const BrokenLinkList = named("BrokenLinkList", Type.Object({ links: Type.Array(BrokenLink) }));
 
 /**
  * Says what each href names in a site now: a page (its id and current path), a media file of the site

@@ -1,5 +1,5 @@
 import { type Static, Type } from "@sinclair/typebox";
-import { pageOf } from "@site/domain/core";
+import { named, pageOf } from "@site/domain/core";
 
 // One model per shape: the API route, the MCP tool and the TypeScript type all read these.
 
@@ -21,49 +21,60 @@ export const CreateSiteBody = Type.Object({
 export type CreateSiteBody = Static<typeof CreateSiteBody>;
 
 /** A site as the API answers it. */
-export const SiteView = Type.Object({
-  id: Type.String({ format: "uuid" }),
-  name: Type.String(),
-  slug: Type.String(),
-  public_content_live: Type.Boolean(),
-  updated_at: Type.String({
-    description: "timestamp with microseconds and UTC offset",
-    examples: ["2026-11-22T18:30:00.123456+00:00"],
+export const SiteView = named(
+  "Site",
+  Type.Object({
+    id: Type.String({ format: "uuid" }),
+    name: Type.String(),
+    slug: Type.String(),
+    public_content_live: Type.Boolean(),
+    updated_at: Type.String({
+      description: "timestamp with microseconds and UTC offset",
+      examples: ["2026-11-22T18:30:00.123456+00:00"],
+    }),
   }),
-});
+);
 /** A site as the API answers it. */
 export type SiteView = Static<typeof SiteView>;
 
 /** One site: the answer of creating, reading, renaming, publishing or unpublishing it (and create_site). */
-export const SiteAnswer = Type.Object({ site: SiteView });
+export const SiteAnswer = named("SiteAnswer", Type.Object({ site: SiteView }));
 
 /** The publish_site and unpublish_site tools' answer: REST's SiteAnswer, and where visitors read it. */
-export const PublishAnswer = Type.Intersect(
-  [
-    SiteAnswer,
-    Type.Object({
-      publicPages: Type.Optional(
-        Type.String({
-          description: "when the site is live: the public pages' URL (GET, no token); absent otherwise",
-        }),
-      ),
-    }),
-  ],
-  { description: "the site as publishing or unpublishing answers it, with its public pages' URL when live" },
+export const PublishAnswer = named(
+  "PublishAnswer",
+  Type.Intersect(
+    [
+      SiteAnswer,
+      Type.Object({
+        publicPages: Type.Optional(
+          Type.String({
+            description: "when the site is live: the public pages' URL (GET, no token); absent otherwise",
+          }),
+        ),
+      }),
+    ],
+    {
+      description: "the site as publishing or unpublishing answers it, with its public pages' URL when live",
+    },
+  ),
 );
 
 /** A marketplace template as the gallery lists it. */
-export const TemplateView = Type.Object({
-  slug: Type.String({ description: "pass as `template` to create a site" }),
-  name: Type.String(),
-  description: Type.String(),
-});
+export const TemplateView = named(
+  "Template",
+  Type.Object({
+    slug: Type.String({ description: "pass as `template` to create a site" }),
+    name: Type.String(),
+    description: Type.String(),
+  }),
+);
 
 /** The template gallery (GET /api/v1/templates, list_templates): approved templates only. */
-export const TemplateList = Type.Object({ templates: Type.Array(TemplateView) });
+export const TemplateList = named("TemplateList", Type.Object({ templates: Type.Array(TemplateView) }));
 
 /** A page of the organization's sites (GET /api/v1/sites, list_sites). */
-export const SitePage = pageOf("sites", SiteView);
+export const SitePage = named("SitePage", pageOf("sites", SiteView));
 
 const PagePath = Type.String({ maxLength: 200, description: "/ or /segment/…", examples: ["/about"] });
 const PageTitle = Type.String({ maxLength: 200 });
@@ -129,19 +140,25 @@ export const PageView = Type.Object({
 export type PageView = Static<typeof PageView>;
 
 /** A page written (created or updated) and the warnings of its content (create_page, update_page too). */
-export const PageWrite = Type.Object({ page: PageView, warnings: Type.Array(Type.String()) });
+export const PageWrite = named(
+  "PageWrite",
+  Type.Object({ page: PageView, warnings: Type.Array(Type.String()) }),
+);
 
 /** A site's pages in position order (GET …/pages, PUT …/pages/order, list_pages, reorder_pages). */
-export const PageList = Type.Object({ pages: Type.Array(PageView) });
+export const PageList = named("PageList", Type.Object({ pages: Type.Array(PageView) }));
 
 /** One page (GET …/pages/<pageId>, get_page). */
-export const PageAnswer = Type.Object({ page: PageView });
+export const PageAnswer = named("PageAnswer", Type.Object({ page: PageView }));
 
 /** The delete_page tool's answer (REST answers 204 with no body). */
-export const PageDeleted = Type.Object({
-  deleted: Type.Literal(true),
-  pageId: Type.String({ format: "uuid", description: "the page that is gone" }),
-});
+export const PageDeleted = named(
+  "PageDeleted",
+  Type.Object({
+    deleted: Type.Literal(true),
+    pageId: Type.String({ format: "uuid", description: "the page that is gone" }),
+  }),
+);
 
 /** The body of PATCH /api/v1/sites/<id>. */
 export const RenameSiteBody = Type.Object(
@@ -149,10 +166,13 @@ export const RenameSiteBody = Type.Object(
   { additionalProperties: false },
 );
 /** The delete_site tool's answer (REST answers 204 with no body). */
-export const SiteDeleted = Type.Object({
-  deleted: Type.Literal(true),
-  siteId: Type.String({
-    format: "uuid",
-    description: "the site that is gone (its slug freed after the grace)",
+export const SiteDeleted = named(
+  "SiteDeleted",
+  Type.Object({
+    deleted: Type.Literal(true),
+    siteId: Type.String({
+      format: "uuid",
+      description: "the site that is gone (its slug freed after the grace)",
+    }),
   }),
-});
+);

@@ -1,5 +1,5 @@
 import { type Static, type TLiteral, Type } from "@sinclair/typebox";
-import { ListQuery, pageOf } from "@site/domain/core";
+import { ListQuery, named, pageOf } from "@site/domain/core";
 import { SOCIAL_PLATFORMS } from "./platform.ts";
 
 // One model per shape: the API route and the TypeScript type both read these.
@@ -237,10 +237,10 @@ export const SocialPostView = Type.Object({
 export type SocialPostView = Static<typeof SocialPostView>;
 
 /** One post: the answer of creating it (POST /api/v1/social/posts, create_social_post). */
-export const SocialPostAnswer = Type.Object({ post: SocialPostView });
+export const SocialPostAnswer = named("SocialPostAnswer", Type.Object({ post: SocialPostView }));
 
 /** A page of social posts (GET /api/v1/social/posts, list_social_posts). */
-export const SocialPostPage = pageOf("posts", SocialPostView);
+export const SocialPostPage = named("SocialPostPage", pageOf("posts", SocialPostView));
 
 /** A post with each target's full snapshot series as `metrics`. */
 export const SocialPostWithMetrics = Type.Object({
@@ -251,7 +251,7 @@ export const SocialPostWithMetrics = Type.Object({
 export type SocialPostWithMetrics = Static<typeof SocialPostWithMetrics>;
 
 /** One post with its metrics: the answer of GET /api/v1/social/posts/<id> (get_social_post). */
-export const SocialPostDetail = Type.Object({ post: SocialPostWithMetrics });
+export const SocialPostDetail = named("SocialPostDetail", Type.Object({ post: SocialPostWithMetrics }));
 
 /** A post of the performance report (the spec's "social performance post"). */
 export const PerformancePost = Type.Object({
@@ -273,7 +273,10 @@ export const PerformancePost = Type.Object({
 export type PerformancePost = Static<typeof PerformancePost>;
 
 /** The performance report: GET /api/v1/social/performance, get_social_performance. */
-export const PerformanceReport = Type.Object({ posts: Type.Array(PerformancePost) });
+export const PerformanceReport = named(
+  "PerformanceReport",
+  Type.Object({ posts: Type.Array(PerformancePost) }),
+);
 /** The performance report. */
 export type PerformanceReport = Static<typeof PerformanceReport>;
 
@@ -332,28 +335,37 @@ export const SocialMediaView = Type.Object({
 export type SocialMediaView = Static<typeof SocialMediaView>;
 
 /** A page of the social media library (GET /api/v1/social/media, list_social_media). */
-export const SocialMediaPage = pageOf("media", SocialMediaView);
+export const SocialMediaPage = named("SocialMediaPage", pageOf("media", SocialMediaView));
 
 /** One file of the social media library (POST /api/v1/social/media, add_social_media). */
-export const SocialMediaAnswer = Type.Object({ media: SocialMediaView });
+export const SocialMediaAnswer = named("SocialMediaAnswer", Type.Object({ media: SocialMediaView }));
 
 /** The delete_social_media tool's answer (REST answers 204 with no body). */
-export const SocialMediaDeleted = Type.Object({
-  deleted: Type.Literal(true),
-  mediaId: Type.String({ format: "uuid", description: "the social library file that is gone" }),
-});
+export const SocialMediaDeleted = named(
+  "SocialMediaDeleted",
+  Type.Object({
+    deleted: Type.Literal(true),
+    mediaId: Type.String({ format: "uuid", description: "the social library file that is gone" }),
+  }),
+);
 
 /** Generated images and what they cost (POST /api/v1/social/media/generate, generate_social_images). */
-export const GeneratedSocialImages = Type.Object({
-  media: Type.Array(SocialMediaView),
-  creditsCharged: Type.Integer({ description: "AI credits debited for these images" }),
-});
+export const GeneratedSocialImages = named(
+  "GeneratedSocialImages",
+  Type.Object({
+    media: Type.Array(SocialMediaView),
+    creditsCharged: Type.Integer({ description: "AI credits debited for these images" }),
+  }),
+);
 
 /** The delete_social_post tool's answer (REST answers 204 with no body). */
-export const SocialPostDeleted = Type.Object({
-  deleted: Type.Literal(true),
-  postId: Type.String({ format: "uuid", description: "the scheduled or cancelled post that is gone" }),
-});
+export const SocialPostDeleted = named(
+  "SocialPostDeleted",
+  Type.Object({
+    deleted: Type.Literal(true),
+    postId: Type.String({ format: "uuid", description: "the scheduled or cancelled post that is gone" }),
+  }),
+);
 
 /** The body of POST /api/v1/social/media/upload. */
 export const SocialUploadBody = Type.Object({
@@ -452,21 +464,30 @@ export const CreatorInfoView = Type.Object({
 });
 
 /** A TikTok account's posting options (GET …/accounts/<id>/creator-info, get_tiktok_creator_info). */
-export const CreatorInfoAnswer = Type.Object({ creatorInfo: CreatorInfoView });
+export const CreatorInfoAnswer = named("CreatorInfoAnswer", Type.Object({ creatorInfo: CreatorInfoView }));
 
 /** The answer of GET /api/v1/social/accounts. */
-export const SocialAccountList = Type.Object({ accounts: Type.Array(SocialAccountView) });
+export const SocialAccountList = named(
+  "SocialAccountList",
+  Type.Object({ accounts: Type.Array(SocialAccountView) }),
+);
 /** The answer of POST /api/v1/social/accounts (and of confirming a connection). */
-export const SocialAccountAnswer = Type.Object({ account: SocialAccountView });
+export const SocialAccountAnswer = named("SocialAccountAnswer", Type.Object({ account: SocialAccountView }));
 /** The answer of POST /api/v1/social/accounts/connect. */
-export const ConnectStarted = Type.Object({
-  authorizeUrl: Type.String({ description: "send the user here to authorize" }),
-  state: Type.String({
-    description: "single use, valid 10 minutes, bound to this organization and this key's user",
+export const ConnectStarted = named(
+  "ConnectStarted",
+  Type.Object({
+    authorizeUrl: Type.String({ description: "send the user here to authorize" }),
+    state: Type.String({
+      description: "single use, valid 10 minutes, bound to this organization and this key's user",
+    }),
   }),
-});
+);
 /** The disconnect_social_account tool's answer (REST answers 204 with no body). */
-export const SocialAccountDisconnected = Type.Object({
-  disconnected: Type.Literal(true),
-  accountId: Type.String({ format: "uuid", description: "the account whose tokens are erased" }),
-});
+export const SocialAccountDisconnected = named(
+  "SocialAccountDisconnected",
+  Type.Object({
+    disconnected: Type.Literal(true),
+    accountId: Type.String({ format: "uuid", description: "the account whose tokens are erased" }),
+  }),
+);

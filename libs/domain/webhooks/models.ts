@@ -1,5 +1,5 @@
 import { type Static, Type } from "@sinclair/typebox";
-import { pageOf } from "@site/domain/core";
+import { named, pageOf } from "@site/domain/core";
 
 // One model per shape: the routes, the OpenAPI document and the TypeScript types read these.
 
@@ -93,15 +93,18 @@ const secret = Type.String({
 });
 
 /** The answer of POST /api/v1/webhooks. */
-export const WebhookCreated = Type.Object({ webhook: WebhookView, secret });
+export const WebhookCreated = named("WebhookCreated", Type.Object({ webhook: WebhookView, secret }));
 /** The answer of POST /api/v1/webhooks/<id>/rotate-secret. */
-export const WebhookSecretAnswer = Type.Object({
-  secret,
-  previousSecretExpiresAt: Type.String({
-    format: "date-time",
-    description: "until then, tries carry a signature with the previous secret too",
+export const WebhookSecretAnswer = named(
+  "WebhookSecretAnswer",
+  Type.Object({
+    secret,
+    previousSecretExpiresAt: Type.String({
+      format: "date-time",
+      description: "until then, tries carry a signature with the previous secret too",
+    }),
   }),
-});
+);
 
 /** One delivery in the log. */
 export const WebhookDeliveryView = Type.Object({
@@ -118,19 +121,22 @@ export const WebhookDeliveryView = Type.Object({
 export type WebhookDeliveryView = Static<typeof WebhookDeliveryView>;
 
 /** The answer of GET /api/v1/webhooks/<id>/deliveries. */
-export const WebhookDeliveryPage = pageOf("deliveries", WebhookDeliveryView);
+export const WebhookDeliveryPage = named("WebhookDeliveryPage", pageOf("deliveries", WebhookDeliveryView));
 
 /**
  * An enabled endpoint that will be sent some of the events a queued job ends with (decision 0844); its
  * URL only for a key with webhooks:write (decision 1400).
  */
-export const SubscribedEndpoint = Type.Object({
-  id: Type.String({ format: "uuid" }),
-  url: Type.Optional(
-    Type.String({ description: "where it is; only for a key with webhooks:write (it may carry a token)" }),
-  ),
-  events: Type.Array(WebhookEventName, { description: "those of the job's events this endpoint takes" }),
-});
+export const SubscribedEndpoint = named(
+  "SubscribedEndpoint",
+  Type.Object({
+    id: Type.String({ format: "uuid" }),
+    url: Type.Optional(
+      Type.String({ description: "where it is; only for a key with webhooks:write (it may carry a token)" }),
+    ),
+    events: Type.Array(WebhookEventName, { description: "those of the job's events this endpoint takes" }),
+  }),
+);
 /** The body of POST /api/v1/webhooks/<id>/recover. */
 export const WebhookRecoverBody = Type.Object(
   {
@@ -147,10 +153,13 @@ export const WebhookRecoverBody = Type.Object(
 export type WebhookRecoverBody = Static<typeof WebhookRecoverBody>;
 
 /** The answer of POST /api/v1/webhooks/<id>/recover. */
-export const WebhookRecoverAnswer = Type.Object({
-  accepted: Type.Literal(true),
-  deliveries: Type.Integer({ minimum: 0, description: "failed deliveries queued to be tried again" }),
-});
+export const WebhookRecoverAnswer = named(
+  "WebhookRecoverAnswer",
+  Type.Object({
+    accepted: Type.Literal(true),
+    deliveries: Type.Integer({ minimum: 0, description: "failed deliveries queued to be tried again" }),
+  }),
+);
 
 /** An enabled endpoint that will be sent some of the events asked about. */
 export type SubscribedEndpoint = Static<typeof SubscribedEndpoint>;
@@ -159,24 +168,36 @@ export type SubscribedEndpoint = Static<typeof SubscribedEndpoint>;
  * What a queueing MCP tool adds to REST's answer: the endpoints that will be told how the job ends
  * (absent when none will be).
  */
-export const WebhooksTold = Type.Object({
-  webhooks: Type.Optional(
-    Type.Array(SubscribedEndpoint, {
-      description: "the organization's webhooks that will be told how it ends; absent when none",
-    }),
-  ),
-});
+export const WebhooksTold = named(
+  "WebhooksTold",
+  Type.Object({
+    webhooks: Type.Optional(
+      Type.Array(SubscribedEndpoint, {
+        description: "the organization's webhooks that will be told how it ends; absent when none",
+      }),
+    ),
+  }),
+);
 
 /** The answer of GET /api/v1/webhooks. */
-export const WebhookList = Type.Object({ webhooks: Type.Array(WebhookView) });
+export const WebhookList = named("WebhookList", Type.Object({ webhooks: Type.Array(WebhookView) }));
 /** The answer of GET and PATCH /api/v1/webhooks/<id>. */
-export const WebhookAnswer = Type.Object({ webhook: WebhookView });
+export const WebhookAnswer = named("WebhookAnswer", Type.Object({ webhook: WebhookView }));
 /** The answer of POST /api/v1/webhooks/<id>/deliveries/<deliveryId>/retry (retry_webhook_delivery). */
-export const WebhookRetryAccepted = Type.Object({
-  accepted: Type.Literal(true, { description: "the delivery is queued to be tried again now" }),
-});
+export const WebhookRetryAccepted = named(
+  "WebhookRetryAccepted",
+  Type.Object({
+    accepted: Type.Literal(true, { description: "the delivery is queued to be tried again now" }),
+  }),
+);
 /** The delete_webhook tool's answer (REST answers 204 with no body). */
-export const WebhookDeleted = Type.Object({
-  deleted: Type.Literal(true),
-  webhookId: Type.String({ format: "uuid", description: "the endpoint that is gone, with its delivery log" }),
-});
+export const WebhookDeleted = named(
+  "WebhookDeleted",
+  Type.Object({
+    deleted: Type.Literal(true),
+    webhookId: Type.String({
+      format: "uuid",
+      description: "the endpoint that is gone, with its delivery log",
+    }),
+  }),
+);

@@ -21,7 +21,7 @@ export const CAMPAIGN_EDIT_TOOLS: Tool[] = [
     title: "Change a campaign draft",
     description:
       "Changes any of subject, preheader, fromName and html of a draft, or of a cancelled campaign (which becomes a draft again). Same HTML rules as create_campaign: images must be files of the site's library by their url. A scheduled, sending or sent campaign is a VALIDATION_ERROR. Needs content:write.",
-    operation: "patchSitesSiteIdCampaignsCampaignId",
+    operation: "updateCampaign",
     output: CampaignAnswer,
     input: Type.Object({ siteId: SiteId, campaignId: CampaignId, ...UpdateCampaignBody.properties }),
     readOnly: false,
@@ -37,7 +37,7 @@ export const CAMPAIGN_EDIT_TOOLS: Tool[] = [
     title: "Delete a campaign",
     description:
       "Deletes a campaign that is not sending (then: VALIDATION_ERROR; cancel_campaign or wait with get_campaign); the image links of mails already sent stop working. Needs content:write.",
-    operation: "deleteSitesSiteIdCampaignsCampaignId",
+    operation: "deleteCampaign",
     output: CampaignDeleted,
     input: Type.Object({ siteId: SiteId, campaignId: CampaignId }),
     readOnly: false,
@@ -55,7 +55,7 @@ export const CAMPAIGN_EDIT_TOOLS: Tool[] = [
     title: "Revoke the image links of a campaign's mails",
     description:
       "The images in a campaign's mails stay readable for a year by default; after this their links answer 403 (caches may keep an image up to an hour), and mails sent later carry new links. Use it when an image must stop being seen. Needs content:write.",
-    operation: "postSitesSiteIdCampaignsCampaignIdRevokeMedia",
+    operation: "revokeCampaignMedia",
     output: CampaignAnswer,
     input: Type.Object({ siteId: SiteId, campaignId: CampaignId }),
     readOnly: false,

@@ -38,7 +38,7 @@ export const CAMPAIGN_TOOLS: Tool[] = [
     title: "Read a newsletter campaign",
     description:
       "One campaign: subject, HTML, status (draft, scheduled, sending, paused, sent, cancelled), sendAt, the mail server's error when paused, and delivery counts (queued, sent, failed, bounced). waitSeconds (0–25, default 0) waits on the server while it is sending, until it is sent or paused. Needs content:read.",
-    operation: "getSitesSiteIdCampaignsCampaignId",
+    operation: "getCampaign",
     output: CampaignAnswer,
     input: Type.Object({
       siteId: SiteId,
@@ -69,7 +69,7 @@ export const CAMPAIGN_TOOLS: Tool[] = [
     title: "Cancel a scheduled campaign",
     description:
       "Stops a scheduled campaign before sending starts (after that: VALIDATION_ERROR). Needs content:write.",
-    operation: "postSitesSiteIdCampaignsCampaignIdCancel",
+    operation: "cancelCampaign",
     output: CampaignAnswer,
     input: Type.Object({ siteId: SiteId, campaignId: CampaignId }),
     readOnly: false,
@@ -84,7 +84,7 @@ export const CAMPAIGN_TOOLS: Tool[] = [
     title: "Resume a paused campaign",
     description:
       "A campaign pauses when the mail server refuses what is not about one recipient (login, sender, message); its error quotes the reply. Once fixed, this sends to every recipient still waiting, each still mailed exactly once. Anything but a paused campaign is a VALIDATION_ERROR. Needs content:write.",
-    operation: "postSitesSiteIdCampaignsCampaignIdResume",
+    operation: "resumeCampaign",
     output: CampaignAnswer,
     input: Type.Object({ siteId: SiteId, campaignId: CampaignId }),
     readOnly: false,

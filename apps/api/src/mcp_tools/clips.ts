@@ -26,7 +26,7 @@ export const CLIP_TOOLS: Tool[] = [
     title: "Make a device clip (MP4) of a page",
     description:
       "Films a public web page once and makes an MP4 of it scrolling inside a 3D device (motion: scroll, scroll-tilt or orbit), H.264 1080×1350 by default, ready to post as a video; it lands in the social media library. Costs 30 AI credits, debited now and refunded if it fails; estimateOnly: true prices it for free. Answers a clipId: call get_clip with waitSeconds (up to 25) until status is done, then post its media.id. Needs social:write. Errors: VALIDATION_ERROR, NOT_FOUND (unknown styleId), QUOTA_EXCEEDED (credits), NOT_CONFIGURED (no browser or FFmpeg on this server). When the organization has webhooks for clip.completed or clip.failed, the result lists them under `webhooks` (their URLs only for a key with webhooks:write): they will be told how it ends.",
-    operation: "postSocialMediaClips",
+    operation: "queueClip",
     output: ClipQueued,
     input: Type.Object({
       ...ClipRequestBody.properties,
@@ -56,7 +56,7 @@ export const CLIP_TOOLS: Tool[] = [
     title: "Wait for a device clip",
     description:
       "Where a clip stands: pending, done (media: the social library's video entry, whose id a post's media takes; posterUrl: a short-lived preview of its first frame, never to be stored; warnings) or failed (error; credits refunded). waitSeconds (0–25, default 0) waits on the server until the clip is no longer pending. Free. Needs social:write.",
-    operation: "getSocialMediaClipsClipId",
+    operation: "getClip",
     output: ClipView,
     input: Type.Object({
       clipId: Type.String({ pattern: UUID_PATTERN, maxLength: 36, description: "from create_clip" }),

@@ -32,7 +32,7 @@ export const COLLECTION_TOOLS: Tool[] = [
     title: "List a site's collections",
     description:
       "Every collection of the site: key, name, typed fields and how many items it holds. Read one's items with list_collection_items. Needs content:read.",
-    operation: "getSitesSiteIdCollections",
+    operation: "listCollections",
     output: CollectionList,
     input: Type.Object({ siteId: SiteId }),
     readOnly: true,
@@ -46,7 +46,7 @@ export const COLLECTION_TOOLS: Tool[] = [
     title: "Delete a collection and its items",
     description:
       "Deletes a collection with all its items at once; pages that render it show nothing. NOT_FOUND for a key the site has no collection under. Needs content:write.",
-    operation: "deleteSitesSiteIdCollectionsKey",
+    operation: "deleteCollection",
     output: CollectionDeleted,
     input: Type.Object({ siteId: SiteId, collection: CollectionKey }),
     readOnly: false,
@@ -64,7 +64,7 @@ export const COLLECTION_TOOLS: Tool[] = [
     title: "Reorder a collection's items",
     description:
       "Puts the collection's items in the given order in one write. itemIds must be exactly the collection's items, each once (read them with list_collection_items); otherwise nothing changes and the error names the missing, unknown and repeated ids. Needs content:write.",
-    operation: "putSitesSiteIdCollectionsKeyItemsOrder",
+    operation: "reorderCollectionItems",
     output: CollectionItemList,
     input: Type.Object({
       siteId: SiteId,
@@ -86,7 +86,7 @@ export const COLLECTION_TOOLS: Tool[] = [
     title: "Change one collection item",
     description:
       "Merges `values` into one item (null clears an optional field); the other fields keep theirs. Values are checked against the collection's fields and each wrong one is named (values.<field>). Image values are library `url`s (/api/media/<key>), link values site paths or page:<id>. To write many at once use upsert_collection_items. Needs content:write.",
-    operation: "patchSitesSiteIdCollectionsKeyItemsItemId",
+    operation: "updateCollectionItem",
     output: CollectionItemAnswer,
     input: Type.Object({
       siteId: SiteId,
@@ -106,7 +106,7 @@ export const COLLECTION_TOOLS: Tool[] = [
     title: "Delete one collection item",
     description:
       "Deletes one item of a collection; the others keep their order. NOT_FOUND for an id that is not an item of this collection. Needs content:write.",
-    operation: "deleteSitesSiteIdCollectionsKeyItemsItemId",
+    operation: "deleteCollectionItem",
     output: CollectionItemDeleted,
     input: Type.Object({ siteId: SiteId, collection: CollectionKey, itemId: ItemId }),
     readOnly: false,

@@ -46,7 +46,7 @@ export const JOB_TOOLS: Tool[] = [
     name: "upload_media",
     title: "Upload a small file you hold into a site's media library",
     description: `Adds an image you hold (base64 in dataBase64, at most ${MCP_UPLOAD_MAX_BYTES / 1024 / 1024} MB decoded; JPEG, PNG, WebP or GIF by their bytes, SVG and HTML refused) to a site's media library, as a signed upload would. For a file on the web use import_media_from_url; for larger files the REST signed upload. ${EMBED_RULE} Needs content:write. Errors: VALIDATION_ERROR (not base64, too large, not an image, over MEDIA_MAX_PIXELS), RATE_LIMITED (daily uploads), FORBIDDEN (storage quota).`,
-    operation: "postSitesSiteIdMediaUpload",
+    operation: "prepareMediaUpload",
     input: Type.Object({
       siteId: SiteId,
       dataBase64: Type.String({
@@ -93,7 +93,7 @@ export const JOB_TOOLS: Tool[] = [
     title: "Delete a file of a site's media library",
     description:
       "Deletes a library file by its id (from list_media): it leaves the list, its links stop working and its bytes go back to the storage quota. Refused with CONFLICT while a page, the layout, a collection item, a campaign or a social library entry uses it; error.details.references names each (remove them first). Needs content:write.",
-    operation: "deleteSitesSiteIdMediaMediaId",
+    operation: "deleteMedia",
     output: MediaDeleted,
     input: Type.Object({ siteId: SiteId, mediaId: Id("a library file, from list_media") }),
     readOnly: false,
@@ -107,7 +107,7 @@ export const JOB_TOOLS: Tool[] = [
     title: "Delete a page of a site",
     description:
       "Deletes a page by its id (from list_pages). Links to it elsewhere become broken links (list them with list_broken_links). Needs content:write.",
-    operation: "deleteSitesSiteIdPagesPageId",
+    operation: "deletePage",
     output: PageDeleted,
     input: Type.Object({ siteId: SiteId, pageId: Id("a page of the site") }),
     readOnly: false,
@@ -122,7 +122,7 @@ export const JOB_TOOLS: Tool[] = [
     title: "Add a newsletter subscriber",
     description:
       "Adds one address to a site's newsletter (trimmed and lowercased). A new address is active, or pending with status: pending (a double opt-in mail is sent); one already there keeps its status (an unsubscribe or a bounce stands) and takes the new name. Needs content:write.",
-    operation: "postSitesSiteIdSubscribers",
+    operation: "addSubscribers",
     output: SubscriberAdded,
     input: Type.Object({ siteId: SiteId, ...AddSubscriberBody.properties }),
     readOnly: false,
@@ -138,7 +138,7 @@ export const JOB_TOOLS: Tool[] = [
     title: "List a site's newsletter subscribers",
     description:
       "Lists the site's subscribers, newest first, optionally by status (active, pending, unsubscribed, bounced). Pass nextCursor back as cursor. Needs content:read.",
-    operation: "getSitesSiteIdSubscribers",
+    operation: "listSubscribers",
     output: SubscriberPage,
     input: Type.Object({ siteId: SiteId, ...SubscriberListQuery.properties, cursor: Type.Optional(Cursor) }),
     readOnly: true,
@@ -153,7 +153,7 @@ export const JOB_TOOLS: Tool[] = [
     title: "Send a test of a campaign",
     description:
       "Mails a test of a campaign (subject prefixed [Test]) to 1-10 addresses, in the background. Addresses of the organization's members are free; others count against a daily allowance (RATE_LIMITED beyond it, nothing sent). Needs content:write.",
-    operation: "postSitesSiteIdCampaignsCampaignIdTest",
+    operation: "sendTestCampaign",
     output: TestCampaignAccepted,
     input: Type.Object({
       siteId: SiteId,
@@ -173,7 +173,7 @@ export const JOB_TOOLS: Tool[] = [
     title: "Send or schedule a campaign",
     description:
       "Sends a draft campaign now to every active subscriber (each mailed exactly once), or schedules it with a future sendAt (ISO 8601 with offset). Irreversible once sending: review it and send a test first. A site with no active subscriber is refused. Needs content:write.",
-    operation: "postSitesSiteIdCampaignsCampaignIdSend",
+    operation: "sendCampaign",
     output: CampaignAnswer,
     input: Type.Object({
       siteId: SiteId,

@@ -18,7 +18,7 @@ export const MEDIA_TOOLS: Tool[] = [
     title: "List a site's media library",
     description:
       "Lists the images in a site's media library, newest first. Call this BEFORE importing and reuse a file when one fits. In page MDX use an image's `url` (the canonical path); `displayUrl` is a short-lived signed preview link that must never be stored in content. Needs content:read.",
-    operation: "getSitesSiteIdMedia",
+    operation: "listMedia",
     input: Type.Object({ siteId: SiteId, ...ListQuery.properties, cursor: Type.Optional(Cursor) }),
     output: MediaLibraryPage,
     readOnly: true,
@@ -32,7 +32,7 @@ export const MEDIA_TOOLS: Tool[] = [
     name: "import_media_from_url",
     title: "Import an image from a URL",
     description: `Fetches an image from a public HTTPS URL into a site's media library (JPEG, PNG, WebP or GIF, at most 10 MB; SVG and HTML are refused). List the library first (list_media) and import only when no existing file fits. ${EMBED_RULE} The result's publicUrl (the same as url) is what a page stores, and embed shows the block for this image. Needs content:write. Errors: VALIDATION_ERROR (bad URL or not an image), BLOCKED_HOST (private or disallowed address), RATE_LIMITED (daily image or failed-fetch limit), TIMEOUT (remote host too slow), FORBIDDEN (storage quota).`,
-    operation: "postSitesSiteIdMediaImportUrl",
+    operation: "importMediaFromUrl",
     // REST's body model as is: the same URL is refused with the same error (decision 0050).
     input: Type.Object({ siteId: SiteId, ...ImportUrlBody.properties }),
     output: AddedMediaFile,

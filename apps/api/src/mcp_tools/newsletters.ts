@@ -17,7 +17,7 @@ export const NEWSLETTER_TOOLS: Tool[] = [
     title: "List a site's newsletter campaigns",
     description:
       "Returns the site's campaigns, newest first: id, subject, status (draft, scheduled, sending, sent, cancelled), sendAt and delivery counts (queued, sent, failed, bounced); no bodies. Pass nextCursor back as cursor for the next page. Needs content:read.",
-    operation: "getSitesSiteIdCampaigns",
+    operation: "listCampaigns",
     output: CampaignPage,
     input: Type.Object({
       siteId: SiteId,
@@ -35,7 +35,7 @@ export const NEWSLETTER_TOOLS: Tool[] = [
     title: "Create a newsletter campaign draft",
     description:
       "Creates a draft: subject (1-200 characters), optional preheader and fromName, and the mail's HTML. Images must be files of the site's library named by their url (/api/media/<key>, from list_media); unknown files, displayUrls, outside images, scripts and event handlers are refused, each named with its line. Nothing is sent: review it, then send_test_campaign and send_campaign. Needs content:write.",
-    operation: "postSitesSiteIdCampaigns",
+    operation: "createCampaign",
     output: CampaignAnswer,
     input: Type.Object({ siteId: SiteId, ...CreateCampaignBody.properties }),
     readOnly: false,

@@ -42,7 +42,7 @@ export const SCREENSHOT_TOOLS: Tool[] = [
     title: "List screenshot styles",
     description:
       "Lists the 3D device-mockup looks for product screenshots (metadata only). Pass a style's `id` as styleId to queue_screenshot; without it the default look is used. featured=true narrows to the curated gallery. Needs content:write.",
-    operation: "getSitesSiteIdMediaScreenshotStyles",
+    operation: "listScreenshotStyles",
     output: StyleList,
     input: Type.Object({ siteId: SiteId, ...StyleListQuery.properties }),
     readOnly: true,
@@ -57,7 +57,7 @@ export const SCREENSHOT_TOOLS: Tool[] = [
     title: "Film a page into a device mockup",
     description:
       "Films a public web page with a headless browser and frames it in a 3D device mockup; the image lands in the site's media library. Costs 10 AI credits, debited now and refunded if the render fails; estimateOnly: true prices it for free. Answers a renderId: call get_screenshot with it and waitSeconds: 25 until status is done (a few seconds to a minute). Needs content:write. Errors: VALIDATION_ERROR (bad URL or option, private address), NOT_FOUND (unknown styleId), QUOTA_EXCEEDED (credits), NOT_CONFIGURED (no browser on this server), RENDERER_ERROR (queue down; nothing charged). When the organization has webhooks for screenshot.completed or screenshot.failed, the result lists them under `webhooks` (their URLs only for a key with webhooks:write): they will be told how it ends.",
-    operation: "postSitesSiteIdMediaScreenshot",
+    operation: "queueScreenshot",
     output: ScreenshotQueued,
     input: Type.Object({ siteId: SiteId, ...ScreenshotRequestBody.properties, url: PageUrl }),
     readOnly: false,
@@ -82,7 +82,7 @@ export const SCREENSHOT_TOOLS: Tool[] = [
     title: "Wait for a screenshot render",
     description:
       "Where a render stands: pending, done (imageUrl: the library url to put in page content; displayUrl: a short-lived preview link, never to be stored; width, height, warnings) or failed (error; credits refunded). waitSeconds (0–25, default 0) waits on the server until the render is no longer pending. When a warning says the page redirected to a sign-in form, the result's nextStep says how to sign in and film again. Free. Needs content:write.",
-    operation: "getSitesSiteIdMediaScreenshotRenderId",
+    operation: "getScreenshot",
     output: ScreenshotResult,
     input: Type.Object({
       siteId: SiteId,
@@ -130,7 +130,7 @@ export const SCREENSHOT_TOOLS: Tool[] = [
     title: "Create a sign-in link for a login-gated page",
     description:
       "For a page behind a login: answers a loginUrl the site owner opens to sign in on a hosted browser (valid about one hour, usable once). The session is stored encrypted for the site; then queue_screenshot with recapture: true films the signed-in page. Free. Needs content:write.",
-    operation: "postSitesSiteIdMediaScreenshotLogin",
+    operation: "createScreenshotLoginLink",
     output: LoginLinkView,
     input: Type.Object({ siteId: SiteId, ...LoginLinkBody.properties, url: PageUrl }),
     readOnly: false,

@@ -48,7 +48,7 @@ export const SITE_BUILDING_TOOLS: Tool[] = [
     title: "Read a site's layout and styles",
     description:
       "Returns the site's layout (logo, header navigation, footer) and styles (colours, fonts) with `etag`, the version to pass as ifMatch to update_site_layout. Internal links read as the pages' current paths; the logo as a short-lived signed URL. Needs content:read.",
-    operation: "getSitesSiteIdLayout",
+    operation: "getSiteLayout",
     output: LayoutAnswer,
     input: Type.Object({ siteId }),
     readOnly: true,
@@ -63,7 +63,7 @@ export const SITE_BUILDING_TOOLS: Tool[] = [
     title: "Update a site's layout and styles",
     description:
       "Replaces the layout, the styles, or both. Read them first (get_site_layout) and pass its etag as ifMatch: a stale one fails with PRECONDITION_FAILED and changes nothing. The logo is a library image's `url` (/api/media/<key>, from list_media) or null; navigation holds at most 100 items on two levels (children have no children), labels at most 100 characters of plain text, colours #rrggbb. Link pages by path (/about) or page:<id>: paths are stored as page references, so renames keep links working. Needs content:write.",
-    operation: "putSitesSiteIdLayout",
+    operation: "replaceSiteLayout",
     output: LayoutAnswer,
     input: Type.Object({
       siteId,
@@ -83,7 +83,7 @@ export const SITE_BUILDING_TOOLS: Tool[] = [
     title: "Set a site's chrome strings in one locale",
     description:
       "Sets the words of the site's shell (navigation, footer, coming-soon and not-found pages, cookie notice, newsletter form) in one locale: keys like nav.home, footer.copyright, cookieNotice.accept, newsletter.submit (read them all with their English defaults via get_chrome_strings). Merged into what is there; null restores the default. Plain text only, at most 2,000 characters; HTML is refused. Needs content:write.",
-    operation: "putSitesSiteIdChromeLocale",
+    operation: "setChromeStrings",
     output: ChromeView,
     input: Type.Object({
       siteId,
@@ -101,7 +101,7 @@ export const SITE_BUILDING_TOOLS: Tool[] = [
     title: "Read a site's chrome strings",
     description:
       "Every chrome string key with its text in one locale (default: the site's default locale), falling back key by key to the language, the default locale and the built-in English. Needs content:read.",
-    operation: "getSitesSiteIdChrome",
+    operation: "getChromeStrings",
     output: ChromeView,
     input: Type.Object({ siteId, locale: Type.Optional(locale("BCP 47 tag")) }),
     readOnly: true,
@@ -115,7 +115,7 @@ export const SITE_BUILDING_TOOLS: Tool[] = [
     title: "Create or change a collection",
     description:
       "Defines a collection of structured content (team, products, posts): a name and typed fields (text, richtext, number, boolean, date, image, link; required optional). Changing a definition in a way existing items would break is refused with how many items. Needs content:write.",
-    operation: "putSitesSiteIdCollectionsKey",
+    operation: "defineCollection",
     output: CollectionAnswer,
     input: Type.Object({ siteId, key: collection, ...CollectionDefinition.properties }),
     readOnly: false,
@@ -130,7 +130,7 @@ export const SITE_BUILDING_TOOLS: Tool[] = [
     title: "Add or update collection items",
     description:
       "Writes up to 100 items of a collection at once, all or nothing: an entry without `id` is added at the end, one with `id` has its values merged (null clears an optional field). Image values are library `url`s (/api/media/<key>); link values site paths or page:<id>. Each wrong value is named (items.<n>.values.<field>). Needs content:write.",
-    operation: "postSitesSiteIdCollectionsKeyItems",
+    operation: "addCollectionItem",
     output: CollectionItemList,
     input: Type.Object({
       siteId,
@@ -155,7 +155,7 @@ export const SITE_BUILDING_TOOLS: Tool[] = [
     title: "List a collection's items",
     description:
       "Lists a collection's items in position order, 1-100 per call, with nextCursor for the next page. Needs content:read.",
-    operation: "getSitesSiteIdCollectionsKeyItems",
+    operation: "listCollectionItems",
     output: ItemPage,
     input: Type.Object({
       siteId,
@@ -179,7 +179,7 @@ export const SITE_BUILDING_TOOLS: Tool[] = [
     title: "Reorder a site's pages",
     description:
       "Puts the site's pages in the given order in one write. pageIds must be exactly the site's pages, each once (list them first); otherwise nothing changes and the error names the missing, unknown and repeated ids. Needs content:write.",
-    operation: "putSitesSiteIdPagesOrder",
+    operation: "reorderPages",
     output: PageList,
     input: Type.Object({ siteId, ...PageOrderBody.properties }),
     readOnly: false,
@@ -195,7 +195,7 @@ export const SITE_BUILDING_TOOLS: Tool[] = [
     title: "Say what links name in a site",
     description:
       "For up to 1,000 hrefs, says what each names now: a page (id and current path), a media file of the site, an external URL, an anchor, or broken. Use it to check links before writing them. Needs content:read.",
-    operation: "postSitesSiteIdLinksTranslate",
+    operation: "translateLinks",
     output: TranslatedLinks,
     input: Type.Object({ siteId, ...TranslateLinksBody.properties }),
     readOnly: true,

@@ -19,7 +19,7 @@ export const SITE_CONTENT_TOOLS: Tool[] = [
     title: "Read one page of a site",
     description:
       "One page by its id (from list_pages): path, title, `content` (the MDX as stored, to edit and send back with update_page) and `displayContent` (signed for showing now, never to store). NOT_FOUND for an id that is not a page of this site. Needs content:read.",
-    operation: "getSitesSiteIdPagesPageId",
+    operation: "getPage",
     output: PageAnswer,
     input: Type.Object({ siteId: SiteId, pageId: Id("a page of the site, from list_pages") }),
     readOnly: true,
@@ -33,7 +33,7 @@ export const SITE_CONTENT_TOOLS: Tool[] = [
     title: "Set a site's default chrome locale",
     description:
       "Sets the locale (BCP 47: en, de, de-CH) the site's shell falls back to, key by key, after a visitor's locale and its language; answers the chrome strings in it. Translate them with set_chrome_strings. Needs content:write.",
-    operation: "patchSitesSiteIdChrome",
+    operation: "setDefaultChromeLocale",
     output: ChromeView,
     input: Type.Object({ siteId: SiteId, ...ChromeSettingsUpdate.properties }),
     readOnly: false,
@@ -51,7 +51,7 @@ export const SITE_CONTENT_TOOLS: Tool[] = [
     title: "List a site's broken links",
     description:
       "Every stored link that names no page now (a deleted page's page:<id>, a path naming no page), with where it is: a page, the layout (navigation or footer) or a collection item's link field. Fix them with update_page, update_site_layout or update_collection_item; translate_links checks hrefs before writing them. Needs content:read.",
-    operation: "getSitesSiteIdLinksBroken",
+    operation: "listBrokenLinks",
     output: BrokenLinkList,
     input: Type.Object({ siteId: SiteId }),
     readOnly: true,

@@ -17,7 +17,7 @@ export const SITE_ONE_TOOLS: Tool[] = [
     title: "Read one site",
     description:
       "One site of your organization: name, slug, whether its pages are public. Any key of the organization may read it. A deleted site is NOT_FOUND.",
-    operation: "getSitesSiteId",
+    operation: "getSite",
     output: SiteAnswer,
     input: Type.Object({ siteId: SiteId }),
     readOnly: true,
@@ -31,7 +31,7 @@ export const SITE_ONE_TOOLS: Tool[] = [
     title: "Rename a site",
     description:
       "Changes a site's human-readable name (at most 100 characters); the slug stays. Needs sites:write and a key created by an owner or admin.",
-    operation: "patchSitesSiteId",
+    operation: "renameSite",
     output: SiteAnswer,
     input: Type.Object({
       siteId: SiteId,
@@ -48,7 +48,7 @@ export const SITE_ONE_TOOLS: Tool[] = [
     title: "Delete a site",
     description:
       "Deletes a site at once: its pages, media and public reads answer NOT_FOUND, and campaigns still to go out are cancelled; the slug stays taken for a grace period, then the site is purged. CONFLICT while a gallery template names it. Needs sites:write and a key created by an owner or admin.",
-    operation: "deleteSitesSiteId",
+    operation: "deleteSite",
     output: SiteDeleted,
     input: Type.Object({ siteId: SiteId }),
     readOnly: false,

@@ -74,7 +74,7 @@ export const SITE_TOOLS: Tool[] = [
     title: "List site templates",
     description:
       "Lists the marketplace templates a new site can be cloned from (approved ones only). Pass a template's `slug` as `template` to create_site. Needs the sites:write scope.",
-    operation: "getTemplates",
+    operation: "listTemplates",
     output: TemplateList,
     input: Type.Object({}),
     readOnly: true,
@@ -85,7 +85,7 @@ export const SITE_TOOLS: Tool[] = [
     title: "List your organization's sites",
     description:
       "Lists the sites of your organization, newest first: id, name, slug and whether public content is live. Start here to find the siteId every other tool takes. Needs content:read.",
-    operation: "getSites",
+    operation: "listSites",
     output: SitePage,
     input: Type.Object({ ...ListQuery.properties, cursor: Type.Optional(Cursor) }),
     readOnly: true,
@@ -96,7 +96,7 @@ export const SITE_TOOLS: Tool[] = [
     title: "Create a site",
     description:
       "Creates a website in your organization, in coming-soon mode with draft content (public_content_live false). Without `template` it starts with a welcome page and the default layout; with one, the template's pages, layout and styles are copied (large templates may take minutes). Needs sites:write and a key created by an owner or admin. Errors: INVALID_SLUG, RESERVED_SLUG, SLUG_TAKEN, LIMIT_EXCEEDED, TEMPLATE_NOT_FOUND, TEMPLATE_UNAVAILABLE, TEMPLATE_SNAPSHOT_EMPTY.",
-    operation: "postSites",
+    operation: "createSite",
     output: SiteAnswer,
     input: Type.Object({
       ...CreateSiteBody.properties,
@@ -125,7 +125,7 @@ export const SITE_TOOLS: Tool[] = [
         action === "publish"
           ? "Makes a site's pages public (visitors can read them, and their images open with visitor grants). Needs sites:write and a key created by an owner or admin."
           : "Takes a site's pages off the public web; visitor access to its images ends at once. Needs sites:write and a key created by an owner or admin.",
-      operation: action === "publish" ? "postSitesSiteIdPublish" : "postSitesSiteIdUnpublish",
+      operation: action === "publish" ? "publishSite" : "unpublishSite",
       output: PublishAnswer,
       input: Type.Object({ siteId: SiteId }),
       readOnly: false,
@@ -148,7 +148,7 @@ export const SITE_TOOLS: Tool[] = [
     title: "List a site's pages",
     description:
       "Lists the pages of a site in order, each with id, path, title, MDX content and position. Read a page here before update_page. Needs content:read.",
-    operation: "getSitesSiteIdPages",
+    operation: "listPages",
     output: PageList,
     input: Type.Object({ siteId: SiteId }),
     readOnly: true,
@@ -161,7 +161,7 @@ export const SITE_TOOLS: Tool[] = [
     name: "create_page",
     title: "Create a page",
     description: `Creates a page of a site from a path, a title and MDX content. ${EMBED_RULE} Pass images in \`media\` and the tool writes those blocks for you (appended after the content). Every media reference is checked against the library: an unknown file, a displayUrl or an outside URL is a VALIDATION_ERROR naming each one, and nothing is stored. Needs content:write.`,
-    operation: "postSitesSiteIdPages",
+    operation: "createPage",
     output: PageWrite,
     input: Type.Object({
       siteId: SiteId,
@@ -188,7 +188,7 @@ export const SITE_TOOLS: Tool[] = [
     name: "update_page",
     title: "Update a page",
     description: `Changes the given fields of a page (path, title, content, position); \`media\` appends images as blocks to the new content, or to the current content when \`content\` is omitted. ${EMBED_RULE} References are checked as in create_page. Needs content:write.`,
-    operation: "patchSitesSiteIdPagesPageId",
+    operation: "updatePage",
     output: PageWrite,
     input: Type.Object({
       siteId: SiteId,

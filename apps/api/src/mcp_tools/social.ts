@@ -38,7 +38,7 @@ export const SOCIAL_TOOLS: Tool[] = [
     title: "List the social media library",
     description:
       "Lists the organization's social media files (images and MP4 videos for social posts), newest first. Pass their `id`s as `media` to create_social_post; each platform checks the combination (Instagram: 1 file or 2–10, JPEG images (PNG and WebP are converted); TikTok: 1–35 JPEG/WebP photos or one video; X: up to 4 images or one video; Threads: text, one file or up to 20; LinkedIn: text or images; Reddit: text or one image). `thumbnailUrl` is a short-lived signed preview, never to be stored. Needs social:write.",
-    operation: "getSocialMedia",
+    operation: "listSocialMedia",
     output: SocialMediaPage,
     input: Type.Object({ ...ListQuery.properties, cursor: Type.Optional(Cursor) }),
     readOnly: true,
@@ -49,7 +49,7 @@ export const SOCIAL_TOOLS: Tool[] = [
     title: "List social posts (the calendar)",
     description:
       "Lists the organization's social posts, latest first, each with its status (scheduled, publishing, done, cancelled) and its targets' status and URL: optionally by `status` and within [`from`, `to`) (ISO 8601) of their time on the calendar (a scheduled post's scheduledAt, the others' publishedAt). Pass nextCursor back as cursor. Needs social:write.",
-    operation: "getSocialPosts",
+    operation: "listSocialPosts",
     output: SocialPostPage,
     input: Type.Object({ ...SocialPostListQuery.properties, cursor: Type.Optional(Cursor) }),
     readOnly: true,
@@ -60,7 +60,7 @@ export const SOCIAL_TOOLS: Tool[] = [
     title: "Create a social post, now or scheduled",
     description:
       "Publishes a post on each connected account in `accounts` (ids from list_social_accounts; add one with connect_social_account or start_social_connection), with optional media ids from list_social_media; with `scheduledAt` (ISO 8601 with offset, later than now, at most 365 days ahead) it is scheduled instead and goes out then. Each platform's rules (text length, media combination, TikTok's privacyLevel and consent in platformOptions.tiktok) are checked for every target first: a refusal stores and publishes nothing; they are checked again at publish time. Without scheduledAt the answer waits a few seconds: a target still `publishing` (a video being processed, a rate-limit wait) ends in the background: call get_social_post with waitSeconds. A target that fails says why in its `error`. Needs social:write.",
-    operation: "postSocialPosts",
+    operation: "createSocialPost",
     output: SocialPostAnswer,
     input: CreatePostBody,
     readOnly: false,
@@ -81,7 +81,7 @@ export const SOCIAL_TOOLS: Tool[] = [
     title: "Read a social post",
     description:
       "One post with its targets (status, url, error) and each target's metrics snapshots. waitSeconds (0–25, default 0) waits on the server while a target is still publishing, or scheduled to go out before the wait is over, and answers as soon as it ends. Needs social:write.",
-    operation: "getSocialPostsPostId",
+    operation: "getSocialPost",
     output: SocialPostDetail,
     input: Type.Object({
       postId: PostId,
@@ -128,7 +128,7 @@ export const SOCIAL_TOOLS: Tool[] = [
     title: "Change a scheduled social post",
     description:
       "Changes a scheduled post: any of content, platformOverrides, media, accounts, platformOptions, scheduledAt; every check runs again. CONFLICT once publishing began. Needs social:write.",
-    operation: "patchSocialPostsPostId",
+    operation: "updateSocialPost",
     output: SocialPostAnswer,
     input: Type.Object({ postId: PostId, ...UpdatePostBody.properties }),
     readOnly: false,
@@ -141,7 +141,7 @@ export const SOCIAL_TOOLS: Tool[] = [
     title: "Cancel a scheduled social post",
     description:
       "Cancels a scheduled post: it never goes out (status cancelled; delete_social_post removes it). CONFLICT once publishing began. Needs social:write.",
-    operation: "postSocialPostsPostIdCancel",
+    operation: "cancelSocialPost",
     output: SocialPostAnswer,
     input: Type.Object({ postId: PostId }),
     readOnly: false,
@@ -154,7 +154,7 @@ export const SOCIAL_TOOLS: Tool[] = [
     title: "Delete a scheduled or cancelled social post",
     description:
       "Deletes a post that has not gone out (scheduled or cancelled): it leaves the calendar (list_social_posts). A post that went out, or is publishing, is a CONFLICT: its history stays. Needs social:write.",
-    operation: "deleteSocialPostsPostId",
+    operation: "deleteSocialPost",
     output: SocialPostDeleted,
     input: Type.Object({ postId: PostId }),
     readOnly: false,

@@ -27,7 +27,7 @@ export const SOCIAL_ACCOUNT_TOOLS: Tool[] = [
     title: "List connected social accounts",
     description:
       "Lists the organization's connected social accounts (never their tokens): id (what create_social_post takes in accountIds), platform, the platform's own account id, permissions, and status (reconnect_required: connect it again). Free. Needs social:write.",
-    operation: "getSocialAccounts",
+    operation: "listSocialAccounts",
     output: SocialAccountList,
     input: Type.Object({}),
     readOnly: true,
@@ -47,7 +47,7 @@ export const SOCIAL_ACCOUNT_TOOLS: Tool[] = [
     title: "Add a social account with a token",
     description:
       "Adds (or reconnects) a social account from an access token you already hold: platform, the platform's account id, the token (stored encrypted, never returned), and optionally a refresh token, its expiry and the granted permissions. Connecting the same platform account again replaces its token. Needs social:write.",
-    operation: "postSocialAccounts",
+    operation: "connectSocialAccount",
     output: SocialAccountAnswer,
     input: Type.Object({
       ...ConnectAccountBody.properties,
@@ -68,7 +68,7 @@ export const SOCIAL_ACCOUNT_TOOLS: Tool[] = [
     title: "Start connecting a social account (OAuth)",
     description:
       "Starts an OAuth connection: answers an authorizeUrl for the user to open in a browser and approve (that step cannot be done by an agent). When the platform sends the browser back, the account is connected, or the browser is shown a one-time confirmation that confirm_social_connection takes with this state. Then list_social_accounts shows it. NOT_CONFIGURED when the server has no app for that platform. Needs social:write.",
-    operation: "postSocialAccountsConnect",
+    operation: "startSocialConnection",
     output: ConnectStarted,
     input: Type.Object({
       ...ConnectStartBody.properties,
@@ -90,7 +90,7 @@ export const SOCIAL_ACCOUNT_TOOLS: Tool[] = [
     title: "Confirm a social connection the platform granted",
     description:
       "For a connection approved in another browser than the one that started it: takes the state from start_social_connection and the one-time confirmation the browser was shown (within 10 minutes, once, by the same user). Needs social:write.",
-    operation: "postSocialAccountsConnectConfirm",
+    operation: "confirmSocialConnection",
     output: SocialAccountAnswer,
     input: ConnectConfirmBody,
     readOnly: false,
@@ -107,7 +107,7 @@ export const SOCIAL_ACCOUNT_TOOLS: Tool[] = [
     title: "Disconnect a social account",
     description:
       "Erases a connected account's tokens: it is no longer listed or published to; its posts' history stays. Connecting the same platform account again revives it. Needs social:write.",
-    operation: "deleteSocialAccountsAccountId",
+    operation: "disconnectSocialAccount",
     output: SocialAccountDisconnected,
     input: Type.Object({ accountId: Id("a connected account, from list_social_accounts") }),
     readOnly: false,
@@ -124,7 +124,7 @@ export const SOCIAL_ACCOUNT_TOOLS: Tool[] = [
     title: "Read a TikTok account's posting options",
     description:
       "Asks TikTok for a connected account's posting options (creator_info): the privacy levels it offers (`selectablePrivacyLevels`: the ones this server may post with now), whether comments, duets and stitches are off, the longest video. TikTok requires each post to choose one: pass it as platformOptions.tiktok.privacyLevel to create_social_post. VALIDATION_ERROR for an account of another platform or one to reconnect; SERVICE_UNAVAILABLE when TikTok cannot answer. Needs social:write.",
-    operation: "getSocialAccountsAccountIdCreatorInfo",
+    operation: "getSocialCreatorInfo",
     output: CreatorInfoAnswer,
     input: Type.Object({ accountId: Id("a connected TikTok account, from list_social_accounts") }),
     readOnly: true,

@@ -19,7 +19,7 @@ export const SOCIAL_MEDIA_TOOLS: Tool[] = [
     title: "Add a site's image to the social media library",
     description:
       "Puts a file of a site's media library (its `url`, /api/media/<key>, from list_media, import_media_from_url, upload_media or a done get_screenshot) into the organization's social media library, without copying it; adding it again answers the same entry. Pass the answer's media.id in `media` to create_social_post. VALIDATION_ERROR (url) for a path that is not a file of a site of this organization. Needs social:write.",
-    operation: "postSocialMedia",
+    operation: "addSocialMedia",
     output: SocialMediaAnswer,
     input: Type.Object({
       url: Type.String({ ...RegisterSocialMediaBody.properties.url, pattern: MEDIA_PATH_PATTERN }),
@@ -38,7 +38,7 @@ export const SOCIAL_MEDIA_TOOLS: Tool[] = [
     title: "Delete a file of the social media library",
     description:
       "Removes a file from the social media library and frees its stored bytes (a site's file added with add_social_media is only unlisted: it stays in the site's library). CONFLICT while a post not yet published lists it (update_social_post or delete_social_post first); NOT_FOUND for an id that is not a listed file of the organization. Needs social:write.",
-    operation: "deleteSocialMediaMediaId",
+    operation: "deleteSocialMedia",
     output: SocialMediaDeleted,
     input: Type.Object({ mediaId: Id("a file of the social media library, from list_social_media") }),
     readOnly: false,
@@ -55,7 +55,7 @@ export const SOCIAL_MEDIA_TOOLS: Tool[] = [
     title: "Generate images into the social media library",
     description:
       "Draws 1–4 images from a prompt with the server's image model into the social media library; answers them when they are stored (pass their ids in media to create_social_post). Costs AI credits per image (creditsCharged), debited first: QUOTA_EXCEEDED without enough; NOT_CONFIGURED when the server has no image model (nothing charged); RENDERER_ERROR when the provider fails (credits refunded). Pass idempotencyKey so a retried call is charged once. Needs social:write.",
-    operation: "postSocialMediaGenerate",
+    operation: "generateSocialImages",
     output: GeneratedSocialImages,
     input: GenerateImageBody,
     readOnly: false,

@@ -20,7 +20,7 @@ export const SUBSCRIBER_TOOLS: Tool[] = [
     title: "Read one newsletter subscriber",
     description:
       "One subscriber with its status, consent (source, when confirmed) and bounce log, newest first (when, status code, kind: hard, soft or policy, the receiver's diagnostic). A bounced one can be made active again with reactivate_subscriber once the address works. Needs content:read.",
-    operation: "getSitesSiteIdSubscribersSubscriberId",
+    operation: "getSubscriber",
     output: SubscriberDetailAnswer,
     input: Type.Object({ siteId: SiteId, subscriberId: SubscriberId }),
     readOnly: true,
@@ -35,7 +35,7 @@ export const SUBSCRIBER_TOOLS: Tool[] = [
     title: "Make a bounced subscriber active again",
     description:
       "An admin's undo of a bounce, once the address works again: a bounced subscriber becomes active and its earlier soft bounces no longer count (the bounce log is kept). Any other status is answered unchanged. Needs content:write.",
-    operation: "postSitesSiteIdSubscribersSubscriberIdReactivate",
+    operation: "reactivateSubscriber",
     output: SubscriberDetailAnswer,
     input: Type.Object({ siteId: SiteId, subscriberId: SubscriberId }),
     readOnly: false,
@@ -50,7 +50,7 @@ export const SUBSCRIBER_TOOLS: Tool[] = [
     title: "Delete a newsletter subscriber",
     description:
       "Deletes a subscriber and its bounce log: it gets no further campaign. Adding the address again (add_subscriber) starts afresh. Needs content:write.",
-    operation: "deleteSitesSiteIdSubscribersSubscriberId",
+    operation: "deleteSubscriber",
     output: SubscriberDeleted,
     input: Type.Object({ siteId: SiteId, subscriberId: SubscriberId }),
     readOnly: false,

@@ -1,7 +1,7 @@
 import type { Static, TSchema } from "@sinclair/typebox";
 import type { InWork, Principal, Scope } from "@site/domain/core";
 import type { AppDeps } from "../deps.ts";
-import { type OperationName, scopeOf } from "../scopes.ts";
+import { type DeclaredOperation, scopeOfAccess } from "../operations.ts";
 
 /** What a tool answers: the structured value, and a note for the agent (next step, embed) shown first. */
 export type ToolOutput = { value: Record<string, unknown>; note?: string };
@@ -22,12 +22,13 @@ export type Tool<S extends TSchema = TSchema> = {
   title: string;
   description: string;
   /** The REST operation (OpenAPI operationId) this tool mirrors: the tool needs that route's scope. */
-  operation: OperationName;
+  operation: string;
   /**
-   * The scope the key needs: OPERATION_SCOPES of `operation`, never declared by the tool itself; null
-   * where the route takes any key of the organization (one site's read).
+   * The scope the key needs: the one the route of `operation` declares, never declared by the tool
+   * itself; null where the route takes any key of the organization (one site's read). Known once an
+   * app is built (createApp binds the tools to its routes); reading it before throws.
    */
-  scope: Scope | null;
+  readonly scope: Scope | null;
   input: S;
   /**
    * The model of the structured result (MCP `outputSchema`): a named model of the OpenAPI document, the
@@ -41,10 +42,41 @@ export type Tool<S extends TSchema = TSchema> = {
   run(deps: AppDeps, principal: Principal, args: Static<S>, work?: ToolWork): Promise<ToolOutput>;
 };
 
-/**
- * Declares a tool with its argument type inferred from its input schema; its scope is the one of the
- * REST operation it names (OPERATION_SCOPES), so tool and route cannot disagree.
- */
+/** Each operation's scope, as its route declares it: filled by `bindToolScopes` when an app is built. */
+const ROUTE_SCOPES = new Map<string, Scope | null>();
+
+/** Declares a tool with its argument type inferred from its input schema (its scope: `withRouteScope`). */
 export function tool<S extends TSchema>(t: Omit<Tool<S>, "scope">): Tool {
-  return { ...t, scope: scopeOf(t.operation) } as unknown as Tool;
+  return t as unknown as Tool;
+}
+
+/**
+ * The tool whose scope is the one the route of the operation it names declares (decision 1531), so
+ * tool and route cannot disagree: read when used, from the binding createApp makes.
+ */
+export function withRouteScope(t: Tool): Tool {
+  const { scope: _none, ...declared } = t as Tool & { scope?: unknown };
+  return Object.defineProperty(declared, "scope", {
+    enumerable: true,
+    get(): Scope | null {
+      const scope = ROUTE_SCOPES.get(t.operation);
+      if (scope === undefined)
+        throw new Error(`tool ${t.name}: no app has bound operation ${t.operation} yet`);
+      return scope;
+    },
+  }) as Tool;
+}
+
+/**
+ * Binds each tool to the route of its operation: the tool needs the scope the route declares. Throws
+ * when a tool names an operation no route declares, or one no API key calls (public, operator).
+ */
+export function bindToolScopes(tools: readonly Tool[], operations: Map<string, DeclaredOperation>): void {
+  for (const t of tools) {
+    const op = operations.get(t.operation);
+    if (!op) throw new Error(`tool ${t.name} mirrors ${t.operation}, which no route declares`);
+    const scope = scopeOfAccess(op.access);
+    if (scope === undefined) throw new Error(`tool ${t.name} mirrors ${t.operation}, which no API key calls`);
+    ROUTE_SCOPES.set(t.operation, scope);
+  }
 }

@@ -34,7 +34,7 @@ export const WEBHOOK_TOOLS: Tool[] = [
     title: "Add a webhook endpoint",
     description:
       "Adds an https endpoint the service POSTs events to, signed as Standard Webhooks (webhook-id, webhook-timestamp, webhook-signature). The answer's secret (whsec_…) is shown only this once: keep it to verify signatures. Private or local addresses are refused; at most 20 endpoints per organization (CONFLICT). Needs webhooks:write.",
-    operation: "postWebhooks",
+    operation: "createWebhook",
     output: WebhookCreated,
     input: Type.Object({
       ...WebhookCreateBody.properties,
@@ -55,7 +55,7 @@ export const WEBHOOK_TOOLS: Tool[] = [
     title: "List webhook endpoints",
     description:
       "Lists the organization's webhook endpoints (url, events, enabled, and why the service disabled one). Needs webhooks:write.",
-    operation: "getWebhooks",
+    operation: "listWebhooks",
     output: WebhookList,
     input: Type.Object({}),
     readOnly: true,
@@ -66,7 +66,7 @@ export const WEBHOOK_TOOLS: Tool[] = [
     title: "Change a webhook endpoint",
     description:
       "Changes an endpoint's url, events, description or enabled. enabled: false fails its pending deliveries (recover_webhook_deliveries sends them again once enabled); enabled: true also clears why the service disabled it. Needs webhooks:write.",
-    operation: "patchWebhooksWebhookId",
+    operation: "updateWebhook",
     output: WebhookAnswer,
     input: Type.Object({
       webhookId: WebhookId,
@@ -87,7 +87,7 @@ export const WEBHOOK_TOOLS: Tool[] = [
     title: "Delete a webhook endpoint",
     description:
       "Deletes an endpoint and its delivery log; nothing more is sent to it. Needs webhooks:write.",
-    operation: "deleteWebhooksWebhookId",
+    operation: "deleteWebhook",
     output: WebhookDeleted,
     input: Type.Object({ webhookId: WebhookId }),
     readOnly: false,
@@ -104,7 +104,7 @@ export const WEBHOOK_TOOLS: Tool[] = [
     title: "Rotate a webhook's signing secret",
     description:
       "Makes a new signing secret, shown only in this answer; for 24 hours every try carries a signature with each secret, so the receiver can switch without losing one. Needs webhooks:write.",
-    operation: "postWebhooksWebhookIdRotateSecret",
+    operation: "rotateWebhookSecret",
     output: WebhookSecretAnswer,
     input: Type.Object({ webhookId: WebhookId }),
     readOnly: false,
@@ -121,7 +121,7 @@ export const WEBHOOK_TOOLS: Tool[] = [
     title: "Read a webhook's delivery log",
     description:
       "The endpoint's deliveries, newest first: event, status (pending, delivered, failed), attempts, the last status code or error, the next try. Pass nextCursor back as cursor for the next page. Needs webhooks:write.",
-    operation: "getWebhooksWebhookIdDeliveries",
+    operation: "listWebhookDeliveries",
     output: WebhookDeliveryPage,
     input: Type.Object({ webhookId: WebhookId, ...ListQuery.properties, cursor: Type.Optional(Cursor) }),
     readOnly: true,
@@ -144,7 +144,7 @@ export const WEBHOOK_TOOLS: Tool[] = [
     title: "Send failed webhook deliveries again",
     description:
       "After an outage of the receiver: every failed delivery of this endpoint created at or after `since` (ISO 8601, at most 14 days back) is tried again now, each with its own webhook-id as before. CONFLICT while the endpoint is disabled. Needs webhooks:write.",
-    operation: "postWebhooksWebhookIdRecover",
+    operation: "recoverWebhookDeliveries",
     output: WebhookRecoverAnswer,
     input: Type.Object({
       webhookId: WebhookId,
@@ -165,7 +165,7 @@ export const WEBHOOK_TOOLS: Tool[] = [
     title: "Read one webhook endpoint",
     description:
       "One endpoint of the organization: url, events, description, enabled, and when and why the service disabled it (update_webhook with enabled: true turns it back on). Needs webhooks:write.",
-    operation: "getWebhooksWebhookId",
+    operation: "getWebhook",
     output: WebhookAnswer,
     input: Type.Object({ webhookId: WebhookId }),
     readOnly: true,
@@ -178,7 +178,7 @@ export const WEBHOOK_TOOLS: Tool[] = [
     title: "Send one webhook delivery again now",
     description:
       "Tries one delivery (from list_webhook_deliveries) again at once, whatever its state, with the same webhook-id, so the receiver can tell a repeat. The try happens in the background: list_webhook_deliveries shows its outcome. CONFLICT while the endpoint is disabled (update_webhook with enabled: true first). Needs webhooks:write.",
-    operation: "postWebhooksWebhookIdDeliveriesDeliveryIdRetry",
+    operation: "retryWebhookDelivery",
     output: WebhookRetryAccepted,
     input: Type.Object({
       webhookId: WebhookId,

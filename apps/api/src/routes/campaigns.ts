@@ -42,9 +42,10 @@ export function campaignRoutes(deps: AppDeps & MailContext, auth: AuthMacros) {
       async ({ principal, params, query }) =>
         listCampaigns(deps, await site(principal, params.siteId), query),
       {
-        operation: "getSitesSiteIdCampaigns",
+        operation: "listCampaigns",
+        scope: "content:read",
         query: queryOf(ListQuery),
-        response: { 200: CampaignPage, ...errors(400, 401, 403, 404) },
+        response: { 200: CampaignPage, ...errors(400, 404) },
         detail: { summary: "List a site's campaigns (newest first, without bodies)", tags },
       },
     )
@@ -56,9 +57,10 @@ export function campaignRoutes(deps: AppDeps & MailContext, auth: AuthMacros) {
         return { campaign };
       },
       {
-        operation: "postSitesSiteIdCampaigns",
+        operation: "createCampaign",
+        scope: "content:write",
         body: CreateCampaignBody,
-        response: { 201: CampaignAnswer, ...errors(400, 401, 403, 404) },
+        response: { 201: CampaignAnswer, ...errors(400, 404) },
         detail: {
           summary: "Create a campaign draft",
           description:
@@ -73,8 +75,9 @@ export function campaignRoutes(deps: AppDeps & MailContext, auth: AuthMacros) {
         campaign: await getCampaign(deps, await site(principal, params.siteId), params.campaignId),
       }),
       {
-        operation: "getSitesSiteIdCampaignsCampaignId",
-        response: { 200: CampaignAnswer, ...errors(401, 403, 404) },
+        operation: "getCampaign",
+        scope: "content:read",
+        response: { 200: CampaignAnswer, ...errors(404) },
         detail: {
           summary: "Read a campaign: the draft with member-signed media, status and delivery counts",
           tags,
@@ -87,9 +90,10 @@ export function campaignRoutes(deps: AppDeps & MailContext, auth: AuthMacros) {
         campaign: await updateCampaign(deps, await site(principal, params.siteId), params.campaignId, body),
       }),
       {
-        operation: "patchSitesSiteIdCampaignsCampaignId",
+        operation: "updateCampaign",
+        scope: "content:write",
         body: UpdateCampaignBody,
-        response: { 200: CampaignAnswer, ...errors(400, 401, 403, 404) },
+        response: { 200: CampaignAnswer, ...errors(400, 404) },
         detail: {
           summary: "Change a draft (or a cancelled campaign, which becomes a draft again)",
           description: "Same HTML rules as create. A scheduled, sending or sent campaign answers 400.",
@@ -105,8 +109,9 @@ export function campaignRoutes(deps: AppDeps & MailContext, auth: AuthMacros) {
         return null;
       },
       {
-        operation: "deleteSitesSiteIdCampaignsCampaignId",
-        response: { 204: t.Null(), ...errors(400, 401, 403, 404) },
+        operation: "deleteCampaign",
+        scope: "content:write",
+        response: { 204: t.Null(), ...errors(400, 404) },
         detail: { summary: "Delete a campaign (not while it is sending: 400)", tags },
       },
     )
@@ -117,6 +122,7 @@ export function campaignRoutes(deps: AppDeps & MailContext, auth: AuthMacros) {
           headers: previewHeaders(deps),
         }),
       {
+        operation: "previewCampaign",
         scope: "content:read",
         detail: {
           summary: "The campaign as an HTML page for a preview frame",
@@ -128,7 +134,7 @@ export function campaignRoutes(deps: AppDeps & MailContext, auth: AuthMacros) {
               description: "The mail as an HTML page",
               content: { "text/html": { schema: { type: "string" } } },
             },
-            ...errorResponses(401, 403, 404),
+            ...errorResponses(404),
           },
         } as never,
       },
@@ -141,11 +147,12 @@ export function campaignRoutes(deps: AppDeps & MailContext, auth: AuthMacros) {
         return { accepted: true as const, to: body.to.length };
       },
       {
-        operation: "postSitesSiteIdCampaignsCampaignIdTest",
+        operation: "sendTestCampaign",
+        scope: "content:write",
         body: TestCampaignBody,
         response: {
           202: TestCampaignAccepted,
-          ...errors(400, 401, 403, 404, 429),
+          ...errors(400, 404, 429),
         },
         detail: {
           summary: "Send a test of the campaign to up to 10 addresses",
@@ -168,9 +175,10 @@ export function campaignRoutes(deps: AppDeps & MailContext, auth: AuthMacros) {
         return { campaign };
       },
       {
-        operation: "postSitesSiteIdCampaignsCampaignIdSend",
+        operation: "sendCampaign",
+        scope: "content:write",
         body: t.Optional(SendCampaignBody),
-        response: { 202: CampaignAnswer, ...errors(400, 401, 403, 404, 503) },
+        response: { 202: CampaignAnswer, ...errors(400, 404, 503) },
         detail: {
           summary: "Send a draft now, or schedule it (sendAt)",
           description:
@@ -187,8 +195,9 @@ export function campaignRoutes(deps: AppDeps & MailContext, auth: AuthMacros) {
         return { campaign };
       },
       {
-        operation: "postSitesSiteIdCampaignsCampaignIdResume",
-        response: { 202: CampaignAnswer, ...errors(400, 401, 403, 404) },
+        operation: "resumeCampaign",
+        scope: "content:write",
+        response: { 202: CampaignAnswer, ...errors(400, 404) },
         detail: {
           summary: "Resume a paused campaign (after the mail server was fixed)",
           description:
@@ -203,8 +212,9 @@ export function campaignRoutes(deps: AppDeps & MailContext, auth: AuthMacros) {
         campaign: await revokeCampaignMedia(deps, await site(principal, params.siteId), params.campaignId),
       }),
       {
-        operation: "postSitesSiteIdCampaignsCampaignIdRevokeMedia",
-        response: { 200: CampaignAnswer, ...errors(401, 403, 404) },
+        operation: "revokeCampaignMedia",
+        scope: "content:write",
+        response: { 200: CampaignAnswer, ...errors(404) },
         detail: {
           summary: "Revoke the image links of every mail sent for the campaign",
           description:
@@ -219,8 +229,9 @@ export function campaignRoutes(deps: AppDeps & MailContext, auth: AuthMacros) {
         campaign: await cancelCampaign(deps, await site(principal, params.siteId), params.campaignId),
       }),
       {
-        operation: "postSitesSiteIdCampaignsCampaignIdCancel",
-        response: { 200: CampaignAnswer, ...errors(400, 401, 403, 404) },
+        operation: "cancelCampaign",
+        scope: "content:write",
+        response: { 200: CampaignAnswer, ...errors(400, 404) },
         detail: { summary: "Cancel a scheduled campaign (until sending starts; after: 400)", tags },
       },
     );

@@ -23,11 +23,12 @@ export function chromeRoutes(deps: AppDeps, auth: AuthMacros) {
         return getChrome(deps, site, query.locale || undefined);
       },
       {
-        operation: "getSitesSiteIdChrome",
+        operation: "getChromeStrings",
+        scope: "content:read",
         query: t.Object({
           locale: t.Optional(t.String({ description: "BCP 47 tag; default: the site's default locale" })),
         }),
-        response: { 200: ChromeView, ...errors(400, 401, 403, 404) },
+        response: { 200: ChromeView, ...errors(400, 404) },
         detail: {
           summary: "Read a site's chrome strings in one locale",
           description:
@@ -43,9 +44,10 @@ export function chromeRoutes(deps: AppDeps, auth: AuthMacros) {
         return setChromeStrings(deps, site, params.locale, body);
       },
       {
-        operation: "putSitesSiteIdChromeLocale",
+        operation: "setChromeStrings",
+        scope: "content:write",
         body: ChromeStringsUpdate,
-        response: { 200: ChromeView, ...errors(400, 401, 403, 404) },
+        response: { 200: ChromeView, ...errors(400, 404) },
         detail: {
           summary: "Set chrome strings of one locale (merged; null restores the default)",
           description:
@@ -61,9 +63,10 @@ export function chromeRoutes(deps: AppDeps, auth: AuthMacros) {
         return setChromeSettings(deps, site, body);
       },
       {
-        operation: "patchSitesSiteIdChrome",
+        operation: "setDefaultChromeLocale",
+        scope: "content:write",
         body: ChromeSettingsUpdate,
-        response: { 200: ChromeView, ...errors(400, 401, 403, 404) },
+        response: { 200: ChromeView, ...errors(400, 404) },
         detail: { summary: "Set a site's default chrome locale", tags: ["chrome"] },
       },
     );

@@ -30,12 +30,13 @@ export function clipRoutes(deps: AppDeps, auth: AuthMacros) {
         return answer;
       },
       {
-        operation: "postSocialMediaClips",
+        operation: "queueClip",
+        scope: "social:write",
         body: ClipRequestBody,
         response: {
           200: ClipQueueAnswer,
           202: ClipQueueAnswer,
-          ...errors(400, 401, 402, 403, 404, 501, 502, 503),
+          ...errors(400, 402, 404, 501, 502, 503),
         },
         detail: {
           summary: "Queue a device clip (an MP4 of the page scrolling inside a moving device) or price it",
@@ -56,9 +57,10 @@ export function clipRoutes(deps: AppDeps, auth: AuthMacros) {
           (c) => c.status === "pending",
         ),
       {
-        operation: "getSocialMediaClipsClipId",
+        operation: "getClip",
+        scope: "social:write",
         query: queryOf(WaitQuery),
-        response: { 200: ClipView, ...errors(400, 401, 403, 404) },
+        response: { 200: ClipView, ...errors(400, 404) },
         detail: {
           summary: "Poll a device clip",
           description:

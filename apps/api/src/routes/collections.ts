@@ -33,8 +33,9 @@ export function collectionRoutes(deps: AppDeps, auth: AuthMacros) {
   return new Elysia()
     .use(auth)
     .get(base, async ({ principal, params }) => listCollections(deps, await site(principal, params.siteId)), {
-      operation: "getSitesSiteIdCollections",
-      response: { 200: CollectionList, ...errors(401, 403, 404) },
+      operation: "listCollections",
+      scope: "content:read",
+      response: { 200: CollectionList, ...errors(404) },
       detail: { summary: "List a site's collections", tags },
     })
     .put(
@@ -43,9 +44,10 @@ export function collectionRoutes(deps: AppDeps, auth: AuthMacros) {
         collection: await defineCollection(deps, await site(principal, params.siteId), params.key, body),
       }),
       {
-        operation: "putSitesSiteIdCollectionsKey",
+        operation: "defineCollection",
+        scope: "content:write",
         body: CollectionDefinition,
-        response: { 200: CollectionAnswer, ...errors(400, 401, 403, 404) },
+        response: { 200: CollectionAnswer, ...errors(400, 404) },
         detail: {
           summary: "Create a collection or update its definition",
           description:
@@ -62,8 +64,9 @@ export function collectionRoutes(deps: AppDeps, auth: AuthMacros) {
         return null;
       },
       {
-        operation: "deleteSitesSiteIdCollectionsKey",
-        response: { 204: t.Null(), ...errors(401, 403, 404) },
+        operation: "deleteCollection",
+        scope: "content:write",
+        response: { 204: t.Null(), ...errors(404) },
         detail: { summary: "Delete a collection and its items", tags },
       },
     )
@@ -72,9 +75,10 @@ export function collectionRoutes(deps: AppDeps, auth: AuthMacros) {
       async ({ principal, params, query }) =>
         listItems(deps, await site(principal, params.siteId), params.key, query, "member"),
       {
-        operation: "getSitesSiteIdCollectionsKeyItems",
+        operation: "listCollectionItems",
+        scope: "content:read",
         query: queryOf(ListQuery),
-        response: { 200: ItemPage, ...errors(400, 401, 403, 404) },
+        response: { 200: ItemPage, ...errors(400, 404) },
         detail: {
           summary: "List a collection's items in position order",
           description:
@@ -91,9 +95,10 @@ export function collectionRoutes(deps: AppDeps, auth: AuthMacros) {
         return { item };
       },
       {
-        operation: "postSitesSiteIdCollectionsKeyItems",
+        operation: "addCollectionItem",
+        scope: "content:write",
         body: ItemValues,
-        response: { 201: CollectionItemAnswer, ...errors(400, 401, 403, 404) },
+        response: { 201: CollectionItemAnswer, ...errors(400, 404) },
         detail: {
           summary: "Add an item at the end of a collection",
           description: "Values are checked against the fields; each wrong one is named (values.<field>).",
@@ -107,9 +112,10 @@ export function collectionRoutes(deps: AppDeps, auth: AuthMacros) {
         items: await reorderItems(deps, await site(principal, params.siteId), params.key, body),
       }),
       {
-        operation: "putSitesSiteIdCollectionsKeyItemsOrder",
+        operation: "reorderCollectionItems",
+        scope: "content:write",
         body: ItemOrderBody,
-        response: { 200: CollectionItemList, ...errors(400, 401, 403, 404) },
+        response: { 200: CollectionItemList, ...errors(400, 404) },
         detail: {
           summary: "Reorder a collection's items",
           description:
@@ -124,9 +130,10 @@ export function collectionRoutes(deps: AppDeps, auth: AuthMacros) {
         item: await updateItem(deps, await site(principal, params.siteId), params.key, params.itemId, body),
       }),
       {
-        operation: "patchSitesSiteIdCollectionsKeyItemsItemId",
+        operation: "updateCollectionItem",
+        scope: "content:write",
         body: ItemValues,
-        response: { 200: CollectionItemAnswer, ...errors(400, 401, 403, 404) },
+        response: { 200: CollectionItemAnswer, ...errors(400, 404) },
         detail: { summary: "Update an item (values merged; null clears an optional field)", tags },
       },
     )
@@ -138,8 +145,9 @@ export function collectionRoutes(deps: AppDeps, auth: AuthMacros) {
         return null;
       },
       {
-        operation: "deleteSitesSiteIdCollectionsKeyItemsItemId",
-        response: { 204: t.Null(), ...errors(401, 403, 404) },
+        operation: "deleteCollectionItem",
+        scope: "content:write",
+        response: { 204: t.Null(), ...errors(404) },
         detail: { summary: "Delete an item", tags },
       },
     );

@@ -3,6 +3,7 @@ import { authorizeMediaRead, orgOfSocialKey, receiveSignedUpload } from "@site/d
 import { receiveSocialUpload } from "@site/domain/social";
 import type { ByteRange } from "@site/storage";
 import { Elysia } from "elysia";
+import { operationMacros } from "../auth.ts";
 import type { AppDeps } from "../deps.ts";
 import { errorResponses } from "../schemas.ts";
 
@@ -123,7 +124,10 @@ export function deliveryRoutes(deps: AppDeps) {
     return new Response(got.blob ?? got.body, { status, headers });
   };
   return new Elysia()
+    .use(operationMacros)
     .get("/api/media/*", ({ request }) => serve(request, false), {
+      operation: "getMediaFile",
+      public: true,
       detail: {
         summary: "Deliver a media file (k grant, t share token, session cookie; identity assets public)",
         description:
@@ -134,6 +138,8 @@ export function deliveryRoutes(deps: AppDeps) {
       } as never,
     })
     .head("/api/media/*", ({ request }) => serve(request, true), {
+      operation: "headMediaFile",
+      public: true,
       detail: {
         summary: "Headers of a media file, same credentials as GET",
         tags: ["delivery"],
@@ -158,6 +164,8 @@ export function deliveryRoutes(deps: AppDeps) {
         return Response.json(out, { status: 200 });
       },
       {
+        operation: "receiveSignedUpload",
+        public: true,
         parse: "none",
         detail: {
           summary: "Receive the bytes of a signed upload (local-disk storage only)",

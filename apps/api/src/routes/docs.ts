@@ -1,6 +1,7 @@
 import { dirname, join } from "node:path";
 import { escapeHtml } from "@site/domain/core";
-import { Elysia } from "elysia";
+import { Elysia, t } from "elysia";
+import { toOpenApi30 } from "../openapi_30.ts";
 import { buildOpenApiDocument } from "../openapi_document.ts";
 
 // The package exports no path to its browser bundle; find it beside its entry point.
@@ -39,12 +40,13 @@ function uiPage(): string {
 }
 
 /**
- * OpenAPI 3.1 at /swagger/json (generated from the routes' schemas by @elysiajs/openapi, then finished
+ * OpenAPI 3.1 at /swagger/json (3.0.3 at /swagger/json?version=3.0; generated from the routes' schemas by @elysiajs/openapi, then finished
  * by `buildOpenApiDocument`) and its UI at /swagger, whose script is served from the installed package.
  */
 export function docsRoutes(opts: { publicBaseUrl: string }) {
   const docs = new Elysia({ name: "docs" });
-  let cached: unknown = null;
+  let cached: Record<string, unknown> | null = null;
+  let cached30: Record<string, unknown> | null = null;
   return docs
     .get(
       "/swagger",
@@ -53,12 +55,18 @@ export function docsRoutes(opts: { publicBaseUrl: string }) {
     )
     .get(
       "/swagger/json",
-      () => {
+      ({ query }) => {
         // Built at the first request, when the app has all its routes (the generator reads them all).
         cached ??= buildOpenApiDocument(docs, opts);
-        return cached;
+        // `?version=3.0`: the same document for generators that read only OpenAPI 3.0 (decision 1532).
+        if (query.version !== "3.0") return cached;
+        cached30 ??= toOpenApi30(cached);
+        return cached30;
       },
-      { detail: { hide: true } },
+      {
+        query: t.Object({ version: t.Optional(t.Union([t.Literal("3.0"), t.Literal("3.1")])) }),
+        detail: { hide: true },
+      },
     )
     .get(
       "/swagger/assets/standalone.js",

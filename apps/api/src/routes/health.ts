@@ -1,5 +1,6 @@
 import { dependencyChecks, readinessProbe, readinessResponse } from "@site/runtime";
 import { Elysia, t } from "elysia";
+import { operationMacros } from "../auth.ts";
 import type { AppDeps } from "../deps.ts";
 import { errors } from "../schemas.ts";
 
@@ -13,7 +14,10 @@ const CheckResult = t.Object({ ok: t.Boolean(), ms: t.Integer(), reason: t.Optio
 export function healthRoutes(deps: AppDeps, opts: { stopping?: () => boolean } = {}) {
   const ready = readinessProbe(dependencyChecks(deps), { timeoutMs: deps.config.timeouts.readyCheckMs });
   return new Elysia()
+    .use(operationMacros)
     .get("/healthz", () => ({ status: "ok" as const }), {
+      operation: "getHealth",
+      public: true,
       response: { 200: t.Object({ status: t.Literal("ok") }) },
       detail: { summary: "Liveness: answers at once", tags: ["operations"] },
     })
@@ -24,6 +28,8 @@ export function healthRoutes(deps: AppDeps, opts: { stopping?: () => boolean } =
           "cache-control": "no-store",
         }),
       {
+        operation: "getReadiness",
+        public: true,
         response: {
           200: t.Object({ status: t.Literal("ready"), checks: t.Record(t.String(), CheckResult) }),
           ...errors(503),

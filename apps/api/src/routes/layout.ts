@@ -17,8 +17,9 @@ export function layoutRoutes(deps: AppDeps, auth: AuthMacros) {
         return state;
       },
       {
-        operation: "getSitesSiteIdLayout",
-        response: { 200: LayoutState, ...errors(401, 403, 404) },
+        operation: "getSiteLayout",
+        scope: "content:read",
+        response: { 200: LayoutState, ...errors(404) },
         detail: {
           summary: "Read a site's layout and styles",
           description:
@@ -38,12 +39,13 @@ export function layoutRoutes(deps: AppDeps, auth: AuthMacros) {
         return state;
       },
       {
-        operation: "putSitesSiteIdLayout",
+        operation: "replaceSiteLayout",
+        scope: "content:write",
         body: LayoutUpdate,
         headers: t.Object({
           "if-match": t.Optional(t.String({ description: "the ETag of the layout you changed" })),
         }),
-        response: { 200: LayoutState, ...errors(400, 401, 403, 404, 412) },
+        response: { 200: LayoutState, ...errors(400, 404, 412) },
         detail: {
           summary: "Replace a site's layout, styles or both",
           description:

@@ -20,9 +20,10 @@ export function linkRoutes(deps: AppDeps, auth: AuthMacros) {
       async ({ principal, params, body }) =>
         translateLinks(deps, await getOwnSite(deps, principal, params.siteId), body),
       {
-        operation: "postSitesSiteIdLinksTranslate",
+        operation: "translateLinks",
+        scope: "content:read",
         body: TranslateLinksBody,
-        response: { 200: TranslatedLinks, ...errors(400, 401, 403, 404) },
+        response: { 200: TranslatedLinks, ...errors(400, 404) },
         detail: {
           summary: "Say what hrefs name in a site now",
           description:
@@ -36,8 +37,9 @@ export function linkRoutes(deps: AppDeps, auth: AuthMacros) {
       async ({ principal, params }) =>
         listBrokenLinks(deps, await getOwnSite(deps, principal, params.siteId)),
       {
-        operation: "getSitesSiteIdLinksBroken",
-        response: { 200: BrokenLinkList, ...errors(401, 403, 404) },
+        operation: "listBrokenLinks",
+        scope: "content:read",
+        response: { 200: BrokenLinkList, ...errors(404) },
         detail: {
           summary: "List a site's broken links",
           description:

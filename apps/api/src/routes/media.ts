@@ -26,11 +26,12 @@ export function mediaRoutes(deps: AppDeps, auth: AuthMacros) {
       // One round trip: the site's ownership and its page of files; uploads settle when they land (0803).
       async ({ principal, params, query }) => listOwnLibrary(deps, principal, params.siteId, query),
       {
-        operation: "getSitesSiteIdMedia",
+        operation: "listMedia",
+        scope: "content:read",
         query: queryOf(ListQuery),
         response: {
           200: MediaLibraryPage,
-          ...errors(400, 401, 403, 404),
+          ...errors(400, 404),
         },
         detail: {
           summary: "List the media library (newest first; limit default 50, max 100)",
@@ -46,8 +47,9 @@ export function mediaRoutes(deps: AppDeps, auth: AuthMacros) {
         set.status = 204;
       },
       {
-        operation: "deleteSitesSiteIdMediaMediaId",
-        response: { 204: t.Void(), ...errors(401, 403, 404, 409, 503) },
+        operation: "deleteMedia",
+        scope: "content:write",
+        response: { 204: t.Void(), ...errors(404, 409, 503) },
         detail: {
           summary: "Delete a file of the media library",
           description:
@@ -65,9 +67,10 @@ export function mediaRoutes(deps: AppDeps, auth: AuthMacros) {
         return out;
       },
       {
-        operation: "postSitesSiteIdMediaUpload",
+        operation: "prepareMediaUpload",
+        scope: "content:write",
         body: UploadBody,
-        response: { 201: UploadPreparation, ...errors(400, 401, 403, 404, 429) },
+        response: { 201: UploadPreparation, ...errors(400, 404, 429) },
         detail: {
           summary: "Prepare a signed upload; then PUT the bytes to upload.url with upload.headers",
 
@@ -82,8 +85,9 @@ export function mediaRoutes(deps: AppDeps, auth: AuthMacros) {
         return completeUpload(deps, s, params.name);
       },
       {
+        operation: "completeMediaUpload",
         scope: "content:write",
-        response: { 200: AddedMediaFile, ...errors(400, 401, 403, 404, 429, 503) },
+        response: { 200: AddedMediaFile, ...errors(400, 404, 429, 503) },
         detail: {
           summary: "Complete a signed upload after its PUT: the file is listed once this answers 200",
           description:
@@ -104,9 +108,10 @@ export function mediaRoutes(deps: AppDeps, auth: AuthMacros) {
         return out;
       },
       {
-        operation: "postSitesSiteIdMediaImportUrl",
+        operation: "importMediaFromUrl",
+        scope: "content:write",
         body: ImportUrlBody,
-        response: { 201: AddedMediaFile, ...errors(400, "BLOCKED_HOST", 401, 403, 404, 429, 504) },
+        response: { 201: AddedMediaFile, ...errors(400, "BLOCKED_HOST", 404, 429, 504) },
         detail: {
           summary: "Import an image from a public https URL (guarded fetch)",
 

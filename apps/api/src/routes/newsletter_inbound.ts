@@ -1,6 +1,7 @@
 import { AppError, safeEqual } from "@site/domain/core";
 import { MAX_INBOUND_BYTES, processInboundReport, processSesNotification } from "@site/domain/newsletters";
 import { Elysia, t } from "elysia";
+import { operationMacros } from "../auth.ts";
 import type { AppDeps } from "../deps.ts";
 import { errors } from "../schemas.ts";
 
@@ -12,6 +13,7 @@ import { errors } from "../schemas.ts";
 export function newsletterInboundRoutes(deps: AppDeps) {
   const token = deps.config.operatorToken;
   return new Elysia()
+    .use(operationMacros)
     .post(
       "/api/v1/newsletter/inbound/ses",
       async ({ request }) => {
@@ -28,6 +30,8 @@ export function newsletterInboundRoutes(deps: AppDeps) {
         return { accepted: true as const, ...(await processSesNotification(deps, raw)) };
       },
       {
+        operation: "receiveSesNotification",
+        public: true,
         parse: "none",
         response: {
           200: t.Object({
@@ -74,6 +78,8 @@ export function newsletterInboundRoutes(deps: AppDeps) {
         return { accepted: true as const, ...result };
       },
       {
+        operation: "receiveInboundReport",
+        operatorToken: true,
         parse: "none",
         response: {
           202: t.Object({
@@ -84,7 +90,7 @@ export function newsletterInboundRoutes(deps: AppDeps) {
             action: t.Union([t.Literal("bounced"), t.Literal("unsubscribed"), t.Literal("none")]),
             changed: t.Integer(),
           }),
-          ...errors(400, 401),
+          ...errors(400),
         },
         detail: {
           summary: "Hand over a bounce (RFC 3464 DSN) or a complaint (RFC 5965 abuse report)",

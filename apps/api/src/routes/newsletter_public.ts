@@ -9,6 +9,7 @@ import {
   unsubscribe,
 } from "@site/domain/newsletters";
 import { Elysia, t } from "elysia";
+import { operationMacros } from "../auth.ts";
 import type { AppDeps } from "../deps.ts";
 import { errorResponses, errors } from "../schemas.ts";
 
@@ -40,6 +41,7 @@ const html = (description: string) => ({
 export function newsletterPublicRoutes(deps: AppDeps & MailContext) {
   const limits = deps.subscribeLimits ?? createSubscribeLimits();
   return new Elysia()
+    .use(operationMacros)
     .post(
       "/api/v1/public/sites/:slug/subscribe",
       async ({ params, body, set }) => {
@@ -51,6 +53,8 @@ export function newsletterPublicRoutes(deps: AppDeps & MailContext) {
         };
       },
       {
+        operation: "subscribeToNewsletter",
+        public: true,
         body: PublicSubscribeBody,
         response: {
           202: t.Object({ accepted: t.Literal(true), message: t.String() }),
@@ -79,6 +83,8 @@ export function newsletterPublicRoutes(deps: AppDeps & MailContext) {
         );
       },
       {
+        operation: "confirmSubscription",
+        public: true,
         query: t.Object({
           token: t.String({ maxLength: 300, description: "the token of the confirmation mail's link" }),
         }),
@@ -105,6 +111,8 @@ export function newsletterPublicRoutes(deps: AppDeps & MailContext) {
         );
       },
       {
+        operation: "getUnsubscribePage",
+        public: true,
         query: t.Object({ token: t.String({ maxLength: 300 }) }),
 
         detail: {
@@ -126,6 +134,8 @@ export function newsletterPublicRoutes(deps: AppDeps & MailContext) {
         return Response.json({ unsubscribed: true });
       },
       {
+        operation: "unsubscribe",
+        public: true,
         query: t.Object({ token: t.String({ maxLength: 300 }) }),
         response: { 200: t.Object({ unsubscribed: t.Literal(true) }), ...errors(400) },
         detail: {

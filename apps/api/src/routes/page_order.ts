@@ -14,9 +14,10 @@ export function pageOrderRoutes(deps: AppDeps, auth: AuthMacros) {
       return { pages: await listPages(deps, site) };
     },
     {
-      operation: "putSitesSiteIdPagesOrder",
+      operation: "reorderPages",
+      scope: "content:write",
       body: PageOrderBody,
-      response: { 200: PageList, ...errors(400, 401, 403, 404) },
+      response: { 200: PageList, ...errors(400, 404) },
       detail: {
         summary: "Reorder a site's pages",
         description:

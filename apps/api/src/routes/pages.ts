@@ -50,8 +50,9 @@ export function pageRoutes(deps: AppDeps, auth: AuthMacros) {
         pages: await listPages(deps, await getOwnSite(deps, principal, params.siteId)),
       }),
       {
-        operation: "getSitesSiteIdPages",
-        response: { 200: PageList, ...errors(401, 403, 404) },
+        operation: "listPages",
+        scope: "content:read",
+        response: { 200: PageList, ...errors(404) },
         detail: { summary: "List pages", tags: ["pages"] },
       },
     )
@@ -64,9 +65,10 @@ export function pageRoutes(deps: AppDeps, auth: AuthMacros) {
         return out;
       },
       {
-        operation: "postSitesSiteIdPages",
+        operation: "createPage",
+        scope: "content:write",
         body: CreatePageBody,
-        response: { 201: PageWrite, ...errors(400, 401, 403, 404, 429) },
+        response: { 201: PageWrite, ...errors(400, 404, 429) },
         detail: {
           summary: "Create a page (media references must name real library files)",
           tags: ["pages"],
@@ -79,8 +81,9 @@ export function pageRoutes(deps: AppDeps, auth: AuthMacros) {
         page: await getPage(deps, await getOwnSite(deps, principal, params.siteId), params.pageId),
       }),
       {
-        operation: "getSitesSiteIdPagesPageId",
-        response: { 200: PageAnswer, ...errors(401, 403, 404) },
+        operation: "getPage",
+        scope: "content:read",
+        response: { 200: PageAnswer, ...errors(404) },
         detail: { summary: "Get a page", tags: ["pages"] },
       },
     )
@@ -89,9 +92,10 @@ export function pageRoutes(deps: AppDeps, auth: AuthMacros) {
       async ({ principal, params, body }) =>
         updatePage(deps, await getOwnSite(deps, principal, params.siteId), params.pageId, body),
       {
-        operation: "patchSitesSiteIdPagesPageId",
+        operation: "updatePage",
+        scope: "content:write",
         body: UpdatePageBody,
-        response: { 200: PageWrite, ...errors(400, 401, 403, 404, 429) },
+        response: { 200: PageWrite, ...errors(400, 404, 429) },
         detail: { summary: "Update a page", tags: ["pages"] },
       },
     )
@@ -103,8 +107,9 @@ export function pageRoutes(deps: AppDeps, auth: AuthMacros) {
         return null;
       },
       {
-        operation: "deleteSitesSiteIdPagesPageId",
-        response: { 204: t.Null(), ...errors(401, 403, 404) },
+        operation: "deletePage",
+        scope: "content:write",
+        response: { 204: t.Null(), ...errors(404) },
         detail: { summary: "Delete a page", tags: ["pages"] },
       },
     );

@@ -1,5 +1,6 @@
 import { readPublicPage, readPublicPages } from "@site/domain/sites";
 import { Elysia, t } from "elysia";
+import { operationMacros } from "../auth.ts";
 import type { AppDeps } from "../deps.ts";
 import { errors } from "../schemas.ts";
 
@@ -17,7 +18,10 @@ const PublicPage = t.Object({
 /** Published pages for visitors (no token): stored media paths come back signed with visitor grants. */
 export function publicPageRoutes(deps: AppDeps) {
   return new Elysia()
+    .use(operationMacros)
     .get("/api/v1/public/sites/:slug/pages", ({ params }) => readPublicPages(deps, params.slug), {
+      operation: "listPublicPages",
+      public: true,
       response: {
         200: t.Object({ site: t.Object({ name: t.String(), slug: t.String() }), pages: t.Array(PublicPage) }),
         ...errors(404),
@@ -28,6 +32,8 @@ export function publicPageRoutes(deps: AppDeps) {
       "/api/v1/public/sites/:slug/pages/:pageId",
       ({ params }) => readPublicPage(deps, params.slug, params.pageId),
       {
+        operation: "getPublicPage",
+        public: true,
         response: { 200: t.Object({ page: PublicPage }), ...errors(404) },
         detail: { summary: "One page of a published site (404 while unpublished)", tags: ["public"] },
       },

@@ -1,12 +1,14 @@
 import { ListQuery } from "@site/domain/core";
 import { ItemPage, PublicSite, readPublicItems, readPublicSite } from "@site/domain/sites";
 import { Elysia, t } from "elysia";
+import { operationMacros } from "../auth.ts";
 import type { AppDeps } from "../deps.ts";
 import { errors, queryOf } from "../schemas.ts";
 
 /** The public read of a published site (no token): layout, styles, chrome strings, collection items. */
 export function publicSiteRoutes(deps: AppDeps) {
   return new Elysia()
+    .use(operationMacros)
     .get(
       "/api/v1/public/sites/:slug",
       ({ params, query, request }) =>
@@ -15,6 +17,8 @@ export function publicSiteRoutes(deps: AppDeps) {
           acceptLanguage: request.headers.get("accept-language"),
         }),
       {
+        operation: "getPublicSite",
+        public: true,
         query: t.Object({
           locale: t.Optional(t.String({ description: "BCP 47 tag; without it, Accept-Language decides" })),
         }),
@@ -31,6 +35,8 @@ export function publicSiteRoutes(deps: AppDeps) {
       "/api/v1/public/sites/:slug/collections/:key/items",
       ({ params, query }) => readPublicItems(deps, params.slug, params.key, query),
       {
+        operation: "listPublicCollectionItems",
+        public: true,
         query: queryOf(ListQuery),
         response: { 200: ItemPage, ...errors(400, 404) },
         detail: {

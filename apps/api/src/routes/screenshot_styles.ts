@@ -21,9 +21,10 @@ export function screenshotStyleRoutes(deps: AppDeps, auth: AuthMacros) {
         return { styles: listStyleViews(deps.config.publicBaseUrl, query) };
       },
       {
-        operation: "getSitesSiteIdMediaScreenshotStyles",
+        operation: "listScreenshotStyles",
+        scope: "content:write",
         query: queryOf(StyleListQuery),
-        response: { 200: StyleList, ...errors(400, 401, 403, 404) },
+        response: { 200: StyleList, ...errors(400, 404) },
         detail: {
           summary: `List screenshot styles (featured=1: the curated gallery; limit default ${STYLE_LIMIT.default}, max ${STYLE_LIMIT.max})`,
 
@@ -43,6 +44,8 @@ export function screenshotStyleRoutes(deps: AppDeps, auth: AuthMacros) {
         return file;
       },
       {
+        operation: "getScreenshotStylePreview",
+        public: true,
         response: { 200: t.Any({ description: "image/webp" }), ...errors(404) },
         detail: { summary: "A style's preview image (public, cacheable)", tags: ["media"] },
       },

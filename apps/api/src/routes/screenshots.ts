@@ -34,9 +34,10 @@ export function screenshotRoutes(deps: AppDeps, auth: AuthMacros) {
         return answer;
       },
       {
-        operation: "postSitesSiteIdMediaScreenshot",
+        operation: "queueScreenshot",
+        scope: "content:write",
         body: ScreenshotRequestBody,
-        response: { 200: QueueAnswer, 202: QueueAnswer, ...errors(400, 401, 402, 403, 404, 501, 502) },
+        response: { 200: QueueAnswer, 202: QueueAnswer, ...errors(400, 402, 404, 501, 502) },
         detail: {
           summary: "Queue a screenshot render (10 credits) or price it",
           description:
@@ -57,9 +58,10 @@ export function screenshotRoutes(deps: AppDeps, auth: AuthMacros) {
           (r) => r.status === "pending",
         ),
       {
-        operation: "getSitesSiteIdMediaScreenshotRenderId",
+        operation: "getScreenshot",
+        scope: "content:write",
         query: queryOf(WaitQuery),
-        response: { 200: RenderView, ...errors(400, 401, 403, 404) },
+        response: { 200: RenderView, ...errors(400, 404) },
         detail: {
           summary: "Poll a screenshot render",
           description:
@@ -77,9 +79,10 @@ export function screenshotRoutes(deps: AppDeps, auth: AuthMacros) {
         return link;
       },
       {
-        operation: "postSitesSiteIdMediaScreenshotLogin",
+        operation: "createScreenshotLoginLink",
+        scope: "content:write",
         body: LoginLinkBody,
-        response: { 201: LoginLinkView, ...errors(400, 401, 403, 404) },
+        response: { 201: LoginLinkView, ...errors(400, 404) },
         detail: {
           summary: "Create a sign-in link for login-gated pages (free)",
           description:

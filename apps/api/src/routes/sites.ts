@@ -48,9 +48,10 @@ export function siteRoutes(deps: AppDeps, auth: AuthMacros) {
         return { site };
       },
       {
-        operation: "postSites",
+        operation: "createSite",
+        scope: "sites:write",
         body: CreateSiteBody,
-        response: { 201: SiteAnswer, ...errors(400, 401, 403, ...CREATE_SITE_ERRORS) },
+        response: { 201: SiteAnswer, ...errors(400, ...CREATE_SITE_ERRORS) },
         detail: {
           summary: "Create a site",
           description:
@@ -65,11 +66,12 @@ export function siteRoutes(deps: AppDeps, auth: AuthMacros) {
         return listSites(deps, principal, query);
       },
       {
-        operation: "getSites",
+        operation: "listSites",
+        scope: "content:read",
         query: queryOf(ListQuery),
         response: {
           200: SitePage,
-          ...errors(400, 401, 403),
+          ...errors(400),
         },
         detail: {
           summary: "List the organization's sites (newest first)",
@@ -86,8 +88,9 @@ export function siteRoutes(deps: AppDeps, auth: AuthMacros) {
         return { site };
       },
       {
-        operation: "getSitesSiteId",
-        response: { 200: SiteAnswer, ...errors(401, 403, 404) },
+        operation: "getSite",
+        anyKey: true,
+        response: { 200: SiteAnswer, ...errors(404) },
         detail: {
           summary: "Read one site",
           description: "Any key of the organization. A deleted site answers 404.",
@@ -101,9 +104,10 @@ export function siteRoutes(deps: AppDeps, auth: AuthMacros) {
         site: await renameSite(deps, principal, params.siteId, body),
       }),
       {
-        operation: "patchSitesSiteId",
+        operation: "renameSite",
+        scope: "sites:write",
         body: RenameSiteBody,
-        response: { 200: SiteAnswer, ...errors(400, 401, 403, 404) },
+        response: { 200: SiteAnswer, ...errors(400, 404) },
         detail: {
           summary: "Rename a site",
           description:
@@ -119,8 +123,9 @@ export function siteRoutes(deps: AppDeps, auth: AuthMacros) {
         set.status = 204;
       },
       {
-        operation: "deleteSitesSiteId",
-        response: { 204: t.Void(), ...errors(401, 403, 404, 409) },
+        operation: "deleteSite",
+        scope: "sites:write",
+        response: { 204: t.Void(), ...errors(404, 409) },
         detail: {
           summary: "Delete a site (soft delete; the slug is freed after SITE_DELETE_GRACE_S)",
           description:
@@ -144,8 +149,9 @@ function publishRoute(deps: AppDeps, auth: AuthMacros, action: "publish" | "unpu
       return { site: await setSitePublished(deps, site, live) };
     },
     {
-      operation: live ? "postSitesSiteIdPublish" : "postSitesSiteIdUnpublish",
-      response: { 200: SiteAnswer, ...errors(401, 403, 404) },
+      operation: live ? "publishSite" : "unpublishSite",
+      scope: "sites:write",
+      response: { 200: SiteAnswer, ...errors(404) },
       detail: {
         summary: live
           ? "Publish a site (visitor grants start to open its media)"

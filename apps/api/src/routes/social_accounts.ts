@@ -37,8 +37,9 @@ export function socialAccountRoutes(deps: AppDeps, auth: AuthMacros, adapters: P
         return { accounts: await listSocialAccounts(deps, principal) };
       },
       {
-        operation: "getSocialAccounts",
-        response: { 200: SocialAccountList, ...errors(401, 403) },
+        operation: "listSocialAccounts",
+        scope: "social:write",
+        response: { 200: SocialAccountList },
         detail: detail("List connected social accounts (tokens are never returned)"),
       },
     )
@@ -50,12 +51,13 @@ export function socialAccountRoutes(deps: AppDeps, auth: AuthMacros, adapters: P
         return { account };
       },
       {
-        operation: "postSocialAccounts",
+        operation: "connectSocialAccount",
+        scope: "social:write",
         body: ConnectAccountBody,
         response: {
           201: SocialAccountAnswer,
           200: SocialAccountAnswer,
-          ...errors(400, 401, 403),
+          ...errors(400),
         },
         detail: detail(
           "Connect a social account",
@@ -75,11 +77,12 @@ export function socialAccountRoutes(deps: AppDeps, auth: AuthMacros, adapters: P
         return out;
       },
       {
-        operation: "postSocialAccountsConnect",
+        operation: "startSocialConnection",
+        scope: "social:write",
         body: ConnectStartBody,
         response: {
           201: ConnectStarted,
-          ...errors(400, 401, 403, 501),
+          ...errors(400, 501),
         },
         detail: detail(
           "Start connecting an account with OAuth",
@@ -95,9 +98,10 @@ export function socialAccountRoutes(deps: AppDeps, auth: AuthMacros, adapters: P
         return { account };
       },
       {
-        operation: "postSocialAccountsConnectConfirm",
+        operation: "confirmSocialConnection",
+        scope: "social:write",
         body: ConnectConfirmBody,
-        response: { 201: SocialAccountAnswer, ...errors(400, 401, 403) },
+        response: { 201: SocialAccountAnswer, ...errors(400) },
         detail: detail(
           "Confirm a connection the platform granted",
           "For a callback that came back in another browser than the one that started the connection (no `sca_connect` cookie). Only the user whose key started the connection (same organization and user), with the `confirm` the callback gave the returning browser, within 10 minutes, once. Another user's confirmation is 403 and discards the connection; an unknown, expired, used or wrong confirmation is 400 VALIDATION_ERROR.",
@@ -110,8 +114,9 @@ export function socialAccountRoutes(deps: AppDeps, auth: AuthMacros, adapters: P
         creatorInfo: await tiktokCreatorInfo(deps, principal, params.accountId, adapters),
       }),
       {
-        operation: "getSocialAccountsAccountIdCreatorInfo",
-        response: { 200: CreatorInfoAnswer, ...errors(400, 401, 403, 404, 503) },
+        operation: "getSocialCreatorInfo",
+        scope: "social:write",
+        response: { 200: CreatorInfoAnswer, ...errors(400, 404, 503) },
         detail: detail(
           "A TikTok account's posting options (creator_info)",
           "TikTok requires the user to choose the privacy level of each post among these, with no default (POST /api/v1/social/posts platformOptions.tiktok.privacyLevel); `selectablePrivacyLevels` is SELF_ONLY alone until SOCIAL_TIKTOK_AUDITED. 400 for an account of another platform or one to reconnect; 503 when TikTok cannot answer.",
@@ -126,8 +131,9 @@ export function socialAccountRoutes(deps: AppDeps, auth: AuthMacros, adapters: P
         return null;
       },
       {
-        operation: "deleteSocialAccountsAccountId",
-        response: { 204: t.Null(), ...errors(401, 403, 404) },
+        operation: "disconnectSocialAccount",
+        scope: "social:write",
+        response: { 204: t.Null(), ...errors(404) },
         detail: detail(
           "Disconnect a social account",
           "Erases its tokens; it is no longer listed or published to. Its posts' history stays; connecting the same platform account again revives it.",

@@ -24,11 +24,12 @@ export function socialMediaRoutes(deps: AppDeps, auth: AuthMacros) {
   return new Elysia()
     .use(auth)
     .get("/api/v1/social/media", async ({ principal, query }) => listSocialMedia(deps, principal, query), {
-      operation: "getSocialMedia",
+      operation: "listSocialMedia",
+      scope: "social:write",
       query: queryOf(ListQuery),
       response: {
         200: SocialMediaPage,
-        ...errors(400, 401, 403),
+        ...errors(400),
       },
       detail: detail(
         "List the social media library (newest first)",
@@ -43,9 +44,10 @@ export function socialMediaRoutes(deps: AppDeps, auth: AuthMacros) {
         return { media };
       },
       {
-        operation: "postSocialMedia",
+        operation: "addSocialMedia",
+        scope: "social:write",
         body: RegisterSocialMediaBody,
-        response: { 201: SocialMediaAnswer, ...errors(400, 401, 403) },
+        response: { 201: SocialMediaAnswer, ...errors(400) },
         detail: detail(
           "Register a site library file in the social media library",
           "`url` is a /api/media/<key> path of a site of the organization; the file is not copied. Registering it again answers the same entry.",
@@ -60,8 +62,9 @@ export function socialMediaRoutes(deps: AppDeps, auth: AuthMacros) {
         return null;
       },
       {
-        operation: "deleteSocialMediaMediaId",
-        response: { 204: t.Null(), ...errors(401, 403, 404, "CONFLICT", 503) },
+        operation: "deleteSocialMedia",
+        scope: "social:write",
+        response: { 204: t.Null(), ...errors(404, "CONFLICT", 503) },
         detail: detail(
           "Delete a file of the social media library",
           "Removes it from the library and deletes its stored bytes (and the JPEG made from it for JPEG-only platforms), giving their size back to the organization's storage quota. A registered site library file is only unlisted here: its bytes stay with the site. 404 for an id that is not a listed file of the organization; 409 CONFLICT while a post not yet published lists it (a published post's file may go).",
@@ -76,6 +79,7 @@ export function socialMediaRoutes(deps: AppDeps, auth: AuthMacros) {
         return out;
       },
       {
+        operation: "prepareSocialMediaUpload",
         scope: "social:write",
         body: SocialUploadBody,
         response: {
@@ -83,7 +87,7 @@ export function socialMediaRoutes(deps: AppDeps, auth: AuthMacros) {
             media: SocialMediaView,
             upload: SignedUpload,
           }),
-          ...errors(400, 401, 403),
+          ...errors(400),
         },
         detail: detail(
           "Prepare a signed upload into the social media library",
@@ -99,11 +103,12 @@ export function socialMediaRoutes(deps: AppDeps, auth: AuthMacros) {
         return out;
       },
       {
-        operation: "postSocialMediaGenerate",
+        operation: "generateSocialImages",
+        scope: "social:write",
         body: GenerateImageBody,
         response: {
           201: GeneratedSocialImages,
-          ...errors(400, 401, 402, 403, 501, 502),
+          ...errors(400, 402, 501, 502),
         },
         detail: detail(
           "Generate images into the social media library",

@@ -9,6 +9,7 @@ import {
 } from "@site/domain/social";
 import { createOAuthPort } from "@site/social";
 import { Elysia, t } from "elysia";
+import { operationMacros } from "../auth.ts";
 import type { AppDeps } from "../deps.ts";
 import { errors } from "../schemas.ts";
 
@@ -22,7 +23,7 @@ import { errors } from "../schemas.ts";
  */
 export function socialOAuthCallbackRoutes(deps: AppDeps) {
   const oauth = createOAuthPort(deps.config);
-  return new Elysia().get(
+  return new Elysia().use(operationMacros).get(
     "/api/v1/social/oauth/:platform/callback",
     async ({ params, query, set, request }) => {
       if (!isSocialPlatform(params.platform)) throw new AppError("NOT_FOUND", "no such platform");
@@ -48,6 +49,8 @@ export function socialOAuthCallbackRoutes(deps: AppDeps) {
       return "account" in out ? { account: out.account } : { pending: out.pending };
     },
     {
+      operation: "completeSocialOAuth",
+      public: true,
       query: t.Object({
         code: t.Optional(t.String({ maxLength: 4096 })),
         state: t.Optional(t.String({ maxLength: 200 })),

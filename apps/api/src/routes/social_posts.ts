@@ -32,11 +32,12 @@ export function socialPostRoutes(deps: AppDeps, auth: AuthMacros, adapters: Plat
         return listSocialPosts(deps, principal, query);
       },
       {
-        operation: "getSocialPosts",
+        operation: "listSocialPosts",
+        scope: "social:write",
         query: queryOf(SocialPostListQuery),
         response: {
           200: SocialPostPage,
-          ...errors(400, 401, 403),
+          ...errors(400),
         },
         detail: detail(
           "List posts: the calendar",
@@ -52,9 +53,10 @@ export function socialPostRoutes(deps: AppDeps, auth: AuthMacros, adapters: Plat
         return { post };
       },
       {
-        operation: "postSocialPosts",
+        operation: "createSocialPost",
+        scope: "social:write",
         body: CreatePostBody,
-        response: { 201: SocialPostAnswer, ...errors(400, 401, 403) },
+        response: { 201: SocialPostAnswer, ...errors(400) },
         detail: detail(
           "Create a post and publish it on each account, at once or at `scheduledAt`",
           "A post is stored with its targets and each target is published by a background job, by any process. With `scheduledAt` (ISO 8601 with offset, later than now, at most 365 days ahead) it answers at once with `status: scheduled`; without, it waits at most SOCIAL_PUBLISH_WAIT_S for its targets and answers what it knows: a target still working (a video being processed, a rate-limit wait) is `publishing` and ends in the background, with its webhook. Every check below runs at creation and again at publish time. Each target is published through its platform's API; a target that fails says why in `error` and does not block the others. TikTok: on an app TikTok has audited (SOCIAL_TIKTOK_AUDITED), a TikTok target needs `platformOptions.tiktok` = {privacyLevel chosen by the user among GET /api/v1/social/accounts/{id}/creator-info's selectablePrivacyLevels, consent: true} (400 otherwise); on an unaudited app (the default) it is optional and the post goes out SELF_ONLY, the only level TikTok allows such an app (recorded with consent: null and the reason). Recorded with the post. Checked first, for every target, so that a refusal publishes nothing (400 VALIDATION_ERROR naming the field): the media each platform takes, and the text's length where the platform states one (X 280 weighted characters, a URL counting 23, an emoji or CJK character 2; Threads 500 characters, an emoji counting its UTF-8 bytes), on `platformOverrides.<platform>` when given, else `content`.",
@@ -67,8 +69,9 @@ export function socialPostRoutes(deps: AppDeps, auth: AuthMacros, adapters: Plat
         return { post: await getSocialPost(deps, principal, params.postId) };
       },
       {
-        operation: "getSocialPostsPostId",
-        response: { 200: SocialPostDetail, ...errors(401, 403, 404) },
+        operation: "getSocialPost",
+        scope: "social:write",
+        response: { 200: SocialPostDetail, ...errors(404) },
         detail: detail("A post with each target's full snapshot series as `metrics`"),
       },
     )
@@ -78,9 +81,10 @@ export function socialPostRoutes(deps: AppDeps, auth: AuthMacros, adapters: Plat
         return { post: await updateSocialPost(deps, principal, params.postId, body, adapters) };
       },
       {
-        operation: "patchSocialPostsPostId",
+        operation: "updateSocialPost",
+        scope: "social:write",
         body: UpdatePostBody,
-        response: { 200: SocialPostAnswer, ...errors(400, 401, 403, 404, 409) },
+        response: { 200: SocialPostAnswer, ...errors(400, 404, 409) },
         detail: detail(
           "Change a scheduled post",
           "Any of content, platformOverrides, media, accounts, platformOptions, scheduledAt; every check runs again on the result. 409 CONFLICT once publishing began.",
@@ -93,8 +97,9 @@ export function socialPostRoutes(deps: AppDeps, auth: AuthMacros, adapters: Plat
         return { post: await cancelSocialPost(deps, principal, params.postId) };
       },
       {
-        operation: "postSocialPostsPostIdCancel",
-        response: { 200: SocialPostAnswer, ...errors(401, 403, 404, 409) },
+        operation: "cancelSocialPost",
+        scope: "social:write",
+        response: { 200: SocialPostAnswer, ...errors(404, 409) },
         detail: detail(
           "Cancel a scheduled post",
           "`scheduled` → `cancelled`; 409 CONFLICT once publishing began.",
@@ -108,8 +113,9 @@ export function socialPostRoutes(deps: AppDeps, auth: AuthMacros, adapters: Plat
         set.status = 204;
       },
       {
-        operation: "deleteSocialPostsPostId",
-        response: { 204: t.Void(), ...errors(401, 403, 404, 409) },
+        operation: "deleteSocialPost",
+        scope: "social:write",
+        response: { 204: t.Void(), ...errors(404, 409) },
         detail: detail(
           "Delete a scheduled or cancelled post",
           "409 CONFLICT for a post that went out (its history stays).",
@@ -123,8 +129,9 @@ export function socialPostRoutes(deps: AppDeps, auth: AuthMacros, adapters: Plat
       },
       {
         operation: "getSocialPerformance",
+        scope: "social:write",
         query: queryOf(PerformanceQuery),
-        response: { 200: PerformanceReport, ...errors(400, 401, 403) },
+        response: { 200: PerformanceReport, ...errors(400) },
         detail: detail(
           "Social performance report",
           "Posts published in the last `days`, newest first; each target with `first` (earliest snapshot) and `latest` (most recent), both null for a post published less than about an hour ago. A null metric means the platform does not expose it or the token cannot read it; `extra.unavailable` says which and why.",

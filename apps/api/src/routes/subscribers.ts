@@ -35,9 +35,10 @@ export function subscriberRoutes(deps: AppDeps & MailContext, auth: AuthMacros) 
       async ({ principal, params, query }) =>
         listSubscribers(deps, await site(principal, params.siteId), query),
       {
-        operation: "getSitesSiteIdSubscribers",
+        operation: "listSubscribers",
+        scope: "content:read",
         query: queryOf(SubscriberListQuery),
-        response: { 200: SubscriberPage, ...errors(400, 401, 403, 404) },
+        response: { 200: SubscriberPage, ...errors(400, 404) },
         detail: { summary: "List a site's subscribers (newest first, optionally by status)", tags },
       },
     )
@@ -82,7 +83,8 @@ export function subscriberRoutes(deps: AppDeps & MailContext, auth: AuthMacros) 
         return { subscriber };
       },
       {
-        operation: "postSitesSiteIdSubscribers",
+        operation: "addSubscribers",
+        scope: "content:write",
         // text/csv arrives as text; JSON as an object (one subscriber, or `subscribers: [...]`).
         // A text/csv body arrives as text (Elysia's text parser): it is the csv field.
         transform(ctx) {
@@ -105,7 +107,7 @@ export function subscriberRoutes(deps: AppDeps & MailContext, auth: AuthMacros) 
         response: {
           200: t.Union([SubscriberAnswer, ImportAnswer]),
           201: SubscriberAnswer,
-          ...errors(400, 401, 403, 404),
+          ...errors(400, 404),
         },
         detail: {
           summary: "Add a subscriber, or import many (JSON or CSV), upserting by normalised address",
@@ -126,8 +128,9 @@ export function subscriberRoutes(deps: AppDeps & MailContext, auth: AuthMacros) 
         ),
       }),
       {
-        operation: "getSitesSiteIdSubscribersSubscriberId",
-        response: { 200: SubscriberDetailAnswer, ...errors(401, 403, 404) },
+        operation: "getSubscriber",
+        scope: "content:read",
+        response: { 200: SubscriberDetailAnswer, ...errors(404) },
         detail: {
           summary: "Read a subscriber with its bounce log (newest first: when, status, kind, diagnostic)",
           tags,
@@ -145,8 +148,9 @@ export function subscriberRoutes(deps: AppDeps & MailContext, auth: AuthMacros) 
         ),
       }),
       {
-        operation: "postSitesSiteIdSubscribersSubscriberIdReactivate",
-        response: { 200: SubscriberDetailAnswer, ...errors(401, 403, 404) },
+        operation: "reactivateSubscriber",
+        scope: "content:write",
+        response: { 200: SubscriberDetailAnswer, ...errors(404) },
         detail: {
           summary: "Make a bounced subscriber active again (its earlier soft bounces no longer count)",
           description:
@@ -163,8 +167,9 @@ export function subscriberRoutes(deps: AppDeps & MailContext, auth: AuthMacros) 
         return null;
       },
       {
-        operation: "deleteSitesSiteIdSubscribersSubscriberId",
-        response: { 204: t.Null(), ...errors(401, 403, 404) },
+        operation: "deleteSubscriber",
+        scope: "content:write",
+        response: { 204: t.Null(), ...errors(404) },
         detail: { summary: "Delete a subscriber", tags },
       },
     );

@@ -40,9 +40,10 @@ export function webhookRoutes(deps: AppDeps, auth: AuthMacros) {
         return out;
       },
       {
-        operation: "postWebhooks",
+        operation: "createWebhook",
+        scope: "webhooks:write",
         body: WebhookCreateBody,
-        response: { 201: WebhookCreated, ...errors(400, 401, 403, 409) },
+        response: { 201: WebhookCreated, ...errors(400, 409) },
         detail: {
           summary: "Add a webhook endpoint (its secret is shown once)",
           description: `The URL goes through the URL import's guard: https (plain http only to a FETCH_ALLOW_HOSTS host), no private or local address, no redirects followed; anything else is 400. ${SIGNING} Tries that fail (a 3xx included: redirects are not followed) are retried after about 5 s, 5 min, 30 min, 2 h, 5 h, 10 h and 10 h (WEBHOOK_RETRY_SCHEDULE_S); a 429 or 503 with Retry-After waits at least that, up to the longest step. A 410 Gone disables the endpoint at once, and so does failing for 5 days; the organization's endpoints subscribed to webhook.endpoint.disabled are told. At most 20 endpoints per organization (409).`,
@@ -51,16 +52,18 @@ export function webhookRoutes(deps: AppDeps, auth: AuthMacros) {
       },
     )
     .get("/api/v1/webhooks", async ({ principal }) => ({ webhooks: await listWebhooks(deps, principal) }), {
-      operation: "getWebhooks",
-      response: { 200: WebhookList, ...errors(401, 403) },
+      operation: "listWebhooks",
+      scope: "webhooks:write",
+      response: { 200: WebhookList },
       detail: { summary: "List the organization's webhook endpoints", tags: ["webhooks"] },
     })
     .get(
       "/api/v1/webhooks/:webhookId",
       async ({ principal, params }) => ({ webhook: await getWebhook(deps, principal, params.webhookId) }),
       {
-        operation: "getWebhooksWebhookId",
-        response: { 200: WebhookAnswer, ...errors(401, 403, 404) },
+        operation: "getWebhook",
+        scope: "webhooks:write",
+        response: { 200: WebhookAnswer, ...errors(404) },
         detail: { summary: "One webhook endpoint", tags: ["webhooks"] },
       },
     )
@@ -70,9 +73,10 @@ export function webhookRoutes(deps: AppDeps, auth: AuthMacros) {
         webhook: await updateWebhook(deps, principal, params.webhookId, body),
       }),
       {
-        operation: "patchWebhooksWebhookId",
+        operation: "updateWebhook",
+        scope: "webhooks:write",
         body: WebhookPatchBody,
-        response: { 200: WebhookAnswer, ...errors(400, 401, 403, 404) },
+        response: { 200: WebhookAnswer, ...errors(400, 404) },
         detail: {
           summary: "Change a webhook endpoint (url, events, enabled, description)",
           description:
@@ -88,8 +92,9 @@ export function webhookRoutes(deps: AppDeps, auth: AuthMacros) {
         set.status = 204;
       },
       {
-        operation: "deleteWebhooksWebhookId",
-        response: { 204: t.Void(), ...errors(401, 403, 404) },
+        operation: "deleteWebhook",
+        scope: "webhooks:write",
+        response: { 204: t.Void(), ...errors(404) },
         detail: { summary: "Delete a webhook endpoint and its delivery log", tags: ["webhooks"] },
       },
     )
@@ -97,8 +102,9 @@ export function webhookRoutes(deps: AppDeps, auth: AuthMacros) {
       "/api/v1/webhooks/:webhookId/rotate-secret",
       async ({ principal, params }) => rotateWebhookSecret(deps, principal, params.webhookId),
       {
-        operation: "postWebhooksWebhookIdRotateSecret",
-        response: { 200: WebhookSecretAnswer, ...errors(401, 403, 404, 409) },
+        operation: "rotateWebhookSecret",
+        scope: "webhooks:write",
+        response: { 200: WebhookSecretAnswer, ...errors(404, 409) },
         detail: {
           summary: "Rotate the signing secret (the old one keeps verifying for 24 h)",
           description:
@@ -111,9 +117,10 @@ export function webhookRoutes(deps: AppDeps, auth: AuthMacros) {
       "/api/v1/webhooks/:webhookId/deliveries",
       async ({ principal, params, query }) => listDeliveries(deps, principal, params.webhookId, query),
       {
-        operation: "getWebhooksWebhookIdDeliveries",
+        operation: "listWebhookDeliveries",
+        scope: "webhooks:write",
         query: queryOf(ListQuery),
-        response: { 200: WebhookDeliveryPage, ...errors(400, 401, 403, 404) },
+        response: { 200: WebhookDeliveryPage, ...errors(400, 404) },
         detail: {
           summary: "The endpoint's delivery log (newest first, cursor paging)",
           tags: ["webhooks"],
@@ -128,8 +135,9 @@ export function webhookRoutes(deps: AppDeps, auth: AuthMacros) {
         return { accepted: true };
       },
       {
-        operation: "postWebhooksWebhookIdDeliveriesDeliveryIdRetry",
-        response: { 202: WebhookRetryAccepted, ...errors(401, 403, 404, 409) },
+        operation: "retryWebhookDelivery",
+        scope: "webhooks:write",
+        response: { 202: WebhookRetryAccepted, ...errors(404, 409) },
         detail: {
           summary: "Send a delivery again now (same webhook-id)",
           description:
@@ -146,9 +154,10 @@ export function webhookRoutes(deps: AppDeps, auth: AuthMacros) {
         return { accepted: true as const, deliveries };
       },
       {
-        operation: "postWebhooksWebhookIdRecover",
+        operation: "recoverWebhookDeliveries",
+        scope: "webhooks:write",
         body: WebhookRecoverBody,
-        response: { 202: WebhookRecoverAnswer, ...errors(400, 401, 403, 404, 409) },
+        response: { 202: WebhookRecoverAnswer, ...errors(400, 404, 409) },
         detail: {
           summary: "Send again every failed delivery since a time (after an outage)",
           description:
