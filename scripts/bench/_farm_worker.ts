@@ -8,8 +8,7 @@ import { startRenderDaemon } from "@site/render-daemon";
 import { openRuntime } from "@site/runtime";
 import { createStubPipeline } from "../../apps/render-daemon/testing/stub_pipeline.ts";
 
-const num = (name: string): number | undefined =>
-  process.env[name] ? Number(process.env[name]) : undefined;
+const num = (name: string): number | undefined => (process.env[name] ? Number(process.env[name]) : undefined);
 const runsFile = process.env.FARM_RUNS_FILE;
 const rt = await openRuntime({ app: "render-daemon" });
 const pipeline = createStubPipeline({

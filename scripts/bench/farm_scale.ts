@@ -19,9 +19,8 @@
  * names the server. Needs pgbouncer and redis-server (scripts/lib/bootstrap.sh: ensure_pgbouncer).
  */
 
-import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
-import { readdirSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { cpus, loadavg, tmpdir } from "node:os";
 import { join } from "node:path";
 import { createLogger, loadConfig, systemClock } from "@site/config";
 import { connectDatabase, migrateDatabase } from "@site/db";
@@ -57,10 +56,18 @@ export type FarmResult = {
   steadyThroughputPerS: number;
   admissionMs: { p50: number; p99: number; max: number };
   queueToDoneMs: { p50: number; p99: number };
-  serverConnections: { roleMax: number; poolerServersMax: number; clientsWaitingMax: number; maxWaitS: number };
+  serverConnections: {
+    roleMax: number;
+    poolerServersMax: number;
+    clientsWaitingMax: number;
+    maxWaitS: number;
+  };
   fairness: { jainAtHalf: number; orgMeanLatencyMinMs: number; orgMeanLatencyMaxMs: number };
   perRender: { xacts: number; queries: number; redisCalls: number; bytesStored: number };
-  idlePerWorkerPerS: { xacts: number; queries: number; redisCalls: number };
+  /** The same with the idle farm's own work over the run (its rate × the run's length) taken away. */
+  perRenderNet: { xacts: number; queries: number; redisCalls: number; apiCpuMs: number; workerCpuMs: number };
+  idlePerWorkerPerS: { xacts: number; queries: number; redisCalls: number; cpuMs: number };
+  loadAvg: [number, number];
   redisTop: Record<string, number>;
   failures: string[];
 };
@@ -92,8 +99,11 @@ function startChild(name: string, cmd: string[], env: Record<string, string>): C
   let out = "";
   const drain = async (s: ReadableStream<Uint8Array>) => {
     const dec = new TextDecoder();
-    for await (const chunk of s) {
-      out += dec.decode(chunk);
+    const reader = s.getReader();
+    for (;;) {
+      const { done, value } = await reader.read();
+      if (done) break;
+      out += dec.decode(value);
       if (out.length > 200_000) out = out.slice(-100_000);
     }
   };
@@ -114,6 +124,17 @@ function redisCommandStats(info: string): Record<string, number> {
   const out: Record<string, number> = {};
   for (const m of info.matchAll(/^cmdstat_([^:]+):calls=(\d+)/gm)) out[m[1]!] = Number(m[2]);
   return out;
+}
+
+/** CPU seconds a process has used (utime + stime), 0 once it is gone. */
+function cpuSeconds(pid: number): number {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+    const f = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+    return (Number(f[11]) + Number(f[12])) / 100;
+  } catch {
+    return 0;
+  }
 }
 
 function dirBytes(dir: string): number {
@@ -259,9 +280,10 @@ export async function runFarmScale(opts: FarmOptions): Promise<FarmResult> {
     let watching = true;
     const watcher = (async () => {
       while (watching) {
-        const [{ n }] = (await watch`select count(*)::int as n from pg_stat_activity where usename = ${tag}`) as [
-          { n: number },
-        ];
+        const [{ n }] =
+          (await watch`select count(*)::int as n from pg_stat_activity where usename = ${tag}`) as [
+            { n: number },
+          ];
         conns.roleMax = Math.max(conns.roleMax, n);
         const pools = (await poolerAdmin.unsafe("show pools").simple()) as Record<string, unknown>[];
         for (const p of pools.filter((r) => r.database === tag)) {
@@ -282,27 +304,36 @@ export async function runFarmScale(opts: FarmOptions): Promise<FarmResult> {
       const row = rows.find((r) => r.database === tag);
       return { xacts: Number(row?.total_xact_count ?? 0), queries: Number(row?.total_query_count ?? 0) };
     };
-    const redisCalls = async () => redisCommandStats(String(await redisClient.send("INFO", ["commandstats"])));
+    const redisCalls = async () =>
+      redisCommandStats(String(await redisClient.send("INFO", ["commandstats"])));
     const sumCalls = (a: Record<string, number>, b: Record<string, number>) =>
       Object.entries(b).reduce((s, [k, v]) => (k === "info" ? s : s + v - (a[k] ?? 0)), 0);
 
     // The idle farm's own work (sweepers, polls, queue waits), over 3 s.
-    const idle0 = { db: await poolerStats(), redis: await redisCalls(), t: performance.now() };
+    const cpu = () => ({
+      api: cpuSeconds(api.proc.pid),
+      workers: workers.reduce((s, w) => s + cpuSeconds(w.proc.pid), 0),
+    });
+    const load0 = loadavg()[0]!;
+    const idle0 = { db: await poolerStats(), redis: await redisCalls(), cpu: cpu(), t: performance.now() };
     await Bun.sleep(3000);
-    const idle1 = { db: await poolerStats(), redis: await redisCalls(), t: performance.now() };
+    const idle1 = { db: await poolerStats(), redis: await redisCalls(), cpu: cpu(), t: performance.now() };
     const idleS = (idle1.t - idle0.t) / 1000;
     const idlePerWorkerPerS = {
       xacts: (idle1.db.xacts - idle0.db.xacts) / idleS / opts.workers,
       queries: (idle1.db.queries - idle0.db.queries) / idleS / opts.workers,
       redisCalls: sumCalls(idle0.redis, idle1.redis) / idleS / opts.workers,
+      cpuMs: ((idle1.cpu.workers - idle0.cpu.workers) * 1000) / idleS / opts.workers,
     };
+    const idleApiCpuMsPerS = ((idle1.cpu.api - idle0.cpu.api) * 1000) / idleS;
 
     // Every organization queues its renders, interleaved, a few requests at a time.
     const tasks: { org: number; n: number }[] = [];
-    for (let n = 0; n < opts.rendersPerOrg; n++) for (let org = 0; org < opts.orgs; org++) tasks.push({ org, n });
+    for (let n = 0; n < opts.rendersPerOrg; n++)
+      for (let org = 0; org < opts.orgs; org++) tasks.push({ org, n });
     const submitted: { id: string; org: number; url: string }[] = [];
     const admissionMs: number[] = [];
-    const run0 = { db: await poolerStats(), redis: await redisCalls(), t: performance.now() };
+    const run0 = { db: await poolerStats(), redis: await redisCalls(), cpu: cpu(), t: performance.now() };
     let next = 0;
     await Promise.all(
       Array.from({ length: opts.submitConcurrency }, async () => {
@@ -323,13 +354,16 @@ export async function runFarmScale(opts: FarmOptions): Promise<FarmResult> {
     );
     say(`  ${submitted.length} renders queued`);
     await waitFor("every render to end", opts.timeoutMs, async () => {
-      const [{ n }] = (await watch`select count(*)::int as n from screenshot_renders where status = 'pending'`) as [
-        { n: number },
-      ];
-      for (const w of workers) if (w.proc.exitCode !== null) throw new Error(`${w.name} exited:\n${w.tail()}`);
+      const [{ n }] =
+        (await watch`select count(*)::int as n from screenshot_renders where status = 'pending'`) as [
+          { n: number },
+        ];
+      for (const w of workers)
+        if (w.proc.exitCode !== null) throw new Error(`${w.name} exited:\n${w.tail()}`);
       return n === 0;
     }).catch((err) => failures.push(String(err)));
-    const run1 = { db: await poolerStats(), redis: await redisCalls(), t: performance.now() };
+    const run1 = { db: await poolerStats(), redis: await redisCalls(), cpu: cpu(), t: performance.now() };
+    const load1 = loadavg()[0]!;
     watching = false;
     await watcher;
 
@@ -363,7 +397,12 @@ export async function runFarmScale(opts: FarmOptions): Promise<FarmResult> {
     }
     const twice = submitted.filter((s) => (films.get(s.url) ?? 0) > 1);
     if (twice.length > 0)
-      failures.push(`${twice.length} renders run twice: ${twice.slice(0, 5).map((s) => s.url).join(", ")}`);
+      failures.push(
+        `${twice.length} renders run twice: ${twice
+          .slice(0, 5)
+          .map((s) => s.url)
+          .join(", ")}`,
+      );
     const never = submitted.filter((s) => byId.get(s.id)?.status === "done" && !films.get(s.url));
     if (never.length > 0) failures.push(`${never.length} renders done without being filmed`);
     const ledger = (await watch`
@@ -376,7 +415,8 @@ export async function runFarmScale(opts: FarmOptions): Promise<FarmResult> {
     }[];
     const debits = new Map<string, number>();
     for (const l of ledger) {
-      if (l.reason === "screenshot_debit") debits.set(l.subject_id, (debits.get(l.subject_id) ?? 0) + l.delta);
+      if (l.reason === "screenshot_debit")
+        debits.set(l.subject_id, (debits.get(l.subject_id) ?? 0) + l.delta);
       else if (l.reason === "screenshot_refund" && byId.get(l.subject_id)?.status === "done")
         failures.push(`render ${l.subject_id} is done and was refunded`);
     }
@@ -388,7 +428,10 @@ export async function runFarmScale(opts: FarmOptions): Promise<FarmResult> {
           .map((s) => `${s.id} (${debits.get(s.id) ?? 0})`)
           .join(", ")}`,
       );
-    const balances = (await watch`select id, credits from organizations`) as { id: string; credits: number }[];
+    const balances = (await watch`select id, credits from organizations`) as {
+      id: string;
+      credits: number;
+    }[];
     for (const b of balances) {
       const i = orgs.findIndex((o) => o.id === b.id);
       const done = submitted.filter((s) => s.org === i && byId.get(s.id)?.status === "done").length;
@@ -401,7 +444,9 @@ export async function runFarmScale(opts: FarmOptions): Promise<FarmResult> {
     if (files.length !== submitted.length || files.some((f) => !keys.has(f.key)))
       failures.push(`${files.length} screenshot library files for ${submitted.length} renders`);
     if (conns.poolerServersMax > opts.poolSize)
-      failures.push(`the pooler opened ${conns.poolerServersMax} server connections, over its pool of ${opts.poolSize}`);
+      failures.push(
+        `the pooler opened ${conns.poolerServersMax} server connections, over its pool of ${opts.poolSize}`,
+      );
     for (const c of children)
       if (/too many connections|remaining connection slots/.test(c.tail()))
         failures.push(`${c.name} was refused a connection: ${c.tail().slice(-400)}`);
@@ -414,7 +459,8 @@ export async function runFarmScale(opts: FarmOptions): Promise<FarmResult> {
     const wallS = (Math.max(...finished) - first) / 1000;
     const lo = finished[Math.floor(finished.length * 0.1)]!;
     const hi = finished[Math.floor(finished.length * 0.9)]!;
-    const steady = (Math.floor(finished.length * 0.9) - Math.floor(finished.length * 0.1)) / ((hi - lo) / 1000);
+    const steady =
+      (Math.floor(finished.length * 0.9) - Math.floor(finished.length * 0.1)) / ((hi - lo) / 1000);
     const lat = rows
       .filter((r) => r.finished)
       .map((r) => Number(r.finished) - Number(r.created))
@@ -433,6 +479,9 @@ export async function runFarmScale(opts: FarmOptions): Promise<FarmResult> {
     const orgMeans = latSum.map((s) => s / opts.rendersPerOrg);
     admissionMs.sort((a, b) => a - b);
     const n = Math.max(1, submitted.length);
+    const runS = (run1.t - run0.t) / 1000;
+    // worker-seconds of the idle farm's own work within the run
+    const idleWork = runS * opts.workers;
     const redisDelta: Record<string, number> = {};
     for (const [k, v] of Object.entries(run1.redis))
       if (k !== "info" && v - (run0.redis[k] ?? 0) > 0) redisDelta[k] = v - (run0.redis[k] ?? 0);
@@ -465,7 +514,15 @@ export async function runFarmScale(opts: FarmOptions): Promise<FarmResult> {
         redisCalls: sumCalls(run0.redis, run1.redis) / n,
         bytesStored: dirBytes(join(dir, "data", "objects")) / n,
       },
+      perRenderNet: {
+        xacts: (run1.db.xacts - run0.db.xacts - idleWork * idlePerWorkerPerS.xacts) / n,
+        queries: (run1.db.queries - run0.db.queries - idleWork * idlePerWorkerPerS.queries) / n,
+        redisCalls: (sumCalls(run0.redis, run1.redis) - idleWork * idlePerWorkerPerS.redisCalls) / n,
+        apiCpuMs: ((run1.cpu.api - run0.cpu.api) * 1000 - idleApiCpuMsPerS * runS) / n,
+        workerCpuMs: ((run1.cpu.workers - run0.cpu.workers) * 1000 - idleWork * idlePerWorkerPerS.cpuMs) / n,
+      },
       idlePerWorkerPerS,
+      loadAvg: [load0, load1],
       redisTop,
       failures,
     };
@@ -489,9 +546,13 @@ function formatResult(r: FarmResult): string {
     `  server connections: role max ${r.serverConnections.roleMax} (limit ${r.options.connLimit}), pooler servers max ${r.serverConnections.poolerServersMax} (pool ${r.options.poolSize}), clients waiting max ${r.serverConnections.clientsWaitingMax}, maxwait ${r.serverConnections.maxWaitS} s`,
     `  fairness: Jain index at half-time ${f(r.fairness.jainAtHalf, 3)}; per-org mean queued→done ${f(r.fairness.orgMeanLatencyMinMs / 1000)}–${f(r.fairness.orgMeanLatencyMaxMs / 1000)} s`,
     `  per render (run, farm-wide): ${f(r.perRender.xacts)} transactions, ${f(r.perRender.queries)} queries, ${f(r.perRender.redisCalls)} Redis calls, ${f(r.perRender.bytesStored / 1024, 0)} KiB stored`,
-    `  idle per worker per s: ${f(r.idlePerWorkerPerS.xacts, 2)} transactions, ${f(r.idlePerWorkerPerS.queries, 2)} queries, ${f(r.idlePerWorkerPerS.redisCalls, 2)} Redis calls`,
+    `  per render, net of the idle farm: ${f(r.perRenderNet.xacts)} transactions, ${f(r.perRenderNet.queries)} queries, ${f(r.perRenderNet.redisCalls)} Redis calls; CPU ${f(r.perRenderNet.apiCpuMs)} ms API + ${f(r.perRenderNet.workerCpuMs)} ms daemon`,
+    `  idle per worker per s: ${f(r.idlePerWorkerPerS.xacts, 2)} transactions, ${f(r.idlePerWorkerPerS.queries, 2)} queries, ${f(r.idlePerWorkerPerS.redisCalls, 2)} Redis calls, ${f(r.idlePerWorkerPerS.cpuMs)} ms CPU`,
+    `  machine load (1 min) ${f(r.loadAvg[0])} at the start of the run, ${f(r.loadAvg[1])} at its end (${cpus().length} cores)`,
     `  Redis per render: ${JSON.stringify(r.redisTop)}`,
-    r.failures.length ? `  FAILURES:\n    ${r.failures.join("\n    ")}` : "  checks: no double charge, none lost, none run or stored twice",
+    r.failures.length
+      ? `  FAILURES:\n    ${r.failures.join("\n    ")}`
+      : "  checks: no double charge, none lost, none run or stored twice",
   ].join("\n");
 }
 

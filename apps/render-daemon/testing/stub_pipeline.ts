@@ -43,7 +43,13 @@ export function createStubPipeline(opts: StubPipelineOptions = {}): RenderPipeli
       await sleep(filmMs, limits?.signal);
       const width = Math.round(s.viewportWidth * s.deviceScaleFactor);
       const height = Math.round(s.viewportHeight * s.deviceScaleFactor);
-      return { png: png(width, height, opts.captureBytes ?? 65536), width, height, finalUrl: s.url, warnings: [] };
+      return {
+        png: png(width, height, opts.captureBytes ?? 65536),
+        width,
+        height,
+        finalUrl: s.url,
+        warnings: [],
+      };
     },
     async compose(c: Capture): Promise<Composed> {
       await sleep(composeMs);
