@@ -37,6 +37,9 @@ const INDEX_HTML = `<!doctype html><html><head><meta charset="utf-8">
 <style>html,body{margin:0;background:#000}canvas{display:block}</style></head>
 <body><script type="module" src="/scene/main_browser.ts"></script></body></html>`;
 
+/** How often paused warming looks again whether renders are still in flight. */
+const WARM_YIELD_POLL_MS = 50;
+
 /** JPEG quality of composed frames (0: libjpeg-turbo encodes a 1440×900 frame in about 20 ms). */
 export const FRAME_QUALITY = 90;
 
@@ -65,8 +68,12 @@ export type Compositor = {
     look: Look,
     opts: { width: number; height: number; windowHeight: number; poses: ClipPose[]; framing?: number },
   ): Promise<ClipScene>;
-  /** Builds (or loads) the plates of these looks ahead of the first render that needs them. */
-  warm(looks: WarmLook[]): Promise<void>;
+  /**
+   * Builds (or loads) the plates of these looks ahead of the first render that needs them, one at a
+   * time; before each, waits while `opts.busy()` says renders are in flight, so warming yields to them
+   * (decision 1505). A plate a render needs meanwhile is built by that render.
+   */
+  warm(looks: WarmLook[], opts?: { busy?: () => boolean }): Promise<void>;
   plates: PlateCache;
   close(): Promise<void>;
 };
@@ -516,8 +523,9 @@ export async function createCompositor(opts: {
         window: { width: strip.width, height: Math.round(strip.width * base.job.aspect) },
       };
     },
-    async warm(looks) {
+    async warm(looks, o = {}) {
       for (const w of looks) {
+        while (!closing && o.busy?.()) await Bun.sleep(WARM_YIELD_POLL_MS);
         if (closing) return;
         const capture = {
           png: new Uint8Array(),
