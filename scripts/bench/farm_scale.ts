@@ -92,7 +92,14 @@ function pct(sorted: number[], p: number): number {
 }
 
 /** A child process whose last output is kept (for the failure message) and whose lines are watched. */
-type Child = { proc: Subprocess; name: string; tail(): string; seen(text: string): boolean };
+type Child = {
+  proc: Subprocess;
+  name: string;
+  tail(): string;
+  seen(text: string): boolean;
+  /** Its output lines that mention `text`. */
+  linesWith(text: string): string[];
+};
 
 function startChild(name: string, cmd: string[], env: Record<string, string>): Child {
   const proc = spawn(cmd, { cwd: ROOT, env, stdout: "pipe", stderr: "pipe" });
@@ -104,12 +111,18 @@ function startChild(name: string, cmd: string[], env: Record<string, string>): C
       const { done, value } = await reader.read();
       if (done) break;
       out += dec.decode(value);
-      if (out.length > 200_000) out = out.slice(-100_000);
+      if (out.length > 8_000_000) out = out.slice(-4_000_000);
     }
   };
   void drain(proc.stdout as ReadableStream<Uint8Array>);
   void drain(proc.stderr as ReadableStream<Uint8Array>);
-  return { proc, name, tail: () => out.slice(-3000), seen: (t) => out.includes(t) };
+  return {
+    proc,
+    name,
+    tail: () => out.slice(-3000),
+    seen: (t) => out.includes(t),
+    linesWith: (t) => out.split("\n").filter((l) => l.includes(t)),
+  };
 }
 
 async function waitFor(what: string, ms: number, ok: () => boolean | Promise<boolean>): Promise<void> {
