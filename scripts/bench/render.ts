@@ -12,7 +12,7 @@ import { chromiumFlags, findFilmBrowser, isHeadlessShell } from "@site/browser";
 import { descendsFrom, html, LANDING, processTable, servePages, until } from "@site/browser/testing";
 import { screenshotRenders } from "@site/db";
 import { startRenderDaemon } from "@site/render-daemon";
-import { eq, inArray } from "drizzle-orm";
+import { eq, inArray, sql } from "drizzle-orm";
 import puppeteer from "puppeteer-core";
 import { cpuByProcessKind, cpuUsedSince } from "./_process_cpu.ts";
 
@@ -219,6 +219,15 @@ try {
   );
   console.log(`mean per stage, one render at a time: ${sequential}`);
   console.log(`mean per stage, the whole run: ${stageMeans("", await metricsText())}`);
+  // What one render stores: its frame (the library file) and its capture (kept on the project).
+  const [sizes] = (await h.db.execute(
+    sql`select avg(size)::float as frame, (select variants->'light'->>'key' from screenshot_projects limit 1) as capture
+        from media_files where source = 'screenshot'`,
+  )) as unknown as { frame: number; capture: string | null }[];
+  const captureInfo = sizes?.capture ? await h.store.head(sizes.capture) : null;
+  console.log(
+    `bytes stored per render: frame (JPEG) ${((sizes?.frame ?? 0) / 1024).toFixed(0)} KiB, capture (PNG) ${((captureInfo?.size ?? 0) / 1024).toFixed(0)} KiB`,
+  );
   console.log(
     `peak memory: daemon process RSS ${(peakSelf / 2 ** 20).toFixed(0)} MiB; with its Chromiums (PSS) ${(peakTree / 2 ** 20).toFixed(0)} MiB`,
   );
