@@ -5,8 +5,8 @@
 // FARM_CAPTURE_BYTES and FARM_FRAME_BYTES.
 import { appendFileSync } from "node:fs";
 import { startRenderDaemon } from "@site/render-daemon";
+import { createStubPipeline } from "@site/render-daemon/testing";
 import { openRuntime } from "@site/runtime";
-import { createStubPipeline } from "../../apps/render-daemon/testing/stub_pipeline.ts";
 
 const num = (name: string): number | undefined => (process.env[name] ? Number(process.env[name]) : undefined);
 const runsFile = process.env.FARM_RUNS_FILE;

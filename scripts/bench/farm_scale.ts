@@ -26,9 +26,9 @@ import { createLogger, loadConfig, systemClock } from "@site/config";
 import { connectDatabase, migrateDatabase } from "@site/db";
 import { startPgBouncer } from "@site/db/testing";
 import { type Context, createApiKey, createMember, createOrganization } from "@site/domain/core";
+import { freePort, startRedisServer } from "@site/render-daemon/testing";
 import { type Subprocess, spawn } from "bun";
 import postgres from "postgres";
-import { freePort, startRedisServer } from "../../apps/render-daemon/testing/processes.ts";
 
 export type FarmOptions = {
   workers: number;

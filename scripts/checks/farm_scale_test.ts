@@ -1,8 +1,8 @@
 import { describe, expect, test } from "bun:test";
 import { pgbouncerMissing } from "@site/db/testing";
 import { startRenderDaemon } from "@site/render-daemon";
+import { createStubPipeline } from "@site/render-daemon/testing";
 import type { Runtime } from "@site/runtime";
-import { createStubPipeline } from "../../apps/render-daemon/testing/stub_pipeline.ts";
 import { DEFAULTS, runFarmScale } from "../bench/farm_scale.ts";
 
 // Issue 35: the farm scale bench's correctness checks, small enough for CI (the figures come from
