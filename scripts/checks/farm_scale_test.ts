@@ -10,7 +10,9 @@ import { DEFAULTS, runFarmScale } from "../bench/farm_scale.ts";
 // (stub filmer, decision 1503) behind a PgBouncer in transaction mode whose pool (3) is smaller than the
 // number of processes, on a role limited to 8 connections: every render done, charged, filmed and
 // stored exactly once, and never more server connections than the pool.
-const missing = pgbouncerMissing();
+const missing =
+  pgbouncerMissing() ??
+  (Bun.which("redis-server") ? null : "no redis-server (the bench runs a Redis of its own)");
 if (missing) console.warn(`farm_scale_test skipped: ${missing}`);
 
 describe("the farm scale bench, small", () => {
