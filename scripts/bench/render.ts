@@ -12,7 +12,7 @@ import { chromiumFlags, findFilmBrowser, isHeadlessShell } from "@site/browser";
 import { descendsFrom, html, LANDING, processTable, servePages, until } from "@site/browser/testing";
 import { screenshotRenders } from "@site/db";
 import { startRenderDaemon } from "@site/render-daemon";
-import { eq, inArray } from "drizzle-orm";
+import { eq, inArray, sql } from "drizzle-orm";
 import puppeteer from "puppeteer-core";
 import { cpuByProcessKind, cpuUsedSince } from "./_process_cpu.ts";
 
@@ -170,6 +170,33 @@ try {
   const perMin = (ok / (performance.now() - t0)) * 60_000;
   if (ok < T) console.log(`${T - ok} of ${T} concurrent renders failed`);
   const used = cpuUsedSince(cpu0);
+  // The same number of bare shots, two at a time (the daemon's concurrency), in the same browser kind:
+  // the throughput a host would have with nothing but the browser (issue 35: renders ≥ 0.9 of it).
+  const bareBrowser = await puppeteer.launch({
+    executablePath,
+    headless: isHeadlessShell(executablePath) ? "shell" : true,
+    args: chromiumFlags(false),
+  });
+  // two shots first, one per loop: a fresh browser's first screenshots set up its compositing
+  let bareLeft = 2;
+  const bareLoop = async () => {
+    while (bareLeft-- > 0) {
+      const page = await bareBrowser.newPage();
+      try {
+        await page.setViewport({ width: 1440, height: 900 });
+        await page.goto(pages.url("/"), { waitUntil: "load" });
+        await page.screenshot({ type: "png" });
+      } finally {
+        await page.close();
+      }
+    }
+  };
+  await Promise.all([bareLoop(), bareLoop()]);
+  bareLeft = T;
+  const tb = performance.now();
+  await Promise.all([bareLoop(), bareLoop()]);
+  const barePerMin = (T / (performance.now() - tb)) * 60_000;
+  await bareBrowser.close();
 
   const p50 = pct(filmed, 0.5);
   const bareP50 = pct(bare, 0.5);
@@ -182,6 +209,9 @@ try {
   console.log(`bare puppeteer screenshot p50:           ${bareP50.toFixed(0)} ms  (${executablePath})`);
   console.log(`ratio render / bare:                     ${(p50 / bareP50).toFixed(2)}  (target < 2.5)`);
   console.log(`throughput at concurrency 2:             ${perMin.toFixed(1)} renders/min  (target ≥ 80)`);
+  console.log(
+    `bare shots two at a time:                ${barePerMin.toFixed(1)} /min; throughput ratio ${(perMin / barePerMin).toFixed(2)} (target ≥ 0.9)`,
+  );
   const cpuPerRender = (s: number) => `${((s / ok) * 1000).toFixed(0)} ms`;
   console.log(
     `CPU per render meanwhile: ${cpuPerRender(used.reduce((a, [, s]) => a + s, 0))}; by process (pid of its browser:kind): ` +
@@ -189,6 +219,15 @@ try {
   );
   console.log(`mean per stage, one render at a time: ${sequential}`);
   console.log(`mean per stage, the whole run: ${stageMeans("", await metricsText())}`);
+  // What one render stores: its frame (the library file) and its capture (kept on the project).
+  const [sizes] = (await h.db.execute(
+    sql`select avg(size)::float as frame, (select variants->'light'->>'key' from screenshot_projects limit 1) as capture
+        from media_files where source = 'screenshot'`,
+  )) as unknown as { frame: number; capture: string | null }[];
+  const captureInfo = sizes?.capture ? await h.store.head(sizes.capture) : null;
+  console.log(
+    `bytes stored per render: frame (JPEG) ${((sizes?.frame ?? 0) / 1024).toFixed(0)} KiB, capture (PNG) ${((captureInfo?.size ?? 0) / 1024).toFixed(0)} KiB`,
+  );
   console.log(
     `peak memory: daemon process RSS ${(peakSelf / 2 ** 20).toFixed(0)} MiB; with its Chromiums (PSS) ${(peakTree / 2 ** 20).toFixed(0)} MiB`,
   );

@@ -149,6 +149,30 @@ describe.skipIf(missing !== null)("through PgBouncer in transaction mode (stock 
       await admin.end();
     }
   });
+
+  test("more processes start at once than the pooler has server connections: migrations do not deadlock (1504)", async () => {
+    // A pool of 2: four starters waiting in pg_advisory_xact_lock took both server connections and the
+    // holder's migrations waited for a third until PgBouncer's query_wait_timeout (120 s).
+    const small = await startPgBouncer(testServerUrl(), { poolSize: 2 });
+    const admin = postgres(testServerUrl(), { max: 1, onnotice: () => {} });
+    const name = `t_pool_${Date.now().toString(36)}_s`;
+    await admin.unsafe(`create database ${name}`);
+    const url = new URL(testServerUrl());
+    url.pathname = `/${name}`;
+    const handles = Array.from({ length: 4 }, () =>
+      connectDatabase(small.via(url.toString()), { pooler: "transaction", max: 2 }),
+    );
+    try {
+      const all = Promise.all(handles.map((h) => migrateDatabase(h)));
+      const late = Bun.sleep(30_000).then(() => "deadlocked" as const);
+      expect(await Promise.race([all.then(() => "migrated" as const), late])).toBe("migrated");
+    } finally {
+      await Promise.all(handles.map((h) => h.close().catch(() => {})));
+      await small.stop();
+      await admin.unsafe(`drop database if exists ${name} with (force)`);
+      await admin.end();
+    }
+  });
 });
 
 describe.skipIf(missing !== null)("without a working LISTEN: polling, said at start", () => {

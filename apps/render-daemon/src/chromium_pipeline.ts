@@ -56,6 +56,30 @@ export async function createPipeline(opts: {
     redisUrl: config.redisUrl,
     redisPrefix: config.queuePrefix,
   });
+  // Renders in flight (film, compose, clip): warming waits while there are any (decision 1505).
+  let inFlight = 0;
+  const counted = async <T>(work: () => Promise<T>): Promise<T> => {
+    inFlight++;
+    try {
+      return await work();
+    } finally {
+      inFlight--;
+    }
+  };
+  const startedAt = performance.now();
+  let firstFrame = true;
+  // Says whether this host drew any plate before its first frame: a host started beside a warm farm
+  // loads them from the store and draws none (CONTRACT "Many render hosts on one database").
+  const sayFirstFrame = () => {
+    firstFrame = false;
+    const s = compositor.plates.stats;
+    log.info(
+      s.built === 0
+        ? "first frame composed: no plate built on this host (plates from the store)"
+        : `first frame composed: ${s.built} plate(s) built on this host`,
+      { msSinceStart: Math.round(performance.now() - startedAt), ...s },
+    );
+  };
   let warming: Promise<void> = Promise.resolve();
   let encoder: Promise<EncoderKind> | null = null;
   if (opts.warm !== false) {
@@ -74,7 +98,7 @@ export async function createPipeline(opts: {
       .then(() => pool.ready())
       .catch(() => {});
     warming = compositor
-      .warm(looks)
+      .warm(looks, { busy: () => inFlight > 0 })
       .then(() =>
         log.info("plates warmed", {
           looks: looks.length,
@@ -87,37 +111,45 @@ export async function createPipeline(opts: {
   }
   return {
     film: (s, limits) =>
-      pool
-        .withPage(
-          (page, context, armed) =>
-            filmPage(
-              page,
-              context,
-              s,
-              createUrlGuard({ isBlocked: addressCheckFor(config), allowHosts: config.fetchAllowHosts }),
-              DEFAULT_TIMINGS,
-              armed,
-            ),
-          limits,
-        )
-        .catch((err) => {
-          if (!(err instanceof PageDeadlineError)) throw err;
-          // The page's own behaviour: not a transient fault, so not retried (0471).
-          throw new PermanentJobError(
-            `the page did not finish loading within ${Math.round(config.renderPageDeadlineMs / 1000)} s ` +
-              "(it stopped responding or loads too slowly); it was stopped and is not retried",
-          );
-        }),
-    compose: (c, look) => compositor.compose(c, look),
-    clip: async (c, look, spec, signal) => {
-      const ffmpeg = findFfmpeg(config.ffmpegPath);
-      // Cannot succeed however often it is retried (the API answers 501 on such hosts).
-      if (!ffmpeg)
-        throw new PermanentJobError("device clips need FFmpeg, which this render host does not have");
-      encoder ??= (async (): Promise<EncoderKind> =>
-        config.renderGpu && (await hasEncoder(ffmpeg, "h264_nvenc")) ? "h264_nvenc" : "libx264")();
-      return renderClip({ compositor, ffmpeg, encoder: await encoder }, c, look, spec, signal);
-    },
+      counted(() =>
+        pool
+          .withPage(
+            (page, context, armed) =>
+              filmPage(
+                page,
+                context,
+                s,
+                createUrlGuard({ isBlocked: addressCheckFor(config), allowHosts: config.fetchAllowHosts }),
+                DEFAULT_TIMINGS,
+                armed,
+              ),
+            limits,
+          )
+          .catch((err) => {
+            if (!(err instanceof PageDeadlineError)) throw err;
+            // The page's own behaviour: not a transient fault, so not retried (0471).
+            throw new PermanentJobError(
+              `the page did not finish loading within ${Math.round(config.renderPageDeadlineMs / 1000)} s ` +
+                "(it stopped responding or loads too slowly); it was stopped and is not retried",
+            );
+          }),
+      ),
+    compose: (c, look) =>
+      counted(async () => {
+        const frame = await compositor.compose(c, look);
+        if (firstFrame) sayFirstFrame();
+        return frame;
+      }),
+    clip: (c, look, spec, signal) =>
+      counted(async () => {
+        const ffmpeg = findFfmpeg(config.ffmpegPath);
+        // Cannot succeed however often it is retried (the API answers 501 on such hosts).
+        if (!ffmpeg)
+          throw new PermanentJobError("device clips need FFmpeg, which this render host does not have");
+        encoder ??= (async (): Promise<EncoderKind> =>
+          config.renderGpu && (await hasEncoder(ffmpeg, "h264_nvenc")) ? "h264_nvenc" : "libx264")();
+        return renderClip({ compositor, ffmpeg, encoder: await encoder }, c, look, spec, signal);
+      }),
     compositor,
     warmed: () => warming,
     close: async () => {

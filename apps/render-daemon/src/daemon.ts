@@ -39,8 +39,16 @@ export async function startRenderDaemon(
     sweepEveryMs?: number;
     /** `false`: no warm-up at start (featured plates, the film browser's first draw); default on. */
     warm?: boolean;
+    /**
+     * Test hook (decision 1503): a pipeline in place of Chromium's, e.g. the stub filmer of
+     * apps/render-daemon/testing/stub_pipeline.ts that lets the farm bench run 30 daemons on 2 cores
+     * with the real queue, admission, claim and completion. Refused with NODE_ENV=production.
+     */
+    pipeline?: RenderPipeline;
   } = {},
 ): Promise<RenderDaemon> {
+  if (opts.pipeline && process.env.NODE_ENV === "production")
+    throw new Error("a stub render pipeline is a test hook: refused with NODE_ENV=production");
   const log = rt.log.child({ app: "render-daemon" });
   // Clip folders a previous run left (SIGKILL, OOM: its partial clip.mp4), with or without Chromium.
   const cleared = sweepClipTemp();
@@ -89,13 +97,18 @@ export async function startRenderDaemon(
   const social = startSocialPublisher(ctx, createPlatformAdapters(ctx));
 
   let consumer: Consumer | null = null;
-  if (!findBrowser(rt.config.chromiumPath)) {
+  if (opts.pipeline) {
+    pipeline = opts.pipeline;
+    log.warn("render daemon filming with a stub pipeline (test hook), not Chromium");
+  } else if (!findBrowser(rt.config.chromiumPath)) {
     log.warn("no Chromium on this host: the render daemon takes no jobs (set CHROMIUM_PATH)");
   } else {
     // Browsers a previous run of this daemon left (SIGKILL, OOM) are killed before new ones start.
     const swept = sweepOrphanBrowsers();
     if (swept.removed > 0) log.info("swept browsers left by a previous run", swept);
     pipeline = await createRenderPipeline({ config: rt.config, log, store: rt.store, warm: opts.warm });
+  }
+  if (pipeline) {
     const handler = createRenderHandler({ ctx, pipeline, metrics, log });
     consumer = rt.queue.consume("render-screenshot", handler, { concurrency: rt.config.renderConcurrency });
     log.info("render daemon taking jobs", {

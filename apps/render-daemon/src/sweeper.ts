@@ -1,4 +1,4 @@
-import { type RenderContext, sweepPendingRenders } from "@site/domain/screenshots";
+import { type RenderContext, sweepPendingRenders, takeSweepTurn } from "@site/domain/screenshots";
 
 /**
  * Every `everyMs` (RENDER_SWEEP_EVERY_MS, 5 s), checks that each render in progress still has its job, by
@@ -6,7 +6,9 @@ import { type RenderContext, sweepPendingRenders } from "@site/domain/screenshot
  * first pass runs at start and looks at every render in progress, however recent: with the in-process
  * queue nothing but this process can be running them, so a crash leaves nothing pending (issue 18.4).
  * A pass that fails (the database slow to take a connection on a busy host) is tried again after a
- * second, with the same reach, instead of waiting for the next period.
+ * second, with the same reach, instead of waiting for the next period. With BullMQ (a queue the whole
+ * farm shares) a periodic pass runs on one host per period only: the one that takes the farm's sweep
+ * turn (decision 1506); the pass at start always runs.
  */
 export function startSweeper(
   ctx: RenderContext,
@@ -16,10 +18,16 @@ export function startSweeper(
   let stopped = false;
   let retry: ReturnType<typeof setTimeout> | null = null;
   const everyMs = opts.everyMs ?? ctx.config.renderSweepEveryMs;
-  const tick = (staleMs = opts.staleMs) => {
+  const holder = `${process.pid}:${crypto.randomUUID()}`;
+  const shared = ctx.queue.driver === "bullmq";
+  const tick = (staleMs = opts.staleMs, always = false) => {
     if (running) return;
-    running = sweepPendingRenders(ctx, { staleMs })
+    running = (async () => {
+      if (!always && shared && !(await takeSweepTurn(ctx, everyMs, holder))) return null;
+      return sweepPendingRenders(ctx, { staleMs });
+    })()
       .then((r) => {
+        if (!r) return;
         if (r.requeued || r.failed || r.admitted) ctx.log.info("sweeper pass", r);
         // A render the sweeper fails (tried too often) is refunded with it.
         if (r.failed) opts.onRefunded?.(r.failed);
@@ -30,7 +38,7 @@ export function startSweeper(
         retry = setTimeout(
           () => {
             retry = null;
-            if (!stopped) tick(staleMs);
+            if (!stopped) tick(staleMs, true);
           },
           Math.min(1000, everyMs),
         );
@@ -40,7 +48,7 @@ export function startSweeper(
       });
   };
   const timer = setInterval(() => tick(), everyMs);
-  tick(0);
+  tick(0, true);
   return {
     /** Stops the timer and waits for a pass in flight. */
     async stop() {

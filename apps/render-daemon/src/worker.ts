@@ -69,7 +69,7 @@ type Timed = <T>(stage: Stage, work: () => Promise<T>) => Promise<T>;
  * The stage a poll shows, written beside the work, not before it (a round trip per stage), and only
  * when it changes (beginRenderTry set "film"): the writes run one after another, in order; `written()`
  * is awaited before the render is done or released, since a stage written after that would mark it
- * active again.
+ * active again. A stage write that fails does not fail the render (1507).
  */
 function stageTimer(
   deps: WorkerDeps,
@@ -81,8 +81,10 @@ function stageTimer(
   const timed: Timed = async (stage, work) => {
     if (stage !== shownStage) {
       shownStage = stage;
-      stageWrites = stageWrites.then(() => setRenderStage(deps.ctx, renderId, stage, tryToken));
-      stageWrites.catch(() => {});
+      // Only what polls show: a write that fails is logged, and the render goes on (decision 1507).
+      stageWrites = stageWrites
+        .then(() => setRenderStage(deps.ctx, renderId, stage, tryToken))
+        .catch((err) => deps.log.warn("render stage not written; the render goes on", { stage, cause: err }));
     }
     const t0 = performance.now();
     try {

@@ -65,6 +65,8 @@ export function publicFailureMessage(err: unknown, fallback = "The render failed
   const code = (err as { code?: unknown } | null)?.code;
   const errno = (typeof code === "string" && /^E[A-Z]{2,}$/.test(code)) || /\bE[A-Z]{3,}:/.test(raw);
   if (errno && !(err instanceof AppError)) return fallback;
+  // A query that failed (Drizzle's "Failed query: <SQL>") names tables and columns: never shown (1507).
+  if (raw.startsWith("Failed query:")) return fallback;
   const msg = raw
     .split("\n")[0]!
     .replace(/(^|[\s(=:'"])\/(?!\/)[^\s)'"]*/g, "$1…")

@@ -1,7 +1,30 @@
-import { screenshotRenders } from "@site/db";
+import { screenshotRenders, serviceRecords } from "@site/db";
 import { and, eq, isNotNull, isNull, lt, sql } from "drizzle-orm";
 import { RENDER_TRIES } from "./render_tries.ts";
 import { admitRenders, enqueueAdmitted, failRender, type RenderContext } from "./renders.ts";
+
+/** The service record whose time says when a host last took the farm's periodic sweep (1506). */
+export const SWEEP_TURN_RECORD = "render_sweep_turn";
+
+/**
+ * Takes the farm's sweep turn for this period: true for one host per `everyMs` (the first to ask once
+ * the last turn is older than 0.8 × `everyMs`, so the same host's next tick finds it free). Every pass
+ * looks at every render of the farm, so N hosts sweeping each period did the same work N times: with
+ * BullMQ, a job-state lookup in Redis per admitted render waiting, per host, every period (1506).
+ */
+export async function takeSweepTurn(ctx: RenderContext, everyMs: number, holder: string): Promise<boolean> {
+  const lapse = `${Math.round(everyMs * 0.8)} milliseconds`;
+  const rows = await ctx.db
+    .insert(serviceRecords)
+    .values({ name: SWEEP_TURN_RECORD, value: holder, updatedAt: sql`now()` })
+    .onConflictDoUpdate({
+      target: serviceRecords.name,
+      set: { value: holder, updatedAt: sql`now()` },
+      setWhere: sql`${serviceRecords.updatedAt} < now() - ${lapse}::interval`,
+    })
+    .returning({ name: serviceRecords.name });
+  return rows.length > 0;
+}
 
 /** What one sweeper pass did. */
 export type SweepResult = { requeued: number; failed: number; admitted: number };

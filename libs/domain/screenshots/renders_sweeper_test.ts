@@ -1,8 +1,8 @@
 import { beforeEach, describe, expect, test } from "bun:test";
-import { screenshotRenders } from "@site/db";
+import { screenshotRenders, serviceRecords } from "@site/db";
 import { createMemoryQueue, type JobQueue, PermanentJobError } from "@site/queue";
 import { eq } from "drizzle-orm";
-import { sweepPendingRenders } from "./render_sweep.ts";
+import { SWEEP_TURN_RECORD, sweepPendingRenders, takeSweepTurn } from "./render_sweep.ts";
 import { completeRender, failRender, RENDER_TRIES, type RenderContext } from "./renders.ts";
 import {
   balance,
@@ -246,5 +246,24 @@ describe("sweepPendingRenders (0472)", () => {
     expect(await Promise.all(lost.map((id) => ctx.queue.state("render-screenshot", id)))).toEqual(
       Array(6).fill("waiting"),
     );
+  });
+});
+
+describe("the farm's sweep turn (1506)", () => {
+  test("one host per period takes it; it lapses after the period, for whichever host asks first", async () => {
+    const ctx = renderCtx();
+    await handle.db.delete(serviceRecords).where(eq(serviceRecords.name, SWEEP_TURN_RECORD));
+    expect(await takeSweepTurn(ctx, 500, "a")).toBe(true);
+    // the other hosts' ticks within the period, and the holder's own, find it taken
+    expect(await takeSweepTurn(ctx, 500, "b")).toBe(false);
+    expect(await takeSweepTurn(ctx, 500, "a")).toBe(false);
+    await Bun.sleep(450);
+    expect(await takeSweepTurn(ctx, 500, "b")).toBe(true);
+    expect(await takeSweepTurn(ctx, 500, "a")).toBe(false);
+    const [turn] = await handle.db
+      .select()
+      .from(serviceRecords)
+      .where(eq(serviceRecords.name, SWEEP_TURN_RECORD));
+    expect(turn?.value).toBe("b");
   });
 });

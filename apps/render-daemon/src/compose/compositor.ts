@@ -20,6 +20,9 @@ import {
 export type { ClipScene, ClipSceneOptions } from "./clip_scene.ts";
 export { type ClipPose, chromeScale, frameSize, plateKey, screenAspect } from "./look_geometry.ts";
 
+/** How often paused warming looks again whether renders are still in flight. */
+const WARM_YIELD_POLL_MS = 50;
+
 /** JPEG quality of composed frames (0: libjpeg-turbo encodes a 1440×900 frame in about 20 ms). */
 export const FRAME_QUALITY = 90;
 
@@ -44,8 +47,12 @@ export type Compositor = {
    * screen aspect as for a still of that viewport.
    */
   clipScene(c: Capture, look: Look, opts: ClipSceneOptions): Promise<ClipScene>;
-  /** Builds (or loads) the plates of these looks ahead of the first render that needs them. */
-  warm(looks: WarmLook[]): Promise<void>;
+  /**
+   * Builds (or loads) the plates of these looks ahead of the first render that needs them, one at a
+   * time; before each, waits while `opts.busy()` says renders are in flight, so warming yields to them
+   * (decision 1505). A plate a render needs meanwhile is built by that render.
+   */
+  warm(looks: WarmLook[], opts?: { busy?: () => boolean }): Promise<void>;
   plates: PlateCache;
   close(): Promise<void>;
 };
@@ -165,8 +172,9 @@ export async function createCompositor(opts: {
       return { key, draw: () => buildPlate(job) };
     },
     clipScene: (c, look, o) => buildClipScene(inputs, plateFor, c, look, o),
-    async warm(looks) {
+    async warm(looks, o = {}) {
       for (const w of looks) {
+        while (!scene.closing && o.busy?.()) await Bun.sleep(WARM_YIELD_POLL_MS);
         if (scene.closing) return;
         const capture = {
           png: new Uint8Array(),

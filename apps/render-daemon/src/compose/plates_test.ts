@@ -196,4 +196,55 @@ describe("plates", () => {
       await store.close();
     }
   });
+
+  test("warming yields to renders in flight: it draws nothing while one runs, then goes on (1505)", async () => {
+    let busy = true;
+    let asked = 0;
+    const look = { styleId: "tablet-tilt", theme: "light", captureWidth: 1280, captureHeight: 800 } as const;
+    const built = compositor.plates.stats.built;
+    const warming = compositor.warm([look], {
+      busy: () => {
+        asked++;
+        return busy;
+      },
+    });
+    await Bun.sleep(1000);
+    expect(asked).toBeGreaterThan(1);
+    expect(compositor.plates.stats.built).toBe(built);
+    busy = false;
+    await warming;
+    expect(compositor.plates.stats.built).toBe(built + 1);
+  });
+
+  test("a host started beside a warm one films and frames its first render with no plate built, and says so", async () => {
+    const store = openObjectStore(config);
+    const look: Look = { styleId: "tablet-tilt", theme: "dark", host: "x", framing: 1.1 };
+    // The warm host: the look's plate drawn once and kept in the shared store.
+    const { key, draw } = await compositor.plateJob(capture, look);
+    await createPlateCache({ store, log }).get(key, draw);
+    const lines: Record<string, unknown>[] = [];
+    const newLog = createLogger("info", {}, { sink: (l) => lines.push(JSON.parse(l)) });
+    const second = await createRenderPipeline({ config, log: newLog, store, warm: false });
+    try {
+      const shot = await second.film({
+        url: `http://127.0.0.1:${site.port}/`,
+        viewportWidth: 1024,
+        viewportHeight: 640,
+        deviceScaleFactor: 1,
+        fullPage: false,
+        theme: "dark",
+      });
+      const frame = await second.compose(shot, look);
+      expect(frame.width).toBeGreaterThan(0);
+      const stats = (second.compositor as Compositor).plates.stats;
+      expect(stats.built).toBe(0);
+      expect(stats.storeHits).toBe(1);
+      const said = lines.find((l) => String(l.msg).startsWith("first frame composed"));
+      expect(said?.msg).toBe("first frame composed: no plate built on this host (plates from the store)");
+      expect(said).toMatchObject({ built: 0, storeHits: 1 });
+    } finally {
+      await second.close();
+      await store.close();
+    }
+  });
 });
