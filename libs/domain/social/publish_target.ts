@@ -7,7 +7,7 @@ import { checkMedia, checkTexts, mediaForPlatform } from "./post_checks.ts";
 import type { PostContext } from "./post_context.ts";
 import type { RecordedOptions } from "./post_options.ts";
 import { getSocialPost } from "./post_views.ts";
-import { queuePublish } from "./publish_queue.ts";
+import { dueSlot, queuePublish } from "./publish_queue.ts";
 import { retryTime } from "./rate_limit.ts";
 import { readyAccount } from "./tokens.ts";
 import { recordTargetEvent } from "./webhook_events.ts";
@@ -142,7 +142,7 @@ async function wait(
     .where(mine(c))
     .returning({ tries: socialTargets.tries });
   if (!t) return { outcome: "lost" };
-  await queuePublish(ctx, c.target.id, t.tries, `r${at.getTime()}`, at.getTime() - ctx.clock.now().getTime());
+  await queuePublish(ctx, c.target.id, t.tries, dueSlot(at), at.getTime() - ctx.clock.now().getTime());
   return { outcome: "waiting" };
 }
 
