@@ -9,7 +9,7 @@ import { checkMedia, checkPostInput, checkTexts, mediaForPlatform, parseSchedule
 import type { PostContext } from "./post_context.ts";
 import { recordedOptions } from "./post_options.ts";
 import { readPost } from "./post_views.ts";
-import { dueSlot, queuePublish } from "./publish_queue.ts";
+import { publishSlot, queuePublish } from "./publish_queue.ts";
 import { publishTarget } from "./publish_target.ts";
 
 export { TIKTOK_UNAUDITED_REASON } from "./post_options.ts";
@@ -113,7 +113,7 @@ export async function createSocialPost(
     await Promise.all(targets.map((t) => publishTarget(ctx, adapters, t.id)));
     return readPost(ctx, principal.orgId, postId);
   }
-  for (const t of targets) await queuePublish(ctx, t.id, 0, dueSlot(t.at ?? now));
+  for (const t of targets) await queuePublish(ctx, t.id, 0, publishSlot(t.at ?? now, now));
   return waitForTargets(ctx, principal.orgId, postId, ctx.config.social.publishWaitS * 1000);
 }
 

@@ -1,8 +1,24 @@
 import type { Context } from "@site/domain/core";
 import type { JobQueue } from "@site/queue";
 
-/** The slot of a try due at `at`: the job id names the time the target is due, not when it was queued. */
-export const dueSlot = (at: Date) => `t${at.getTime()}`;
+/**
+ * A target still open this long after it fell due gets a job with a new id once per this period: its
+ * job was lost or ended without it (a failed claim, a clock that disagreed), decision 1496.
+ */
+export const RESCUE_MS = 60_000;
+
+/**
+ * The slot of a try due at `at`, seen at `now` (decision 1496): the job id names the time the target is
+ * due, not when it was queued, so every sweep in every process names the same job. A try has at most
+ * one job queued ahead (`t`, delayed to its time), one queued once it is due (`d`: what a sweep or a
+ * new post queues; it also covers a delay measured on a clock that disagreed), and one per RESCUE_MS
+ * once it is that late (`l`).
+ */
+export function publishSlot(at: Date, now: Date): string {
+  const late = now.getTime() - at.getTime();
+  if (late > RESCUE_MS) return `l${Math.floor(now.getTime() / RESCUE_MS)}`;
+  return late < 0 ? `t${at.getTime()}` : `d${at.getTime()}`;
+}
 
 /**
  * Queues one `social-publish` job for a target. The job id names the target, its tries so far and a

@@ -7,7 +7,7 @@ import { checkMedia, checkTexts, mediaForPlatform } from "./post_checks.ts";
 import type { PostContext } from "./post_context.ts";
 import type { RecordedOptions } from "./post_options.ts";
 import { getSocialPost } from "./post_views.ts";
-import { dueSlot, queuePublish } from "./publish_queue.ts";
+import { publishSlot, queuePublish } from "./publish_queue.ts";
 import { retryTime } from "./rate_limit.ts";
 import { readyAccount } from "./tokens.ts";
 import { recordTargetEvent } from "./webhook_events.ts";
@@ -31,46 +31,56 @@ export type PublishOutcome =
   | { outcome: "skipped"; why: "gone" | "ended" | "cancelled" | "busy" }
   | { outcome: "skipped"; why: "not_due"; dueInMs: number };
 
-/** Takes the target for this process: open, due by the clock, and not held by another live process. */
+/**
+ * Takes the target for this process: open, due by the clock, and not held by another live process. One
+ * statement (one round trip, decision 1496) that locks the post row first, as PATCH, cancel and DELETE
+ * do, takes a fresh lease and makes the post `publishing` under that lock; only a target not taken is
+ * read again, to say why.
+ */
 async function claim(ctx: PostContext, targetId: string): Promise<Claimed | PublishOutcome> {
   const now = ctx.clock.now();
-  return ctx.db.transaction(async (tx) => {
-    const [row] = await tx
-      .select({ target: socialTargets, post: socialPosts })
-      .from(socialTargets)
-      .innerJoin(socialPosts, eq(socialPosts.id, socialTargets.postId))
-      .where(eq(socialTargets.id, targetId))
-      .for("update");
-    if (!row) return { outcome: "skipped", why: "gone" } as const;
-    const { target, post } = row;
-    if (target.status !== "scheduled" && target.status !== "publishing")
-      return { outcome: "skipped", why: "ended" } as const;
-    if (post.status === "cancelled") return { outcome: "skipped", why: "cancelled" } as const;
-    if (target.nextTryAt && target.nextTryAt > now)
-      return {
-        outcome: "skipped",
-        why: "not_due",
-        dueInMs: target.nextTryAt.getTime() - now.getTime(),
-      } as const;
-    if (target.leaseUntil && target.leaseUntil > now) return { outcome: "skipped", why: "busy" } as const;
-    const leaseToken = randomUUID();
-    const [claimed] = await tx
-      .update(socialTargets)
-      .set({
-        status: "publishing",
-        leaseToken,
-        leaseUntil: new Date(now.getTime() + PUBLISH_LEASE_MS),
-        tries: target.tries + 1,
-      })
-      .where(eq(socialTargets.id, targetId))
-      .returning();
-    if (post.status === "scheduled")
-      await tx
-        .update(socialPosts)
-        .set({ status: "publishing", updatedAt: now })
-        .where(eq(socialPosts.id, post.id));
-    return { target: claimed!, post, leaseToken };
-  });
+  const at = now.toISOString();
+  const leaseToken = randomUUID();
+  const until = new Date(now.getTime() + PUBLISH_LEASE_MS).toISOString();
+  const taken = await ctx.db.execute<{ id: string }>(sql`
+    with p as (
+      select id, status from social_posts
+      where id = (select post_id from social_targets where id = ${targetId}::uuid)
+      for update),
+    t as (
+      update social_targets t set status = 'publishing', lease_token = ${leaseToken}::uuid,
+        lease_until = ${until}::timestamptz, tries = t.tries + 1
+      from p
+      where t.id = ${targetId}::uuid and t.post_id = p.id and p.status <> 'cancelled'
+        and t.status in ('scheduled', 'publishing')
+        and (t.next_try_at is null or t.next_try_at <= ${at}::timestamptz)
+        and (t.lease_until is null or t.lease_until <= ${at}::timestamptz)
+      returning t.id, t.post_id),
+    u as (
+      update social_posts set status = 'publishing', updated_at = ${at}::timestamptz
+      where id in (select post_id from t) and status = 'scheduled')
+    select id from t`);
+  const [[target], [row]] = await Promise.all([
+    ctx.db.select().from(socialTargets).where(eq(socialTargets.id, targetId)),
+    ctx.db
+      .select()
+      .from(socialPosts)
+      .where(eq(socialPosts.id, sql`(select post_id from social_targets where id = ${targetId}::uuid)`)),
+  ]);
+  if (taken.length === 1 && target?.leaseToken === leaseToken && row)
+    return { target, post: row.status === "scheduled" ? { ...row, status: "publishing" } : row, leaseToken };
+  // Not taken: say why, from the rows as they are now.
+  if (!target || !row) return { outcome: "skipped", why: "gone" } as const;
+  if (target.status !== "scheduled" && target.status !== "publishing")
+    return { outcome: "skipped", why: "ended" } as const;
+  if (row.status === "cancelled") return { outcome: "skipped", why: "cancelled" } as const;
+  if (target.nextTryAt && target.nextTryAt > now)
+    return {
+      outcome: "skipped",
+      why: "not_due",
+      dueInMs: target.nextTryAt.getTime() - now.getTime(),
+    } as const;
+  return { outcome: "skipped", why: "busy" } as const;
 }
 
 const mine = (c: Claimed) =>
@@ -142,7 +152,13 @@ async function wait(
     .where(mine(c))
     .returning({ tries: socialTargets.tries });
   if (!t) return { outcome: "lost" };
-  await queuePublish(ctx, c.target.id, t.tries, dueSlot(at), at.getTime() - ctx.clock.now().getTime());
+  await queuePublish(
+    ctx,
+    c.target.id,
+    t.tries,
+    publishSlot(at, ctx.clock.now()),
+    at.getTime() - ctx.clock.now().getTime(),
+  );
   return { outcome: "waiting" };
 }
 

@@ -3,7 +3,7 @@ import type { Consumer, JobQueue } from "@site/queue";
 import { and, asc, eq, inArray, isNull, lte, ne, or } from "drizzle-orm";
 import type { PlatformAdapters } from "./platform.ts";
 import type { PostContext } from "./post_context.ts";
-import { dueSlot, queuePublish } from "./publish_queue.ts";
+import { publishSlot, queuePublish, RESCUE_MS } from "./publish_queue.ts";
 import { publishTarget } from "./publish_target.ts";
 
 /**
@@ -11,18 +11,13 @@ import { publishTarget } from "./publish_target.ts";
  * on this process: 8 capped a process at about 80 posts/s against a platform answering in 50 ms
  * (decision 1496).
  */
-export const PUBLISH_CONCURRENCY = 64;
+export const PUBLISH_CONCURRENCY = 32;
 /** A sweep queues what falls due within this long, each job delayed to its time (lateness ≈ 0). */
 const SWEEP_HORIZON_MS = 15_000;
 /** At most this many targets are queued by one sweep (the next one takes the rest). */
 const SWEEP_BATCH = 2000;
 /** A job that finds its target due within this long (real time) waits for it instead of ending. */
 const EARLY_WAIT_MS = 5_000;
-/**
- * A target still open this long after it fell due gets a job with a new id once per this period: its
- * job was lost or ended without it (a failed claim, a clock that disagreed), decision 1496.
- */
-const RESCUE_MS = 60_000;
 /** Enqueues sent to the queue at once by a sweep (one Redis round trip each with BullMQ). */
 const SWEEP_ENQUEUE_PARALLEL = 32;
 
@@ -36,8 +31,7 @@ const sweptJobs = new WeakMap<JobQueue, Map<string, number>>();
  * Queues every target that is due (by the context's clock) within the horizon and held by no live
  * process: scheduled posts whose time came (while every process was down included), rate-limit waits
  * that ended, tries whose process died (lease run out). Each try is queued once, under the id of the
- * time it is due (decision 1496); one still open RESCUE_MS after that time is queued again once per
- * RESCUE_MS. Answers how many open targets it found due (queued now or before).
+ * time it is due (publishSlot, decision 1496). Answers how many open targets it found due (queued now or before).
  */
 export async function sweepSocialTargets(ctx: PostContext): Promise<number> {
   const now = ctx.clock.now();
@@ -63,7 +57,7 @@ export async function sweepSocialTargets(ctx: PostContext): Promise<number> {
   const todo: { jobId: string; id: string; tries: number; slot: string; delayMs: number }[] = [];
   for (const r of rows) {
     const dueIn = r.at!.getTime() - now.getTime();
-    const slot = -dueIn > RESCUE_MS ? `l${Math.floor(now.getTime() / RESCUE_MS)}` : dueSlot(r.at!);
+    const slot = publishSlot(r.at!, now);
     const jobId = `${r.id}.${r.tries}.${slot}`;
     if (swept?.has(jobId)) continue;
     todo.push({ jobId, id: r.id, tries: r.tries, slot, delayMs: Math.max(0, dueIn) });
