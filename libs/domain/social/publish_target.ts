@@ -1,7 +1,9 @@
 import { randomUUID } from "node:crypto";
+import { DB_POOL_DEFAULTS } from "@site/config";
 import { type Database, socialPosts, socialTargets } from "@site/db";
 import { AppError } from "@site/domain/core";
 import { and, eq, sql } from "drizzle-orm";
+import { withPublisherDb } from "./db_gate.ts";
 import { type PlatformAdapters, PlatformError, type PublishResult, type SocialPlatform } from "./platform.ts";
 import { checkMedia, checkTexts, mediaForPlatform } from "./post_checks.ts";
 import type { PostContext } from "./post_context.ts";
@@ -83,6 +85,10 @@ async function claim(ctx: PostContext, targetId: string): Promise<Claimed | Publ
   return { outcome: "skipped", why: "busy" } as const;
 }
 
+/** The publisher's database work, leaving connections to requests (db_gate.ts). */
+const gated = <T>(ctx: PostContext, work: () => Promise<T>) =>
+  withPublisherDb(ctx.db, ctx.config.dbPoolMax ?? DB_POOL_DEFAULTS.api, work);
+
 const mine = (c: Claimed) =>
   and(eq(socialTargets.id, c.target.id), eq(socialTargets.leaseToken, c.leaseToken));
 
@@ -94,38 +100,40 @@ async function end(
 ): Promise<PublishOutcome> {
   const now = ctx.clock.now();
   const p = "published" in result ? result.published : null;
-  const ended = await ctx.db.transaction(async (tx) => {
-    const [t] = await tx
-      .update(socialTargets)
-      .set({
-        status: p ? "published" : "failed",
-        platformPostId: p?.platformPostId ?? null,
-        url: p?.url ?? null,
-        note: p?.note ?? null,
-        publishedAt: p?.publishedAt ?? null,
-        error: "failed" in result ? result.failed.slice(0, 500) : null,
-        nextTryAt: null,
-        tryStartedAt: null,
-        leaseToken: null,
-        leaseUntil: null,
-        endedAt: now,
-      })
-      .where(mine(c))
-      .returning();
-    if (!t) return false;
-    const at = p ? sql`${p.publishedAt.toISOString()}::timestamptz` : null;
-    await tx.execute(sql`update social_posts set
+  const ended = await gated(ctx, () =>
+    ctx.db.transaction(async (tx) => {
+      const [t] = await tx
+        .update(socialTargets)
+        .set({
+          status: p ? "published" : "failed",
+          platformPostId: p?.platformPostId ?? null,
+          url: p?.url ?? null,
+          note: p?.note ?? null,
+          publishedAt: p?.publishedAt ?? null,
+          error: "failed" in result ? result.failed.slice(0, 500) : null,
+          nextTryAt: null,
+          tryStartedAt: null,
+          leaseToken: null,
+          leaseUntil: null,
+          endedAt: now,
+        })
+        .where(mine(c))
+        .returning();
+      if (!t) return false;
+      const at = p ? sql`${p.publishedAt.toISOString()}::timestamptz` : null;
+      await tx.execute(sql`update social_posts set
         published_at = ${at ? sql`least(coalesce(published_at, ${at}), ${at})` : sql`published_at`},
         status = case when exists (select 1 from social_targets o where o.post_id = ${c.post.id}
           and o.status in ('scheduled', 'publishing')) then status else 'done' end,
         updated_at = ${now.toISOString()}::timestamptz
       where id = ${c.post.id}::uuid`);
-    // The outcome and its webhook event commit together (the outbox, decisions 0840, 0843), per target.
-    await recordTargetEvent(tx, c.post.orgId, t, () =>
-      getSocialPost({ ...ctx, db: tx as unknown as Database }, { orgId: c.post.orgId }, c.post.id),
-    );
-    return true;
-  });
+      // The outcome and its webhook event commit together (the outbox, decisions 0840, 0843), per target.
+      await recordTargetEvent(tx, c.post.orgId, t, () =>
+        getSocialPost({ ...ctx, db: tx as unknown as Database }, { orgId: c.post.orgId }, c.post.id),
+      );
+      return true;
+    }),
+  );
   if (!ended) return { outcome: "lost" };
   return { outcome: p ? "published" : "failed" };
 }
@@ -139,18 +147,20 @@ async function wait(
   why: string,
   keepTry: boolean,
 ): Promise<PublishOutcome> {
-  const [t] = await ctx.db
-    .update(socialTargets)
-    .set({
-      nextTryAt: at,
-      retryUntil,
-      error: why.slice(0, 500),
-      leaseToken: null,
-      leaseUntil: null,
-      ...(keepTry ? {} : { tryStartedAt: null }),
-    })
-    .where(mine(c))
-    .returning({ tries: socialTargets.tries });
+  const [t] = await gated(ctx, () =>
+    ctx.db
+      .update(socialTargets)
+      .set({
+        nextTryAt: at,
+        retryUntil,
+        error: why.slice(0, 500),
+        leaseToken: null,
+        leaseUntil: null,
+        ...(keepTry ? {} : { tryStartedAt: null }),
+      })
+      .where(mine(c))
+      .returning({ tries: socialTargets.tries }),
+  );
   if (!t) return { outcome: "lost" };
   await queuePublish(
     ctx,
@@ -182,7 +192,7 @@ export async function publishTarget(
   adapters: PlatformAdapters,
   targetId: string,
 ): Promise<PublishOutcome> {
-  const claimed = await claim(ctx, targetId);
+  const claimed = await gated(ctx, () => claim(ctx, targetId));
   if ("outcome" in claimed) return claimed;
   const c = claimed;
   const heartbeat = setInterval(() => {
@@ -209,7 +219,7 @@ async function attempt(ctx: PostContext, adapters: PlatformAdapters, c: Claimed)
   let started = target.tryStartedAt !== null;
   try {
     if (!adapter) throw new PlatformError("rejected", `no adapter for ${platform}`);
-    const account = await readyAccount(ctx, target.accountId, adapters, ctx.clock.now());
+    const account = await gated(ctx, () => readyAccount(ctx, target.accountId, adapters, ctx.clock.now()));
     if (target.tryStartedAt) {
       // A try began and never committed its outcome: it may have reached the platform (decision 1471).
       if (!adapter.findPublished)
@@ -223,14 +233,16 @@ async function attempt(ctx: PostContext, adapters: PlatformAdapters, c: Claimed)
     }
     // Every check runs again at publish time (CONTRACT "Social posts on their own clock").
     checkTexts([platform], post.content, overrides);
-    const media = await checkMedia(ctx, post.orgId, [platform], post.media);
+    const media = await gated(ctx, () => checkMedia(ctx, post.orgId, [platform], post.media));
     const files = await mediaForPlatform(ctx, post.orgId, platform, media);
+    const [marked] = await gated(ctx, () =>
+      ctx.db
+        .update(socialTargets)
+        .set({ tryStartedAt: ctx.clock.now() })
+        .where(mine(c))
+        .returning({ id: socialTargets.id }),
+    );
     const options = post.platformOptions as RecordedOptions;
-    const [marked] = await ctx.db
-      .update(socialTargets)
-      .set({ tryStartedAt: ctx.clock.now() })
-      .where(mine(c))
-      .returning({ id: socialTargets.id });
     if (!marked) return { outcome: "lost" };
     started = true;
     const published = await adapter.publish(account, {
