@@ -4,10 +4,11 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fixedClock } from "@site/config";
 import { publishTarget, sweepSocialTargets } from "@site/domain/social";
+import { sampleImage } from "@site/domain/testing";
 import { createPlatformAdapters } from "@site/social";
 import { type FakePlatforms, startFakePlatforms } from "@site/social/testing";
 import { buildTestApp, type TestApp } from "../../testing/mod.ts";
-import { connectSocialAccount } from "../../testing/social.ts";
+import { connectSocialAccount, fetchMediaFromApp, uploadSocialMedia } from "../../testing/social.ts";
 
 // Never twice, never lost (issue 33, decision 1471): a real publishing process SIGKILLed between the
 // platform's answer and its commit; another process takes the target up and finds the post on the
@@ -26,6 +27,7 @@ const clock = fixedClock(new Date(Date.now() - 2 * HOUR));
 beforeAll(async () => {
   fake = startFakePlatforms();
   h = await buildTestApp({ env: fake.env, clock, socialPublisher: false });
+  fetchMediaFromApp(fake, h);
   dataDir = mkdtempSync(join(tmpdir(), "social-kill-"));
 });
 afterAll(async () => {
@@ -138,6 +140,85 @@ describe("publishing survives its process being killed", () => {
     });
     expect(tweetsPosted(text)).toHaveLength(1);
   }, 60_000);
+
+  // The same kill on every platform whose reference offers a way to look a post up (decision 1497):
+  // the publishing call's answer held, the process killed, the target taken up by this process, which
+  // finds the post on the account's list instead of posting it again.
+  const lookups = [
+    {
+      platform: "reddit",
+      hold: ["POST", "api/submit"],
+      posts: "api/submit",
+      lookup: (account: string) => `/user/${account}/submitted`,
+      media: false,
+    },
+    {
+      platform: "threads",
+      hold: ["POST", "*threads_publish"],
+      posts: "threads_publish",
+      lookup: (account: string) => `/${account}/threads?`,
+      media: false,
+    },
+    {
+      platform: "instagram",
+      hold: ["POST", "*media_publish"],
+      posts: "media_publish",
+      lookup: (account: string) => `/${account}/media?`,
+      media: true,
+    },
+  ] as const;
+  for (const p of lookups)
+    test(`SIGKILL between ${p.platform}'s answer and the commit: looked up on the account's posts, recorded, posted exactly once`, async () => {
+      clock.set(new Date(Date.now() - 2 * HOUR));
+      const { key } = await h.seedOrg();
+      const account = await connectSocialAccount(h, key, p.platform);
+      const text = `killed mid-publish on ${p.platform} ${crypto.randomUUID()}`;
+      const media = p.media
+        ? [(await uploadSocialMedia(h, key, sampleImage("jpeg", { size: 400 }), "image/jpeg")).id]
+        : [];
+      const at = new Date(clock.now().getTime() + HOUR).toISOString();
+      const res = await h.call("POST", "/api/v1/social/posts", {
+        key,
+        body: { content: text, accounts: [account.id], scheduledAt: at, media },
+      });
+      expect(res.status).toBe(201);
+      const { post } = (await res.json()) as Json;
+      const [{ id: targetId }] = await h.sql`select id from social_targets where post_id = ${post.postId}`;
+      const hold = fake.holdAnswers(p.platform, p.hold[0], p.hold[1]);
+      const child = spawnPublisher();
+      await child.ready;
+      await until(`${p.platform} to publish the post`, async () => hold.arrived() === 1);
+      child.proc.kill("SIGKILL");
+      await child.proc.exited;
+      hold.release();
+      const posted = fake.postsWithText(p.platform, text);
+      expect(posted).toHaveLength(1);
+      const [left] = await h.sql`select status, try_started_at from social_targets where id = ${targetId}`;
+      expect(left!.status).toBe("publishing");
+      expect(left!.try_started_at).not.toBeNull();
+
+      clock.set(new Date(Date.now() + 5 * 60_000));
+      const calls = () =>
+        fake.requests.filter(
+          (r) => r.platform === p.platform && r.method === "POST" && r.path.split("?")[0]!.endsWith(p.posts),
+        ).length;
+      expect(calls()).toBe(1);
+      expect(await publishTarget(h.ctx, createPlatformAdapters(h.ctx), targetId)).toEqual({
+        outcome: "published",
+      });
+      expect(fake.postsWithText(p.platform, text)).toHaveLength(1);
+      expect(calls()).toBe(1);
+      expect(
+        fake.requests.some((r) => r.platform === p.platform && r.path.includes(p.lookup(account.accountId))),
+      ).toBe(true);
+      const [t] =
+        await h.sql`select status, platform_post_id, error from social_targets where id = ${targetId}`;
+      expect(t).toMatchObject({ status: "published", platform_post_id: posted[0], error: null });
+      expect(await publishTarget(h.ctx, createPlatformAdapters(h.ctx), targetId)).toEqual({
+        outcome: "skipped",
+        why: "ended",
+      });
+    }, 60_000);
 
   test("a scheduled post due while every process was down goes out when one starts, once, even when another starts after", async () => {
     clock.set(new Date(Date.now() - 2 * HOUR));
