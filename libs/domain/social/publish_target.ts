@@ -217,6 +217,8 @@ async function attempt(ctx: PostContext, adapters: PlatformAdapters, c: Claimed)
   const text = overrides[platform] ?? post.content;
   const windowMs = ctx.config.social.publishRetryWindowS * 1000;
   let started = target.tryStartedAt !== null;
+  // While a cut-off try is looked up, a rate limit or no answer keeps it to be looked up again.
+  let lookingUp = false;
   try {
     if (!adapter) throw new PlatformError("rejected", `no adapter for ${platform}`);
     const account = await gated(ctx, () => readyAccount(ctx, target.accountId, adapters, ctx.clock.now()));
@@ -227,8 +229,21 @@ async function attempt(ctx: PostContext, adapters: PlatformAdapters, c: Claimed)
           failed: `${platform}: a try begun at ${target.tryStartedAt.toISOString()} was cut off and ${platform} offers no way to look the post up; not tried again so as not to post twice (look at the account)`,
         });
       const since = new Date(target.tryStartedAt.getTime() - LOOKBACK_MS);
-      const found = await adapter.findPublished(account, { text, since });
+      lookingUp = true;
+      let found: PublishResult | null;
+      try {
+        found = await adapter.findPublished(account, { text, since });
+      } catch (err) {
+        // A lookup the platform refuses for good (a permission the account lacks, decision 1497) leaves
+        // the cut-off try unknown: fail safely. No answer or a rate limit: look again later (below).
+        if (err instanceof PlatformError && (err.kind === "transient" || err.kind === "rate_limited"))
+          throw err;
+        return end(ctx, c, {
+          failed: `${platform}: a try begun at ${target.tryStartedAt.toISOString()} was cut off and ${platform} refused to look the post up (${words(platform, err)}); not tried again so as not to post twice (look at the account)`,
+        });
+      }
       if (found) return end(ctx, c, { published: found });
+      lookingUp = false;
       started = false; // the platform has no such post: the cut-off try did not reach it
     }
     // Every check runs again at publish time (CONTRACT "Social posts on their own clock").
@@ -258,7 +273,8 @@ async function attempt(ctx: PostContext, adapters: PlatformAdapters, c: Claimed)
     const now = ctx.clock.now();
     const until = target.retryUntil ?? new Date(now.getTime() + windowMs);
     if (err instanceof PlatformError && err.kind === "rate_limited") {
-      // The platform refused the call and said (or not) how long to wait: nothing was posted by it.
+      // The platform refused the call and said (or not) how long to wait: nothing was posted by it (a
+      // refused lookup keeps the cut-off try, to be looked up after the wait).
       const at = retryTime(err, now) ?? new Date(now.getTime() + DEFAULT_RATE_LIMIT_WAIT_MS);
       if (at <= until)
         return wait(
@@ -267,7 +283,7 @@ async function attempt(ctx: PostContext, adapters: PlatformAdapters, c: Claimed)
           at,
           until,
           `rate limited by ${platform}; trying again at ${at.toISOString()}`,
-          false,
+          lookingUp,
         );
       return end(ctx, c, {
         failed: `${words(platform, err)} (the wait ran past SOCIAL_PUBLISH_RETRY_WINDOW_S)`,

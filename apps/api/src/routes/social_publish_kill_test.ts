@@ -160,6 +160,13 @@ describe("publishing survives its process being killed", () => {
       media: false,
     },
     {
+      platform: "linkedin",
+      hold: ["POST", "rest/posts"],
+      posts: "rest/posts",
+      lookup: () => "/rest/posts?",
+      media: false,
+    },
+    {
       platform: "instagram",
       hold: ["POST", "*media_publish"],
       posts: "media_publish",
@@ -219,6 +226,30 @@ describe("publishing survives its process being killed", () => {
         why: "ended",
       });
     }, 60_000);
+
+  test("a cut-off LinkedIn try whose lookup LinkedIn refuses (no r_member_social): failed, saying why, not posted again", async () => {
+    clock.set(new Date(Date.now() - 2 * HOUR));
+    const { key } = await h.seedOrg();
+    const token = `tok-linkedin-${crypto.randomUUID()}`;
+    const li = await connectSocialAccount(h, key, "linkedin", { accessToken: token });
+    fake.deny(token, "r_member_social");
+    const text = `cut off, no lookup ${crypto.randomUUID()}`;
+    const { targetId } = await scheduledPost(key, li.id, text);
+    await h.sql`update social_targets set status = 'publishing', tries = 1, try_started_at = now(),
+      lease_token = gen_random_uuid(), lease_until = now() + interval '2 minutes' where id = ${targetId}`;
+    clock.set(new Date(Date.now() + 5 * 60_000));
+    expect(await publishTarget(h.ctx, createPlatformAdapters(h.ctx), targetId)).toEqual({
+      outcome: "failed",
+    });
+    const [t] = await h.sql`select status, error from social_targets where id = ${targetId}`;
+    expect(t!.status).toBe("failed");
+    expect(t!.error).toContain("refused to look the post up");
+    expect(t!.error).toContain("ACCESS_DENIED");
+    expect(fake.postsWithText("linkedin", text)).toHaveLength(0);
+    expect(
+      fake.requests.some((r) => r.platform === "linkedin" && r.method === "POST" && r.token === token),
+    ).toBe(false);
+  });
 
   test("a scheduled post due while every process was down goes out when one starts, once, even when another starts after", async () => {
     clock.set(new Date(Date.now() - 2 * HOUR));
