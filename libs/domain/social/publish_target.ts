@@ -100,37 +100,43 @@ async function end(
 ): Promise<PublishOutcome> {
   const now = ctx.clock.now();
   const p = "published" in result ? result.published : null;
+  const status = p ? "published" : "failed";
+  const error = "failed" in result ? result.failed.slice(0, 500) : null;
+  const ts = (d: Date | null | undefined) => (d ? d.toISOString() : null);
+  const at = p ? sql`${p.publishedAt.toISOString()}::timestamptz` : null;
+  // One statement ends the target (under its lease) and, once no other target is open, its post, and
+  // counts the endpoints that want the event (decision 1496); the event is recorded only for those.
   const ended = await gated(ctx, () =>
     ctx.db.transaction(async (tx) => {
-      const [t] = await tx
-        .update(socialTargets)
-        .set({
-          status: p ? "published" : "failed",
-          platformPostId: p?.platformPostId ?? null,
-          url: p?.url ?? null,
-          note: p?.note ?? null,
-          publishedAt: p?.publishedAt ?? null,
-          error: "failed" in result ? result.failed.slice(0, 500) : null,
-          nextTryAt: null,
-          tryStartedAt: null,
-          leaseToken: null,
-          leaseUntil: null,
-          endedAt: now,
-        })
-        .where(mine(c))
-        .returning();
-      if (!t) return false;
-      const at = p ? sql`${p.publishedAt.toISOString()}::timestamptz` : null;
-      await tx.execute(sql`update social_posts set
-        published_at = ${at ? sql`least(coalesce(published_at, ${at}), ${at})` : sql`published_at`},
-        status = case when exists (select 1 from social_targets o where o.post_id = ${c.post.id}
-          and o.status in ('scheduled', 'publishing')) then status else 'done' end,
-        updated_at = ${now.toISOString()}::timestamptz
-      where id = ${c.post.id}::uuid`);
+      const [row] = await tx.execute<{ ended: number; hooks: number }>(sql`
+        with t as (
+          update social_targets set status = ${status}, platform_post_id = ${p?.platformPostId ?? null},
+            url = ${p?.url ?? null}, note = ${p?.note ?? null},
+            published_at = ${ts(p?.publishedAt)}::timestamptz, error = ${error},
+            next_try_at = null, try_started_at = null, lease_token = null, lease_until = null,
+            ended_at = ${ts(now)}::timestamptz
+          where id = ${c.target.id}::uuid and lease_token = ${c.leaseToken}::uuid
+          returning id),
+        p as (
+          update social_posts set
+            published_at = ${at ? sql`least(coalesce(published_at, ${at}), ${at})` : sql`published_at`},
+            status = case when exists (select 1 from social_targets o where o.post_id = ${c.post.id}::uuid
+              and o.id <> ${c.target.id}::uuid and o.status in ('scheduled', 'publishing'))
+              then status else 'done' end,
+            updated_at = ${ts(now)}::timestamptz
+          where id = ${c.post.id}::uuid and exists (select 1 from t))
+        select (select count(*) from t)::int as ended,
+          (select count(*) from webhook_endpoints where org_id = ${c.post.orgId}::uuid and enabled
+            and ${p ? "social.post.published" : "social.post.failed"} = any(events))::int as hooks`);
+      if (!row?.ended) return false;
       // The outcome and its webhook event commit together (the outbox, decisions 0840, 0843), per target.
-      await recordTargetEvent(tx, c.post.orgId, t, () =>
-        getSocialPost({ ...ctx, db: tx as unknown as Database }, { orgId: c.post.orgId }, c.post.id),
-      );
+      if (row.hooks > 0)
+        await recordTargetEvent(
+          tx,
+          c.post.orgId,
+          { platform: c.target.platform, accountId: c.target.accountId, url: p?.url ?? null, status, error },
+          () => getSocialPost({ ...ctx, db: tx as unknown as Database }, { orgId: c.post.orgId }, c.post.id),
+        );
       return true;
     }),
   );
