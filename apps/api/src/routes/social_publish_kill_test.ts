@@ -251,6 +251,40 @@ describe("publishing survives its process being killed", () => {
     ).toBe(false);
   });
 
+  test("sweeps in different periods queue a scheduled try once, under the id of its due time; once due, one more", async () => {
+    // 14 s into a 15-s sweep period: the next sweep, 6 s later, is in the next period (decision 1496).
+    clock.set(new Date(Math.floor(Date.now() / 15_000) * 15_000 - 2 * HOUR + 14_000));
+    const { key } = await h.seedOrg();
+    const x = await connectSocialAccount(h, key, "x", { tier: "basic" });
+    const at = new Date(clock.now().getTime() + 14_000);
+    const res = await h.call("POST", "/api/v1/social/posts", {
+      key,
+      body: {
+        content: `queued once ${crypto.randomUUID()}`,
+        accounts: [x.id],
+        scheduledAt: at.toISOString(),
+      },
+    });
+    expect(res.status).toBe(201);
+    const { post } = (await res.json()) as Json;
+    const [{ id: targetId }] = await h.sql`select id from social_targets where post_id = ${post.postId}`;
+    const queue = h.ctx.queue!;
+    const before = await queue.depth("social-publish");
+    await sweepSocialTargets(h.ctx);
+    clock.set(new Date(clock.now().getTime() + 6_000));
+    await sweepSocialTargets(h.ctx);
+    expect(await queue.depth("social-publish")).toBe(before + 1);
+    expect(await queue.state("social-publish", `${targetId}.0.t${at.getTime()}`)).toBe("delayed");
+    // Due now by this clock (its delayed job waits on the real one): a sweep queues it once more, once.
+    clock.set(new Date(at.getTime() + 1_000));
+    await sweepSocialTargets(h.ctx);
+    await sweepSocialTargets(h.ctx);
+    expect(await queue.state("social-publish", `${targetId}.0.d${at.getTime()}`)).not.toBe("missing");
+    expect(await queue.depth("social-publish")).toBe(before + 2);
+    await queue.remove("social-publish", `${targetId}.0.t${at.getTime()}`);
+    await queue.remove("social-publish", `${targetId}.0.d${at.getTime()}`);
+  });
+
   test("a scheduled post due while every process was down goes out when one starts, once, even when another starts after", async () => {
     clock.set(new Date(Date.now() - 2 * HOUR));
     const { key } = await h.seedOrg();
