@@ -13,16 +13,19 @@ const gates = new WeakMap<Database, Gate>();
  * no connection and are not counted (decision 1496).
  */
 export async function withPublisherDb<T>(db: Database, poolMax: number, work: () => Promise<T>): Promise<T> {
-  let gate = gates.get(db);
-  if (!gate) gates.set(db, (gate = { free: Math.max(1, poolMax - LEFT_TO_REQUESTS), waiting: [] }));
-  const g = gate;
-  if (g.free > 0) g.free--;
-  else await new Promise<void>((go) => g.waiting.push(go));
+  let g = gates.get(db);
+  if (!g) {
+    g = { free: Math.max(1, poolMax - LEFT_TO_REQUESTS), waiting: [] };
+    gates.set(db, g);
+  }
+  const gate = g;
+  if (gate.free > 0) gate.free--;
+  else await new Promise<void>((go) => gate.waiting.push(go));
   try {
     return await work();
   } finally {
-    const next = g.waiting.shift();
+    const next = gate.waiting.shift();
     if (next) next();
-    else g.free++;
+    else gate.free++;
   }
 }

@@ -51,7 +51,10 @@ export async function sweepSocialTargets(ctx: PostContext): Promise<number> {
     .limit(SWEEP_BATCH);
   const queue = ctx.queue;
   let swept = queue ? sweptJobs.get(queue) : undefined;
-  if (queue && !swept) sweptJobs.set(queue, (swept = new Map()));
+  if (queue && !swept) {
+    swept = new Map();
+    sweptJobs.set(queue, swept);
+  }
   const real = Date.now();
   if (swept) for (const [id, until] of swept) if (until <= real) swept.delete(id);
   const todo: { jobId: string; id: string; tries: number; slot: string; delayMs: number }[] = [];

@@ -75,7 +75,10 @@ export function createMemoryQueue(opts: { log: Logger }): JobQueue {
   const makeWaiting = (entry: Entry) => {
     entry.state = "waiting";
     let q = waiting.get(entry.name);
-    if (!q) waiting.set(entry.name, (q = new Fifo()));
+    if (!q) {
+      q = new Fifo();
+      waiting.set(entry.name, q);
+    }
     q.push(entry);
   };
 

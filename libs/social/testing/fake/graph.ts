@@ -347,7 +347,6 @@ function insights(ctx: GraphCtx, c: GraphCall, id: string): Response {
 }
 
 function postFields(ctx: GraphCtx, c: GraphCall, id: string): Response {
-  const ig = c.platform === "instagram";
   const fields = (c.url.searchParams.get("fields") ?? "").split(",");
   const m = metricsOf(ctx.s, id);
   const out: Record<string, unknown> = { id };
