@@ -162,7 +162,7 @@ async function wait(
         error: why.slice(0, 500),
         leaseToken: null,
         leaseUntil: null,
-        ...(keepTry ? {} : { tryStartedAt: null }),
+        ...(keepTry ? {} : { tryStartedAt: null, platformPostId: null }),
       })
       .where(mine(c))
       .returning({ tries: socialTargets.tries }),
@@ -238,14 +238,15 @@ async function attempt(ctx: PostContext, adapters: PlatformAdapters, c: Claimed)
       lookingUp = true;
       let found: PublishResult | null;
       try {
-        found = await adapter.findPublished(account, { text, since });
+        // A publishing target's platform_post_id is only ever the try's reference (onPublishRef).
+        found = await adapter.findPublished(account, { text, since, ref: target.platformPostId });
       } catch (err) {
         // A lookup the platform refuses for good (a permission the account lacks, decision 1497) leaves
         // the cut-off try unknown: fail safely. No answer or a rate limit: look again later (below).
         if (err instanceof PlatformError && (err.kind === "transient" || err.kind === "rate_limited"))
           throw err;
         return end(ctx, c, {
-          failed: `${platform}: a try begun at ${target.tryStartedAt.toISOString()} was cut off and ${platform} refused to look the post up (${words(platform, err)}); not tried again so as not to post twice (look at the account)`,
+          failed: `${platform}: a try begun at ${target.tryStartedAt.toISOString()} was cut off and could not be looked up on ${platform} (${words(platform, err)}); not tried again so as not to post twice (look at the account)`,
         });
       }
       if (found) return end(ctx, c, { published: found });
@@ -259,7 +260,7 @@ async function attempt(ctx: PostContext, adapters: PlatformAdapters, c: Claimed)
     const [marked] = await gated(ctx, () =>
       ctx.db
         .update(socialTargets)
-        .set({ tryStartedAt: ctx.clock.now() })
+        .set({ tryStartedAt: ctx.clock.now(), platformPostId: null })
         .where(mine(c))
         .returning({ id: socialTargets.id }),
     );
@@ -269,6 +270,9 @@ async function attempt(ctx: PostContext, adapters: PlatformAdapters, c: Claimed)
     const published = await adapter.publish(account, {
       text,
       media: files,
+      onPublishRef: async (ref) => {
+        await gated(ctx, () => ctx.db.update(socialTargets).set({ platformPostId: ref }).where(mine(c)));
+      },
       ...(platform === "tiktok" && options.tiktok
         ? { tiktok: { privacyLevel: options.tiktok.privacyLevel } }
         : {}),

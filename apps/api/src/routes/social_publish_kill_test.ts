@@ -28,6 +28,7 @@ beforeAll(async () => {
   fake = startFakePlatforms();
   h = await buildTestApp({ env: fake.env, clock, socialPublisher: false });
   fetchMediaFromApp(fake, h);
+  fake.verifyTikTokUrlPrefix(`${h.ctx.config.publicBaseUrl}/api/media/`);
   dataDir = mkdtempSync(join(tmpdir(), "social-kill-"));
 });
 afterAll(async () => {
@@ -48,6 +49,8 @@ function spawnPublisher() {
       SECRET_KEY: "test-secret-key-0123456789",
       DATA_DIR: dataDir,
       LOG_LEVEL: "warn",
+      // The service's delivery prefix, verified with TikTok (photos are pulled from it).
+      SOCIAL_TIKTOK_VERIFIED_URL_PREFIXES: `${h.ctx.config.publicBaseUrl}/api/media/`,
     },
     stdout: "pipe",
     stderr: "inherit",
@@ -173,6 +176,14 @@ describe("publishing survives its process being killed", () => {
       lookup: (account: string) => `/${account}/media?`,
       media: true,
     },
+    {
+      // Held: the status answer that says PUBLISH_COMPLETE; looked up by the publish id kept at init.
+      platform: "tiktok",
+      hold: ["POST", "post/publish/status/fetch"],
+      posts: "content/init/",
+      lookup: () => "/post/publish/status/fetch",
+      media: true,
+    },
   ] as const;
   for (const p of lookups)
     test(`SIGKILL between ${p.platform}'s answer and the commit: looked up on the account's posts, recorded, posted exactly once`, async () => {
@@ -186,18 +197,29 @@ describe("publishing survives its process being killed", () => {
       const at = new Date(clock.now().getTime() + HOUR).toISOString();
       const res = await h.call("POST", "/api/v1/social/posts", {
         key,
-        body: { content: text, accounts: [account.id], scheduledAt: at, media },
+        body: {
+          content: text,
+          accounts: [account.id],
+          scheduledAt: at,
+          media,
+          ...(p.platform === "tiktok"
+            ? { platformOptions: { tiktok: { privacyLevel: "SELF_ONLY", consent: true } } }
+            : {}),
+        },
       });
       expect(res.status).toBe(201);
       const { post } = (await res.json()) as Json;
       const [{ id: targetId }] = await h.sql`select id from social_targets where post_id = ${post.postId}`;
       const hold = fake.holdAnswers(p.platform, p.hold[0], p.hold[1]);
       const child = spawnPublisher();
-      await child.ready;
-      await until(`${p.platform} to publish the post`, async () => hold.arrived() === 1);
-      child.proc.kill("SIGKILL");
-      await child.proc.exited;
-      hold.release();
+      try {
+        await child.ready;
+        await until(`${p.platform} to publish the post`, async () => hold.arrived() === 1);
+      } finally {
+        child.proc.kill("SIGKILL");
+        await child.proc.exited;
+        hold.release();
+      }
       const posted = fake.postsWithText(p.platform, text);
       expect(posted).toHaveLength(1);
       const [left] = await h.sql`select status, try_started_at from social_targets where id = ${targetId}`;
@@ -243,7 +265,7 @@ describe("publishing survives its process being killed", () => {
     });
     const [t] = await h.sql`select status, error from social_targets where id = ${targetId}`;
     expect(t!.status).toBe("failed");
-    expect(t!.error).toContain("refused to look the post up");
+    expect(t!.error).toContain("could not be looked up on linkedin");
     expect(t!.error).toContain("ACCESS_DENIED");
     expect(fake.postsWithText("linkedin", text)).toHaveLength(0);
     expect(
@@ -283,6 +305,41 @@ describe("publishing survives its process being killed", () => {
     expect(await queue.depth("social-publish")).toBe(before + 2);
     await queue.remove("social-publish", `${targetId}.0.t${at.getTime()}`);
     await queue.remove("social-publish", `${targetId}.0.d${at.getTime()}`);
+  });
+
+  test("a TikTok try cut off before TikTok answered its publish_id: failed, saying why, not posted again", async () => {
+    clock.set(new Date(Date.now() - 2 * HOUR));
+    const { key } = await h.seedOrg();
+    const tk = await connectSocialAccount(h, key, "tiktok");
+    const text = `cut off before init ${crypto.randomUUID()}`;
+    const photo = await uploadSocialMedia(h, key, sampleImage("jpeg", { size: 400 }), "image/jpeg");
+    const res = await h.call("POST", "/api/v1/social/posts", {
+      key,
+      body: {
+        content: text,
+        accounts: [tk.id],
+        media: [photo.id],
+        scheduledAt: new Date(clock.now().getTime() + HOUR).toISOString(),
+        platformOptions: { tiktok: { privacyLevel: "SELF_ONLY", consent: true } },
+      },
+    });
+    expect(res.status).toBe(201);
+    const { post } = (await res.json()) as Json;
+    const [{ id: targetId }] = await h.sql`select id from social_targets where post_id = ${post.postId}`;
+    await h.sql`update social_targets set status = 'publishing', tries = 1, try_started_at = now(),
+      lease_token = gen_random_uuid(), lease_until = now() + interval '2 minutes' where id = ${targetId}`;
+    clock.set(new Date(Date.now() + 5 * 60_000));
+    const before = fake.requests.length;
+    expect(await publishTarget(h.ctx, createPlatformAdapters(h.ctx), targetId)).toEqual({
+      outcome: "failed",
+    });
+    const [t] = await h.sql`select status, error from social_targets where id = ${targetId}`;
+    expect(t!.status).toBe("failed");
+    expect(t!.error).toContain("before TikTok answered its publish_id");
+    expect(fake.requests.slice(before).some((r) => r.platform === "tiktok" && r.path.includes("init"))).toBe(
+      false,
+    );
+    expect(fake.postsWithText("tiktok", text)).toHaveLength(0);
   });
 
   test("a scheduled post due while every process was down goes out when one starts, once, even when another starts after", async () => {
