@@ -77,6 +77,12 @@ export type PublishInput = {
    * absent on an unaudited app, which posts SELF_ONLY (decision 1031).
    */
   tiktok?: { privacyLevel: string };
+  /**
+   * Called by an adapter once the platform named the post it is making, before the post may be out
+   * (TikTok's `publish:<publish_id>`): kept on the target while the try runs, so that a cut-off try
+   * can be looked up by it (`findPublished`'s `ref`, decision 1497).
+   */
+  onPublishRef?: (ref: string) => Promise<void>;
 };
 
 /** A platform's HTTP API behind one interface: publish a text with media, read a post's metrics. */
@@ -87,9 +93,14 @@ export type PlatformAdapter = {
   /**
    * Looks on the platform for a post of `text` by the account made since `since` (its recent posts):
    * the publication of a try that was cut off after it may have reached the platform (decision 1471).
-   * Null when there is none. Absent where the platform offers no such lookup.
+   * `ref`: what the cut-off try passed to `onPublishRef`, if anything. Null when there is none. Absent
+   * where the platform offers no such lookup; a PlatformError not `transient` or `rate_limited` when it
+   * cannot look this one up (the try then fails safely, decision 1497).
    */
-  findPublished?(account: AdapterAccount, post: { text: string; since: Date }): Promise<PublishResult | null>;
+  findPublished?(
+    account: AdapterAccount,
+    post: { text: string; since: Date; ref: string | null },
+  ): Promise<PublishResult | null>;
   /** TikTok: what the creator may post now (creator_info/query), for the user's choice (decision 1013). */
   creatorInfo?(account: AdapterAccount): Promise<CreatorInfo>;
   /**

@@ -9,7 +9,7 @@ import { checkMedia, checkPostInput, checkTexts, mediaForPlatform, parseSchedule
 import type { PostContext } from "./post_context.ts";
 import { recordedOptions } from "./post_options.ts";
 import { readPost } from "./post_views.ts";
-import { queuePublish } from "./publish_queue.ts";
+import { publishSlot, queuePublish } from "./publish_queue.ts";
 import { publishTarget } from "./publish_target.ts";
 
 export { TIKTOK_UNAUDITED_REASON } from "./post_options.ts";
@@ -106,14 +106,14 @@ export async function createSocialPost(
   });
   if (scheduledAt) return readPost(ctx, principal.orgId, postId);
   const targets = await ctx.db
-    .select({ id: socialTargets.id })
+    .select({ id: socialTargets.id, at: socialTargets.nextTryAt })
     .from(socialTargets)
     .where(eq(socialTargets.postId, postId));
   if (!ctx.queue) {
     await Promise.all(targets.map((t) => publishTarget(ctx, adapters, t.id)));
     return readPost(ctx, principal.orgId, postId);
   }
-  for (const t of targets) await queuePublish(ctx, t.id, 0, "now");
+  for (const t of targets) await queuePublish(ctx, t.id, 0, publishSlot(t.at ?? now, now));
   return waitForTargets(ctx, principal.orgId, postId, ctx.config.social.publishWaitS * 1000);
 }
 

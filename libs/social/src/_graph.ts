@@ -127,3 +127,43 @@ export async function publishContainer(opts: {
     publishedAt: graphTime(m?.timestamp) ?? opts.clock.now(),
   };
 }
+
+/**
+ * A cut-off try's post on Instagram or Threads (decision 1497): the user's media list, newest first
+ * (Instagram `GET /<IG_ID>/media`, Threads `GET /<THREADS_USER_ID>/threads` with `since`), the one
+ * published since `since` whose caption (Instagram) or text (Threads) is exactly the post's, or null.
+ * A container is published once (`media_publish` again answers "already published"), so the media is
+ * there or the try never reached the platform.
+ */
+export async function findPublishedMedia(opts: {
+  base: string;
+  headers: Record<string, string>;
+  user: string;
+  edge: "media" | "threads";
+  textField: "caption" | "text";
+  text: string;
+  since: Date;
+  clock: Clock;
+  fallbackUrl: (mediaId: string) => string;
+}): Promise<PublishResult | null> {
+  const a = await callPlatform(
+    endpoint(opts.base, `/${encodeURIComponent(opts.user)}/${opts.edge}`, {
+      fields: `id,${opts.textField},permalink,timestamp`,
+      limit: "50",
+      ...(opts.edge === "threads" ? { since: String(Math.floor(opts.since.getTime() / 1000)) } : {}),
+    }),
+    { headers: opts.headers },
+  );
+  if (!ok(a)) throw graphError(a);
+  const data = ((a.body as { data?: Record<string, unknown>[] } | null)?.data ?? []).filter(
+    (m) => typeof m.id === "string" && (m[opts.textField] ?? "") === opts.text,
+  );
+  const hit = data.find((m) => (graphTime(m.timestamp)?.getTime() ?? Infinity) >= opts.since.getTime());
+  if (!hit) return null;
+  const id = String(hit.id);
+  return {
+    platformPostId: id,
+    url: typeof hit.permalink === "string" ? hit.permalink : opts.fallbackUrl(id),
+    publishedAt: graphTime(hit.timestamp) ?? opts.clock.now(),
+  };
+}

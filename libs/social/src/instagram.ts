@@ -9,7 +9,13 @@ import {
   platformMediaViolation,
   type UnavailableReason,
 } from "@site/domain/social";
-import { createContainer, insightValues, publishContainer, waitForContainer } from "./_graph.ts";
+import {
+  createContainer,
+  findPublishedMedia,
+  insightValues,
+  publishContainer,
+  waitForContainer,
+} from "./_graph.ts";
 import { callPlatform, endpoint, graphError, num, ok } from "./_http.ts";
 import type { AdapterOptions } from "./options.ts";
 import { GRAPH_DEFAULT_VERSION, INSTAGRAM_API_HOST } from "./versions.ts";
@@ -71,6 +77,23 @@ export function instagramAdapter(opts: AdapterOptions, base = INSTAGRAM_API_BASE
         headers,
         publishUrl: endpoint(base, `/${user}/media_publish`),
         creationId,
+        fallbackUrl: (mediaId) => `https://www.instagram.com/p/${mediaId}/`,
+      });
+    },
+    /**
+     * A cut-off try's post (decision 1497): the user's media list, `GET /<user>/media?fields=id,caption,
+     * permalink,timestamp` (https://developers.facebook.com/docs/instagram-platform/instagram-graph-api/reference/ig-user/media#reading), the media since the try with exactly this caption.
+     */
+    async findPublished(account, post) {
+      return findPublishedMedia({
+        base,
+        headers: auth(account),
+        user: account.accountId,
+        edge: "media",
+        textField: "caption",
+        text: post.text,
+        since: post.since,
+        clock: opts.clock,
         fallbackUrl: (mediaId) => `https://www.instagram.com/p/${mediaId}/`,
       });
     },

@@ -191,6 +191,38 @@ export function linkedinAdapter(opts: AdapterOptions, base = LINKEDIN_API_BASE):
         publishedAt: opts.clock.now(),
       };
     },
+    /**
+     * A cut-off try's post (decision 1497): Find Posts by Authors, `GET /rest/posts?author={URN}&q=author
+     * &sortBy=CREATED&count=50`, newest first
+     * (https://learn.microsoft.com/en-us/linkedin/marketing/community-management/shares/posts-api#find-posts-by-authors):
+     * the post since `since` (`createdAt`) whose `commentary` is the one publish sends. A member's posts
+     * need r_member_social (restricted); without it LinkedIn answers 403 and the cut-off try fails safely.
+     */
+    async findPublished(account, post) {
+      const a = await callPlatform(
+        endpoint(base, "/rest/posts", {
+          author: authorUrn(account.accountId),
+          q: "author",
+          sortBy: "CREATED",
+          count: "50",
+        }),
+        { headers: headers(account) },
+      );
+      if (!ok(a)) throw linkedinError(a, version);
+      const want = linkedinLittleText(post.text);
+      const elements =
+        (a.body as { elements?: { id?: string; commentary?: string; createdAt?: number }[] } | null)
+          ?.elements ?? [];
+      const hit = elements.find(
+        (e) => e.id && e.commentary === want && (e.createdAt ?? Infinity) >= post.since.getTime(),
+      );
+      if (!hit?.id) return null;
+      return {
+        platformPostId: hit.id,
+        url: `https://www.linkedin.com/feed/update/${hit.id}/`,
+        publishedAt: hit.createdAt ? new Date(hit.createdAt) : opts.clock.now(),
+      };
+    },
     async readMetrics(account, target) {
       const a = await callPlatform(
         endpoint(base, `/rest/socialActions/${encodeURIComponent(target.platformPostId)}`),

@@ -166,7 +166,7 @@ export function redditAdapter(opts: AdapterOptions, base = REDDIT_API_BASE): Pla
       // twice); the target keeps the profile's submitted page and a pending id instead (decision 1015).
       const submittedPage = `https://www.reddit.com/user/${encodeURIComponent(account.accountId)}/submitted/`;
       const found = await pollUntil(opts.poll, "reddit image post", async () => {
-        const match = await findSubmitted(account, (t) => t === title);
+        const match = await findSubmitted(account, (d) => d.is_self === false && d.title === title);
         return match ? { name: String(match.name), permalink: String(match.permalink ?? "") } : null;
       }).catch(() => ({ name: null, permalink: submittedPage }));
       if (!found.name)
@@ -181,13 +181,42 @@ export function redditAdapter(opts: AdapterOptions, base = REDDIT_API_BASE): Pla
         publishedAt: opts.clock.now(),
       };
     },
+    /**
+     * A cut-off try's post (decision 1497): the account's submitted listing, newest first
+     * (`GET /user/{username}/submitted?sort=new&limit=100`, scope `history`,
+     * https://www.reddit.com/dev/api/oauth#GET_user_{username}_submitted): a post since `since`
+     * (`created_utc`) with the title publish gives it and, for a self post, exactly its text
+     * (`selftext`); a media post is matched by its title.
+     */
+    async findPublished(account, post) {
+      const title = (post.text.split("\n")[0] ?? post.text).slice(0, 300);
+      const since = post.since.getTime() / 1000;
+      const hit = await findSubmitted(
+        account,
+        (d) =>
+          d.title === title &&
+          (typeof d.created_utc !== "number" || d.created_utc >= since) &&
+          (d.is_self !== true || d.selftext === post.text),
+        100,
+      );
+      if (!hit?.name) return null;
+      return {
+        platformPostId: String(hit.name),
+        url: permalinkUrl(String(hit.permalink ?? "")),
+        publishedAt:
+          typeof hit.created_utc === "number" ? new Date(hit.created_utc * 1000) : opts.clock.now(),
+      };
+    },
     async readMetrics(account, target) {
       if (target.platformPostId.startsWith(REDDIT_PENDING_PREFIX)) {
         // Published before Reddit listed it: find it on the listing now (the newest post of that title),
         // read its figures there, and give the collector its real id (decision 1015). Not listed yet:
         // a transient failure, tried again at the next pass. Without `history`: permission_missing.
         const start = target.platformPostId.slice(REDDIT_PENDING_PREFIX.length);
-        const post = await findSubmitted(account, (t) => t.slice(0, 80) === start);
+        const post = await findSubmitted(
+          account,
+          (d) => d.is_self === false && typeof d.title === "string" && d.title.slice(0, 80) === start,
+        );
         if (!post)
           throw new PlatformError("transient", "reddit: the post is not on the submitted listing yet");
         return {
@@ -210,27 +239,27 @@ export function redditAdapter(opts: AdapterOptions, base = REDDIT_API_BASE): Pla
   };
 
   /**
-   * The newest link post (not a self post) on the account's submitted listing whose title passes
-   * `title`, or null. The listing needs the `history` scope
+   * The newest post on the account's submitted listing (newest first, `limit` up to 100) that passes
+   * `match`, or null. The listing needs the `history` scope
    * (https://www.reddit.com/dev/api/oauth#GET_user_{username}_submitted).
    */
   async function findSubmitted(
     account: AdapterAccount,
-    title: (t: string) => boolean,
+    match: (d: Record<string, unknown>) => boolean,
+    limit = 10,
   ): Promise<Record<string, unknown> | null> {
     const l = await callPlatform(
       endpoint(base, `/user/${encodeURIComponent(account.accountId)}/submitted`, {
         sort: "new",
-        limit: "10",
+        limit: String(limit),
         raw_json: "1",
       }),
       { headers: headers(account) },
     );
     if (!ok(l)) throw redditError(l);
     return (
-      ((l.body as Listing | null)?.data?.children ?? [])
-        .map((c) => c.data ?? {})
-        .find((d) => typeof d.title === "string" && title(d.title) && d.is_self === false) ?? null
+      ((l.body as Listing | null)?.data?.children ?? []).map((c) => c.data ?? {}).find((d) => match(d)) ??
+      null
     );
   }
 }

@@ -6,7 +6,13 @@ import {
   type PublishMedia,
   platformMediaViolation,
 } from "@site/domain/social";
-import { createContainer, insightValues, publishContainer, waitForContainer } from "./_graph.ts";
+import {
+  createContainer,
+  findPublishedMedia,
+  insightValues,
+  publishContainer,
+  waitForContainer,
+} from "./_graph.ts";
 import { callPlatform, endpoint, graphError, ok } from "./_http.ts";
 import type { AdapterOptions } from "./options.ts";
 import { THREADS_API_HOST, THREADS_DEFAULT_VERSION } from "./versions.ts";
@@ -60,6 +66,23 @@ export function threadsAdapter(opts: AdapterOptions, base = THREADS_API_BASE): P
         headers,
         publishUrl: endpoint(base, `/${user}/threads_publish`),
         creationId,
+        fallbackUrl: (mediaId) => `https://www.threads.net/post/${mediaId}`,
+      });
+    },
+    /**
+     * A cut-off try's post (decision 1497): the user's media list, `GET /<user>/threads?fields=id,text,
+     * permalink,timestamp` (https://developers.facebook.com/docs/threads/retrieve-and-discover-posts/retrieve-posts), the media since the try with exactly this text.
+     */
+    async findPublished(account, post) {
+      return findPublishedMedia({
+        base,
+        headers: auth(account),
+        user: account.accountId,
+        edge: "threads",
+        textField: "text",
+        text: post.text,
+        since: post.since,
+        clock: opts.clock,
         fallbackUrl: (mediaId) => `https://www.threads.net/post/${mediaId}`,
       });
     },

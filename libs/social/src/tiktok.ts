@@ -164,6 +164,8 @@ export function tiktokAdapter(opts: AdapterOptions, base = TIKTOK_API_BASE): Pla
       const started = data<{ publish_id?: string; upload_url?: string }>(init);
       const publishId = started.publish_id;
       if (!publishId) throw new PlatformError("rejected", "tiktok: no publish_id in the answer");
+      // From here TikTok may post it: the publish id is kept on the target (a cut-off try is looked up by it).
+      await post.onPublishRef?.(`publish:${publishId}:${video ? "video" : "photo"}`);
       if (upload) {
         if (!started.upload_url) throw new PlatformError("rejected", "tiktok: no upload_url in the answer");
         const total = upload.bytes.byteLength;
@@ -221,6 +223,50 @@ export function tiktokAdapter(opts: AdapterOptions, base = TIKTOK_API_BASE): Pla
       return {
         platformPostId: postId,
         url: `${profile}/${video ? "video" : "photo"}/${postId}`,
+        publishedAt: opts.clock.now(),
+      };
+    },
+    /**
+     * A cut-off try (decision 1497): its publish id (kept on the target once init answered) asked of
+     * `POST /v2/post/publish/status/fetch/`
+     * (https://developers.tiktok.com/doc/content-posting-api-reference-get-video-status).
+     * PUBLISH_COMPLETE: published (its public id and URL once TikTok gives them; a private post without,
+     * saying why); FAILED: nothing was posted (null, tried again); still processing: looked up again
+     * later (transient). A try cut off before init answered has no publish id, and TikTok lists no
+     * private posts (the Display API's video list is of public videos only): not looked up, failed safely.
+     */
+    async findPublished(account, post) {
+      // The try's reference: publish:<publish_id>:<video|photo> (publish above).
+      const [prefix, publishId, kind] = (post.ref ?? "").split(":");
+      if (prefix !== "publish" || !publishId)
+        throw new PlatformError(
+          "rejected",
+          "tiktok: the try was cut off before TikTok answered its publish_id, and TikTok lists no private posts to look it up",
+        );
+      const answer = await call(account, "/post/publish/status/fetch/", { publish_id: publishId });
+      const s = data<{ status?: string; fail_reason?: string }>(answer);
+      if (s.status === "FAILED") return null;
+      if (s.status !== "PUBLISH_COMPLETE")
+        throw new PlatformError(
+          "transient",
+          `tiktok: publish ${publishId} is still ${s.status ?? "processing"}`,
+        );
+      const id = exactId(answer.raw, "publicaly_available_post_id");
+      // Complete without a public id: private, or public and not moderated yet (decision 1000).
+      if (id === null)
+        return {
+          platformPostId: `publish:${publishId}`,
+          url: null,
+          publishedAt: opts.clock.now(),
+          note: "tiktok: published; TikTok gives a public id only to a public post once moderated (none for a private post)",
+        };
+      const creator = data<{ creator_username?: string }>(
+        await call(account, "/post/publish/creator_info/query/", undefined),
+      );
+      const username = creator.creator_username ?? account.displayName ?? account.accountId;
+      return {
+        platformPostId: id,
+        url: `https://www.tiktok.com/@${encodeURIComponent(username)}/${kind === "photo" ? "photo" : "video"}/${id}`,
         publishedAt: opts.clock.now(),
       };
     },

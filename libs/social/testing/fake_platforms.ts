@@ -93,7 +93,11 @@ export function startFakePlatforms(opts: { latencyMs?: number } = {}) {
                   ? await reddit(call)
                   : await tiktok(call);
         const hold = holds.find(
-          (h) => h.platform === platform && h.method === req.method && h.path === parts.join("/"),
+          (h) =>
+            h.platform === platform &&
+            h.method === req.method &&
+            (h.path === parts.join("/") ||
+              (h.path.startsWith("*") && parts.join("/").endsWith(h.path.slice(1)))),
         );
         if (hold) {
           hold.arrived++;
@@ -150,9 +154,10 @@ export function startFakePlatforms(opts: { latencyMs?: number } = {}) {
      */
     holdRefresh: () => holdRefresh(s),
     /**
-     * Holds the answers to `method path` (below the platform's prefix, e.g. POST "tweets") after the
-     * platform acted on them, until `release()`: a test can kill the caller between the platform's
-     * answer and the caller's commit. `arrived()` counts the requests held.
+     * Holds the answers to `method path` (below the platform's prefix, e.g. POST "tweets"; a path that
+     * starts with "*" matches any path ending with the rest, e.g. "*media_publish" under any version
+     * and user) after the platform acted on them, until `release()`: a test can kill the caller between
+     * the platform's answer and the caller's commit. `arrived()` counts the requests held.
      */
     holdAnswers: (platform: SocialPlatform, method: string, path: string) => {
       let release = () => {};

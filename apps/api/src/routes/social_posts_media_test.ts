@@ -207,14 +207,16 @@ describe("a platform failing mid-publish", () => {
     const { key } = await h.seedOrg();
     const [ig, li, x] = await Promise.all(["instagram", "linkedin", "x"].map((p) => connect(key, p)));
     const id = await upload(key, sampleImage("jpeg", { size: 500 }), "image/jpeg");
-    fake.failNext("linkedin", 3, 503);
+    // A refusal (400): nothing was posted. (A 503 after the try began is looked up on LinkedIn before
+    // any new try, decision 1497: social_publish_kill_test.)
+    fake.failNext("linkedin", 3, 400);
     const res = await post(key, { content: "partly", media: [id], accounts: [ig.id, li.id, x.id] });
     expect(res.status).toBe(201);
     const targets = Object.fromEntries((await body(res)).post.targets.map((t: Json) => [t.platform, t]));
     expect(targets.instagram.status).toBe("published");
     expect(targets.x.status).toBe("published");
     expect(targets.linkedin).toMatchObject({ status: "failed", url: null });
-    expect(targets.linkedin.error).toContain("transient");
+    expect(targets.linkedin.error).toContain("rejected");
     fake.failNext("linkedin", 0);
   });
 });

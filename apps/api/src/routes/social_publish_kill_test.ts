@@ -5,10 +5,11 @@ import { join } from "node:path";
 import { fixedClock } from "@site/config";
 import { spawnChild } from "@site/db/testing";
 import { publishTarget, sweepSocialTargets } from "@site/domain/social";
+import { sampleImage } from "@site/domain/testing";
 import { createPlatformAdapters } from "@site/social";
 import { type FakePlatforms, startFakePlatforms } from "@site/social/testing";
 import { buildTestApp, type TestApp } from "../../testing/mod.ts";
-import { connectSocialAccount } from "../../testing/social.ts";
+import { connectSocialAccount, fetchMediaFromApp, uploadSocialMedia } from "../../testing/social.ts";
 
 // Never twice, never lost (issue 33, decision 1471): a real publishing process SIGKILLed between the
 // platform's answer and its commit; another process takes the target up and finds the post on the
@@ -27,6 +28,8 @@ const clock = fixedClock(new Date(Date.now() - 2 * HOUR));
 beforeAll(async () => {
   fake = startFakePlatforms();
   h = await buildTestApp({ env: fake.env, clock, socialPublisher: false });
+  fetchMediaFromApp(fake, h);
+  fake.verifyTikTokUrlPrefix(`${h.ctx.config.publicBaseUrl}/api/media/`);
   dataDir = mkdtempSync(join(tmpdir(), "social-kill-"));
 });
 afterAll(async () => {
@@ -46,6 +49,8 @@ function spawnPublisher() {
       SECRET_KEY: "test-secret-key-0123456789",
       DATA_DIR: dataDir,
       LOG_LEVEL: "warn",
+      // The service's delivery prefix, verified with TikTok (photos are pulled from it).
+      SOCIAL_TIKTOK_VERIFIED_URL_PREFIXES: `${h.ctx.config.publicBaseUrl}/api/media/`,
     },
   });
 }
@@ -125,6 +130,204 @@ describe("publishing survives its process being killed", () => {
     });
     expect(tweetsPosted(text)).toHaveLength(1);
   }, 60_000);
+
+  // The same kill on every platform whose reference offers a way to look a post up (decision 1497):
+  // the publishing call's answer held, the process killed, the target taken up by this process, which
+  // finds the post on the account's list instead of posting it again.
+  const lookups = [
+    {
+      platform: "reddit",
+      hold: ["POST", "api/submit"],
+      posts: "api/submit",
+      lookup: (account: string) => `/user/${account}/submitted`,
+      media: false,
+    },
+    {
+      platform: "threads",
+      hold: ["POST", "*threads_publish"],
+      posts: "threads_publish",
+      lookup: (account: string) => `/${account}/threads?`,
+      media: false,
+    },
+    {
+      platform: "linkedin",
+      hold: ["POST", "rest/posts"],
+      posts: "rest/posts",
+      lookup: () => "/rest/posts?",
+      media: false,
+    },
+    {
+      platform: "instagram",
+      hold: ["POST", "*media_publish"],
+      posts: "media_publish",
+      lookup: (account: string) => `/${account}/media?`,
+      media: true,
+    },
+    {
+      // Held: the status answer that says PUBLISH_COMPLETE; looked up by the publish id kept at init.
+      platform: "tiktok",
+      hold: ["POST", "post/publish/status/fetch"],
+      posts: "content/init/",
+      lookup: () => "/post/publish/status/fetch",
+      media: true,
+    },
+  ] as const;
+  for (const p of lookups)
+    test(`SIGKILL between ${p.platform}'s answer and the commit: looked up on the account's posts, recorded, posted exactly once`, async () => {
+      clock.set(new Date(Date.now() - 2 * HOUR));
+      const { key } = await h.seedOrg();
+      const account = await connectSocialAccount(h, key, p.platform);
+      const text = `killed mid-publish on ${p.platform} ${crypto.randomUUID()}`;
+      const media = p.media
+        ? [(await uploadSocialMedia(h, key, sampleImage("jpeg", { size: 400 }), "image/jpeg")).id]
+        : [];
+      const at = new Date(clock.now().getTime() + HOUR).toISOString();
+      const res = await h.call("POST", "/api/v1/social/posts", {
+        key,
+        body: {
+          content: text,
+          accounts: [account.id],
+          scheduledAt: at,
+          media,
+          ...(p.platform === "tiktok"
+            ? { platformOptions: { tiktok: { privacyLevel: "SELF_ONLY", consent: true } } }
+            : {}),
+        },
+      });
+      expect(res.status).toBe(201);
+      const { post } = (await res.json()) as Json;
+      const [{ id: targetId }] = await h.sql`select id from social_targets where post_id = ${post.postId}`;
+      const hold = fake.holdAnswers(p.platform, p.hold[0], p.hold[1]);
+      const child = spawnPublisher();
+      try {
+        await child.ready;
+        await until(`${p.platform} to publish the post`, async () => hold.arrived() === 1);
+      } finally {
+        child.proc.kill("SIGKILL");
+        await child.proc.exited;
+        hold.release();
+      }
+      const posted = fake.postsWithText(p.platform, text);
+      expect(posted).toHaveLength(1);
+      const [left] = await h.sql`select status, try_started_at from social_targets where id = ${targetId}`;
+      expect(left!.status).toBe("publishing");
+      expect(left!.try_started_at).not.toBeNull();
+
+      clock.set(new Date(Date.now() + 5 * 60_000));
+      const calls = () =>
+        fake.requests.filter(
+          (r) => r.platform === p.platform && r.method === "POST" && r.path.split("?")[0]!.endsWith(p.posts),
+        ).length;
+      expect(calls()).toBe(1);
+      expect(await publishTarget(h.ctx, createPlatformAdapters(h.ctx), targetId)).toEqual({
+        outcome: "published",
+      });
+      expect(fake.postsWithText(p.platform, text)).toHaveLength(1);
+      expect(calls()).toBe(1);
+      expect(
+        fake.requests.some((r) => r.platform === p.platform && r.path.includes(p.lookup(account.accountId))),
+      ).toBe(true);
+      const [t] =
+        await h.sql`select status, platform_post_id, error from social_targets where id = ${targetId}`;
+      expect(t).toMatchObject({ status: "published", platform_post_id: posted[0], error: null });
+      expect(await publishTarget(h.ctx, createPlatformAdapters(h.ctx), targetId)).toEqual({
+        outcome: "skipped",
+        why: "ended",
+      });
+    }, 60_000);
+
+  test("a cut-off LinkedIn try whose lookup LinkedIn refuses (no r_member_social): failed, saying why, not posted again", async () => {
+    clock.set(new Date(Date.now() - 2 * HOUR));
+    const { key } = await h.seedOrg();
+    const token = `tok-linkedin-${crypto.randomUUID()}`;
+    const li = await connectSocialAccount(h, key, "linkedin", { accessToken: token });
+    fake.deny(token, "r_member_social");
+    const text = `cut off, no lookup ${crypto.randomUUID()}`;
+    const { targetId } = await scheduledPost(key, li.id, text);
+    await h.sql`update social_targets set status = 'publishing', tries = 1, try_started_at = now(),
+      lease_token = gen_random_uuid(), lease_until = now() + interval '2 minutes' where id = ${targetId}`;
+    clock.set(new Date(Date.now() + 5 * 60_000));
+    expect(await publishTarget(h.ctx, createPlatformAdapters(h.ctx), targetId)).toEqual({
+      outcome: "failed",
+    });
+    const [t] = await h.sql`select status, error from social_targets where id = ${targetId}`;
+    expect(t!.status).toBe("failed");
+    expect(t!.error).toContain("could not be looked up on linkedin");
+    expect(t!.error).toContain("ACCESS_DENIED");
+    expect(fake.postsWithText("linkedin", text)).toHaveLength(0);
+    expect(
+      fake.requests.some((r) => r.platform === "linkedin" && r.method === "POST" && r.token === token),
+    ).toBe(false);
+  });
+
+  test("sweeps in different periods queue a scheduled try once, under the id of its due time; once due, one more", async () => {
+    // 14 s into a 15-s sweep period: the next sweep, 6 s later, is in the next period (decision 1496).
+    clock.set(new Date(Math.floor(Date.now() / 15_000) * 15_000 - 2 * HOUR + 14_000));
+    const { key } = await h.seedOrg();
+    const x = await connectSocialAccount(h, key, "x", { tier: "basic" });
+    const at = new Date(clock.now().getTime() + 14_000);
+    const res = await h.call("POST", "/api/v1/social/posts", {
+      key,
+      body: {
+        content: `queued once ${crypto.randomUUID()}`,
+        accounts: [x.id],
+        scheduledAt: at.toISOString(),
+      },
+    });
+    expect(res.status).toBe(201);
+    const { post } = (await res.json()) as Json;
+    const [{ id: targetId }] = await h.sql`select id from social_targets where post_id = ${post.postId}`;
+    const queue = h.ctx.queue!;
+    const before = await queue.depth("social-publish");
+    await sweepSocialTargets(h.ctx);
+    clock.set(new Date(clock.now().getTime() + 6_000));
+    await sweepSocialTargets(h.ctx);
+    expect(await queue.depth("social-publish")).toBe(before + 1);
+    expect(await queue.state("social-publish", `${targetId}.0.t${at.getTime()}`)).toBe("delayed");
+    // Due now by this clock (its delayed job waits on the real one): a sweep queues it once more, once.
+    clock.set(new Date(at.getTime() + 1_000));
+    await sweepSocialTargets(h.ctx);
+    await sweepSocialTargets(h.ctx);
+    expect(await queue.state("social-publish", `${targetId}.0.d${at.getTime()}`)).not.toBe("missing");
+    expect(await queue.depth("social-publish")).toBe(before + 2);
+    await queue.remove("social-publish", `${targetId}.0.t${at.getTime()}`);
+    await queue.remove("social-publish", `${targetId}.0.d${at.getTime()}`);
+  });
+
+  test("a TikTok try cut off before TikTok answered its publish_id: failed, saying why, not posted again", async () => {
+    clock.set(new Date(Date.now() - 2 * HOUR));
+    const { key } = await h.seedOrg();
+    const tk = await connectSocialAccount(h, key, "tiktok");
+    const text = `cut off before init ${crypto.randomUUID()}`;
+    const photo = await uploadSocialMedia(h, key, sampleImage("jpeg", { size: 400 }), "image/jpeg");
+    const res = await h.call("POST", "/api/v1/social/posts", {
+      key,
+      body: {
+        content: text,
+        accounts: [tk.id],
+        media: [photo.id],
+        scheduledAt: new Date(clock.now().getTime() + HOUR).toISOString(),
+        platformOptions: { tiktok: { privacyLevel: "SELF_ONLY", consent: true } },
+      },
+    });
+    expect(res.status).toBe(201);
+    const { post } = (await res.json()) as Json;
+    const [{ id: targetId }] = await h.sql`select id from social_targets where post_id = ${post.postId}`;
+    await h.sql`update social_targets set status = 'publishing', tries = 1, try_started_at = now(),
+      lease_token = gen_random_uuid(), lease_until = now() + interval '2 minutes' where id = ${targetId}`;
+    clock.set(new Date(Date.now() + 5 * 60_000));
+    const before = fake.requests.length;
+    expect(await publishTarget(h.ctx, createPlatformAdapters(h.ctx), targetId)).toEqual({
+      outcome: "failed",
+    });
+    const [t] = await h.sql`select status, error from social_targets where id = ${targetId}`;
+    expect(t!.status).toBe("failed");
+    expect(t!.error).toContain("before TikTok answered its publish_id");
+    expect(fake.requests.slice(before).some((r) => r.platform === "tiktok" && r.path.includes("init"))).toBe(
+      false,
+    );
+    expect(fake.postsWithText("tiktok", text)).toHaveLength(0);
+  });
 
   test("a scheduled post due while every process was down goes out when one starts, once, even when another starts after", async () => {
     clock.set(new Date(Date.now() - 2 * HOUR));

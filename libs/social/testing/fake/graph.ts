@@ -32,8 +32,14 @@ type Container = {
   published: boolean;
 };
 
-/** The shared state and the containers both platforms make (one id space, as one Graph API). */
-type GraphCtx = { s: FakeState; containers: Map<string, Container> };
+/** A published media of a user, as its media list shows it. */
+type Listed = { id: string; platform: GraphPlatform; text: string; at: number };
+
+/**
+ * The shared state, the containers both platforms make (one id space, as one Graph API) and each user's
+ * published media, newest first.
+ */
+type GraphCtx = { s: FakeState; containers: Map<string, Container>; media: Map<string, Listed[]> };
 
 /** A Graph call: the platform it was made to, beside the request. */
 type GraphCall = PlatformCall & { platform: GraphPlatform };
@@ -54,7 +60,7 @@ const GRAPH_SERVED: Record<string, string | null> = {
 
 /** The Graph API handler of Instagram and Threads (`parts` start with the version). */
 export function fakeGraph(s: FakeState): (platform: GraphPlatform, call: PlatformCall) => Promise<Response> {
-  const ctx: GraphCtx = { s, containers: new Map() };
+  const ctx: GraphCtx = { s, containers: new Map(), media: new Map() };
   return (platform, call) => graph(ctx, { ...call, platform });
 }
 
@@ -98,6 +104,7 @@ async function graph(ctx: GraphCtx, c: GraphCall): Promise<Response> {
   if (req.method === "POST" && edge === (ig ? "media_publish" : "threads_publish"))
     return publishContainer(ctx, c, id!);
   if (req.method === "GET" && !edge && ctx.containers.has(id!)) return containerStatus(ctx, c, id!);
+  if (req.method === "GET" && edge === (ig ? "media" : "threads")) return mediaList(ctx, c, id!);
   if (req.method === "GET" && edge === "insights") return insights(ctx, c, id!);
   if (req.method === "GET" && !edge) return postFields(ctx, c, id!);
   return graphError(400, 100, "Unsupported request");
@@ -241,7 +248,48 @@ function publishContainer(ctx: GraphCtx, c: GraphCall, owner: string): Response 
   container.published = true;
   const mid = `${c.platform === "instagram" ? "1790" : "1810"}${nextSeq(ctx.s)}`;
   ctx.s.published.set(mid, { platform: c.platform, text: container.text, media: container.media });
+  const list = ctx.media.get(owner) ?? [];
+  list.unshift({ id: mid, platform: c.platform, text: container.text, at: now(ctx.s) });
+  ctx.media.set(owner, list);
   return json(200, { id: mid });
+}
+
+const permalinkOf = (platform: GraphPlatform, id: string) =>
+  platform === "instagram" ? `https://www.instagram.com/p/${id}/` : `https://www.threads.net/@me/post/${id}`;
+const graphTimestamp = (ms: number) => new Date(ms).toISOString().replace(/\.\d{3}Z$/, "+0000");
+
+/**
+ * A user's published media, newest first, with the fields asked for (decision 1497). Instagram:
+ * `GET /<IG_ID>/media` (https://developers.facebook.com/docs/instagram-platform/instagram-graph-api/reference/ig-user/media#reading),
+ * `caption`; Threads: `GET /<THREADS_USER_ID>/threads` with `since`/`until` and `limit`
+ * (https://developers.facebook.com/docs/threads/retrieve-and-discover-posts/retrieve-posts), `text`.
+ * `limit` caps the page (25 by default). A token reads its own user's media only.
+ */
+function mediaList(ctx: GraphCtx, c: GraphCall, id: string): Response {
+  const who = ctx.s.issued.get(c.token);
+  if (who && who.user !== id)
+    return graphError(
+      400,
+      100,
+      `Unsupported get request. Object with ID '${id}' does not exist, cannot be loaded due to missing permissions, or does not support this operation`,
+      { type: "GraphMethodException", subcode: 33 },
+    );
+  const q = c.url.searchParams;
+  const fields = (q.get("fields") ?? "id").split(",");
+  const since = q.has("since") ? Number(q.get("since")) * 1000 : Number.NEGATIVE_INFINITY;
+  const limit = Math.min(100, Math.max(1, Number(q.get("limit") ?? 25) || 25));
+  const data = (ctx.media.get(id) ?? [])
+    .filter((m) => m.platform === c.platform && m.at >= since)
+    .slice(0, limit)
+    .map((m) => {
+      const out: Record<string, unknown> = { id: m.id };
+      if (fields.includes("caption") && c.platform === "instagram") out.caption = m.text;
+      if (fields.includes("text") && c.platform === "threads") out.text = m.text;
+      if (fields.includes("permalink")) out.permalink = permalinkOf(c.platform, m.id);
+      if (fields.includes("timestamp")) out.timestamp = graphTimestamp(m.at);
+      return out;
+    });
+  return json(200, { data, paging: {} });
 }
 
 /**
@@ -299,12 +347,10 @@ function insights(ctx: GraphCtx, c: GraphCall, id: string): Response {
 }
 
 function postFields(ctx: GraphCtx, c: GraphCall, id: string): Response {
-  const ig = c.platform === "instagram";
   const fields = (c.url.searchParams.get("fields") ?? "").split(",");
   const m = metricsOf(ctx.s, id);
   const out: Record<string, unknown> = { id };
-  if (fields.includes("permalink"))
-    out.permalink = ig ? `https://www.instagram.com/p/${id}/` : `https://www.threads.net/@me/post/${id}`;
+  if (fields.includes("permalink")) out.permalink = permalinkOf(c.platform, id);
   if (fields.includes("timestamp"))
     out.timestamp = new Date(now(ctx.s)).toISOString().replace(/\.\d{3}Z$/, "+0000");
   if (fields.includes("like_count")) out.like_count = m.likes;

@@ -11,12 +11,13 @@ import {
   json,
   metricsOf,
   nextSeq,
+  now,
   type PlatformCall,
 } from "./state.ts";
 
 /** The LinkedIn handler (`parts` below the LinkedIn prefix: v2/, rest/ and the upload URLs). */
 export function fakeLinkedin(s: FakeState): (call: PlatformCall) => Promise<Response> {
-  const ctx: LinkedinCtx = { s, images: new Map(), videos: new Map() };
+  const ctx: LinkedinCtx = { s, images: new Map(), videos: new Map(), posts: new Map() };
   return (call) => linkedin(ctx, call);
 }
 
@@ -83,6 +84,8 @@ async function linkedin(ctx: LinkedinCtx, c: PlatformCall): Promise<Response> {
   )
     return initializeImage(ctx, c);
   if (req.method === "POST" && path === "rest/posts") return createPost(ctx, req);
+  if (req.method === "GET" && path === "rest/posts" && url.searchParams.get("q") === "author")
+    return postsByAuthor(ctx, c);
   if (req.method === "GET" && parts[0] === "rest" && parts[1] === "socialActions" && parts[2])
     return socialActions(ctx, token, decodeURIComponent(parts[2]));
   return json(404, { status: 404, code: "NOT_FOUND", message: "Not Found" });
@@ -143,7 +146,39 @@ async function createPost(ctx: LinkedinCtx, req: Request): Promise<Response> {
   }
   const urn = `urn:li:share:7${String(nextSeq(ctx.s)).padStart(9, "0")}`;
   ctx.s.published.set(urn, { platform: "linkedin", text: littleText(b.commentary ?? ""), media });
+  const mine = ctx.posts.get(b.author ?? "") ?? [];
+  mine.unshift({ id: urn, commentary: b.commentary ?? "", createdAt: now(ctx.s) });
+  ctx.posts.set(b.author ?? "", mine);
   return new Response(null, { status: 201, headers: { "x-restli-id": urn } });
+}
+
+/**
+ * Find Posts by Authors: `GET /rest/posts?author={URN}&q=author&count=&sortBy=` (newest first; `count`
+ * 10 by default, at most 100), each post with its `commentary` as sent and `createdAt` (epoch ms). A
+ * member's posts need r_member_social, restricted ("granted to select developers only")
+ * (https://learn.microsoft.com/en-us/linkedin/marketing/community-management/shares/posts-api#find-posts-by-authors);
+ * without it 403 ACCESS_DENIED (decision 1497).
+ */
+function postsByAuthor(ctx: LinkedinCtx, c: PlatformCall): Response {
+  const author = c.url.searchParams.get("author") ?? "";
+  if (author.startsWith("urn:li:person:") && !hasScope(ctx.s, c.token, "r_member_social"))
+    return json(403, {
+      status: 403,
+      serviceErrorCode: 100,
+      code: "ACCESS_DENIED",
+      message: "Not enough permissions to access: posts.FINDER-author.20241101",
+    });
+  const count = Math.min(100, Math.max(1, Number(c.url.searchParams.get("count") ?? 10) || 10));
+  const elements = (ctx.posts.get(author) ?? []).slice(0, count).map((p) => ({
+    id: p.id,
+    author,
+    commentary: p.commentary,
+    createdAt: p.createdAt,
+    publishedAt: p.createdAt,
+    lifecycleState: "PUBLISHED",
+    visibility: "PUBLIC",
+  }));
+  return json(200, { paging: { start: 0, count, links: [] }, elements });
 }
 
 function socialActions(ctx: LinkedinCtx, token: string, urn: string): Response {

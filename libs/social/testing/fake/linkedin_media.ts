@@ -28,6 +28,8 @@ export type LinkedinCtx = {
   s: FakeState;
   images: Map<string, { owner: string; token: string; bytes: Fetched | null }>;
   videos: Map<string, LinkedinVideo>;
+  /** Each author's posts, newest first, as the Posts API finds them by author. */
+  posts: Map<string, { id: string; commentary: string; createdAt: number }[]>;
 };
 
 /**

@@ -10,6 +10,7 @@ import {
   json,
   metricsOf,
   nextSeq,
+  now,
   type PlatformCall,
   typeOfBytes,
 } from "./state.ts";
@@ -138,6 +139,16 @@ async function submit(ctx: RedditCtx, c: PlatformCall): Promise<Response> {
   if (kind === "image" || kind === "video") return submitMedia(ctx, c, { form, kind, id });
   if (kind !== "self") return json(200, { json: { errors: [["INVALID_OPTION", "kind", "kind"]] } });
   ctx.s.published.set(`t3_${id}`, { platform: "reddit", text: form.get("text") ?? "", media: [] });
+  // A self post is on its author's submitted listing too, newest first, with its text (`selftext`)
+  // and its time (`created_utc`): what a cut-off try is looked up by (decision 1497).
+  listSubmitted(ctx, sr.replace(/^u_/, ""), {
+    id,
+    name: `t3_${id}`,
+    title,
+    is_self: true,
+    selftext: form.get("text") ?? "",
+    permalink: `/r/${sr}/comments/${id}/post/`,
+  });
   return json(200, {
     json: {
       errors: [],
@@ -179,15 +190,13 @@ function submitMedia(
       });
   }
   ctx.s.published.set(`t3_${id}`, { platform: "reddit", text: title, media: [lease.uploaded] });
-  const list = ctx.submitted.get(owner) ?? [];
-  list.unshift({
+  listSubmitted(ctx, owner, {
     id,
     name: `t3_${id}`,
     title,
     is_self: false,
     permalink: `/r/${sr}/comments/${id}/post/`,
   });
-  ctx.submitted.set(owner, list);
   // An image post answers without the post's name: it is made once the media is processed.
   return json(200, {
     json: {
@@ -200,12 +209,24 @@ function submitMedia(
   });
 }
 
+/** Puts a post first on its author's submitted listing, stamped with the fake's clock (`created_utc`). */
+function listSubmitted(ctx: RedditCtx, owner: string, post: Record<string, unknown>): void {
+  const list = ctx.submitted.get(owner) ?? [];
+  list.unshift({ ...post, created_utc: now(ctx.s) / 1000 });
+  ctx.submitted.set(owner, list);
+}
+
+/**
+ * The user's submitted posts, newest first, at most `limit` (default 25, at most 100)
+ * (https://www.reddit.com/dev/api/#GET_user_{username}_submitted, a listing's `limit`).
+ */
 function submittedListing(ctx: RedditCtx, c: PlatformCall): Response {
   // The submitted listing is under the `history` scope (https://www.reddit.com/dev/api/oauth#GET_user_{username}_submitted);
   // a token without it is refused 403 (insufficient_scope).
   if (!hasScope(ctx.s, c.token, "history"))
     return json(403, { message: "Forbidden", error: 403, reason: "insufficient_scope" });
-  const list = ctx.submitted.get(decodeURIComponent(c.parts[1] ?? "")) ?? [];
+  const limit = Math.min(100, Math.max(1, Number(c.url.searchParams.get("limit") ?? 25) || 25));
+  const list = (ctx.submitted.get(decodeURIComponent(c.parts[1] ?? "")) ?? []).slice(0, limit);
   // A listing's posts carry their figures, as /api/info's do.
   const withFigures = list.map((d) => {
     const m = metricsOf(ctx.s, String(d.name));
