@@ -10,7 +10,7 @@ import type { Config, Logger } from "@site/config";
 import { findFfmpeg, listStyles } from "@site/domain/screenshots";
 import { PermanentJobError } from "@site/queue";
 import type { ObjectStore } from "@site/storage";
-import { type EncoderKind, hasEncoder } from "./clip/encoder.ts";
+import { type EncoderKind, pickEncoder } from "./clip/encoder.ts";
 import { renderClip } from "./clip/render_clip.ts";
 import { type Compositor, createCompositor, type WarmLook } from "./compose/compositor.ts";
 import { armPage, DEFAULT_TIMINGS, filmPage, warmPage } from "./film/capture.ts";
@@ -146,8 +146,7 @@ export async function createPipeline(opts: {
         // Cannot succeed however often it is retried (the API answers 501 on such hosts).
         if (!ffmpeg)
           throw new PermanentJobError("device clips need FFmpeg, which this render host does not have");
-        encoder ??= (async (): Promise<EncoderKind> =>
-          config.renderGpu && (await hasEncoder(ffmpeg, "h264_nvenc")) ? "h264_nvenc" : "libx264")();
+        encoder ??= pickEncoder(ffmpeg, config.renderGpu, log);
         return renderClip({ compositor, ffmpeg, encoder: await encoder }, c, look, spec, signal);
       }),
     compositor,

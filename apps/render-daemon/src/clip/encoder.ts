@@ -172,10 +172,50 @@ export async function encodeFrames(o: {
   }
 }
 
-/** Whether this FFmpeg lists an encoder (NVENC is only tried where RENDER_GPU=1 says there is a GPU). */
-export async function hasEncoder(ffmpeg: string, name: string): Promise<boolean> {
-  const p = Bun.spawn([ffmpeg, "-hide_banner", "-encoders"], { stdout: "pipe", stderr: "ignore" });
-  const out = await new Response(p.stdout).text();
-  await p.exited;
-  return new RegExp(`\\s${name}\\s`).test(out);
+/**
+ * Whether this FFmpeg can encode with `name` on this host: a tenth of a second of black, encoded for
+ * real. Listing is not enough: Debian's FFmpeg lists h264_nvenc on every machine, and a host with a
+ * GPU but no NVENC engine (NVIDIA's data-centre H100 and H200 have none, per its Video Encode and
+ * Decode support matrix), or without the driver's libcuda, fails at the first frame. NVENC is only
+ * tried where RENDER_GPU=1 says there is a GPU (decision 1224).
+ */
+export async function encoderWorks(
+  ffmpeg: string,
+  name: string,
+): Promise<{ ok: true } | { ok: false; why: string }> {
+  const p = Bun.spawn(
+    [
+      ffmpeg,
+      "-hide_banner",
+      "-loglevel",
+      "error",
+      "-f",
+      "lavfi",
+      "-i",
+      "color=c=black:s=256x256:r=10:d=0.1",
+      "-c:v",
+      name,
+      "-f",
+      "null",
+      "-",
+    ],
+    { stdout: "ignore", stderr: "pipe" },
+  );
+  const stderr = await new Response(p.stderr).text();
+  if ((await p.exited) === 0) return { ok: true };
+  const why = stderr.trim().split("\n").filter(Boolean).slice(0, 2).join("; ").slice(0, 300);
+  return { ok: false, why: why || `ffmpeg exited ${p.exitCode}` };
+}
+
+/** The clips' encoder for this process: NVENC where RENDER_GPU=1 and it encodes here, else libx264. */
+export async function pickEncoder(
+  ffmpeg: string,
+  renderGpu: boolean,
+  log: { warn(msg: string, fields?: Record<string, unknown>): void },
+): Promise<EncoderKind> {
+  if (!renderGpu) return "libx264";
+  const nvenc = await encoderWorks(ffmpeg, "h264_nvenc");
+  if (nvenc.ok) return "h264_nvenc";
+  log.warn("RENDER_GPU=1 but NVENC cannot encode on this host: clips use libx264", { cause: nvenc.why });
+  return "libx264";
 }
