@@ -55,7 +55,6 @@ export async function createPipeline(opts: {
     store: opts.store,
     redisUrl: config.redisUrl,
     redisPrefix: config.queuePrefix,
-    warpThreads: config.renderConcurrency,
   });
   // Renders in flight (film, compose, clip): warming waits while there are any (decision 1505).
   let inFlight = 0;

@@ -8,6 +8,7 @@ import { createPlateCache, fromPacked, type PlateCache } from "./plate_cache.ts"
 import type { ComposeJob, ComposeResult, PlateResult } from "./scene/main_browser.ts";
 import { createScenePage } from "./scene_page.ts";
 import {
+  encodeFrame,
   frameBuffer,
   type Pixels,
   type PlatePixels,
@@ -15,7 +16,6 @@ import {
   screenImage,
   warpComposite,
 } from "./warp.ts";
-import { createWarpPool } from "./warp_pool.ts";
 
 export type { ClipScene, ClipSceneOptions } from "./clip_scene.ts";
 export { type ClipPose, chromeScale, frameSize, plateKey, screenAspect } from "./look_geometry.ts";
@@ -82,8 +82,6 @@ export async function createCompositor(opts: {
   redisUrl?: string | null;
   redisPrefix?: string;
   plateCacheBytes?: number;
-  /** Warp threads for stills' frames (decision 1508): the render slots (`RENDER_CONCURRENCY`); at least one. */
-  warpThreads?: number;
 }): Promise<Compositor> {
   const redis = opts.redisUrl
     ? new IORedis(opts.redisUrl, { maxRetriesPerRequest: 1, connectTimeout: 3000, lazyConnect: true })
@@ -107,8 +105,8 @@ export async function createCompositor(opts: {
     });
   const plateFor = (job: ComposeJob, key: string) => plates.get(key, () => buildPlate(job));
 
-  /** The screen image of a capture in a look, and the look's plate: what a frame is warped from. */
-  const screenFor = async (c: Capture, look: Look) => {
+  /** The fast path: the look's plate and a projective warp of the capture into it, on the CPU. */
+  const fast = async (c: Capture, look: Look) => {
     const t0 = performance.now();
     const { job, key, bar, style } = await inputs.resolve(c, look);
     const [plate, capture, chromeImage] = await Promise.all([
@@ -124,35 +122,25 @@ export async function createCompositor(opts: {
       aspect: job.aspect,
       target: screenExtent(plate.corners),
     });
-    return { key, plate, screen, timings: { plate: t1 - t0, screen: performance.now() - t1 } };
-  };
-
-  /** The fast path on this thread: the look's plate and a projective warp of the capture into it, on the CPU. */
-  const fast = async (c: Capture, look: Look) => {
-    const { plate, screen, timings } = await screenFor(c, look);
     const t2 = performance.now();
     const frame = frameBuffer(plate.width, plate.height);
     warpComposite(plate, screen, frame.bytes, frame.offset);
-    return { frame, plate, timings: { ...timings, warp: performance.now() - t2 } };
+    const t3 = performance.now();
+    return { frame, plate, timings: { plate: t1 - t0, screen: t2 - t1, warp: t3 - t2 } };
   };
-  // a still's warp, composite and encode run on a warp thread (the same functions: the same bytes)
-  const warpPool = createWarpPool(opts.warpThreads ?? 1);
 
   scene.startInBackground();
   return {
     plates,
     async compose(c, look) {
-      const { key, plate, screen, timings } = await screenFor(c, look);
-      const t2 = performance.now();
-      const { bytes, warp, encode } = await warpPool.frame(key, plate, screen, FRAME_QUALITY);
-      // warp and encode: the thread's own time; thread: the whole hand-off (copies, waiting for a core)
+      const { frame, plate, timings } = await fast(c, look);
+      const t3 = performance.now();
+      const bytes = await encodeFrame(frame, FRAME_QUALITY);
       opts.log.debug("composed", {
         look: look.styleId,
         width: plate.width,
         ...timings,
-        warp,
-        encode,
-        thread: performance.now() - t2,
+        encode: performance.now() - t3,
       });
       return { bytes, width: plate.width, height: plate.height, contentType: "image/jpeg" };
     },
@@ -205,7 +193,6 @@ export async function createCompositor(opts: {
       }
     },
     async close() {
-      warpPool.close();
       await scene.close();
       await redis?.quit().catch(() => redis.disconnect());
     },
