@@ -180,9 +180,16 @@ try {
   };
   await Promise.all([bareLoop(), bareLoop()]);
   bareLeft = T;
+  const cpuBare0 = cpuByProcessKind();
   const tb = performance.now();
   await Promise.all([bareLoop(), bareLoop()]);
   const barePerMin = (T / (performance.now() - tb)) * 60_000;
+  // what a bare shot costs its browser (every process of it), to set beside a render's CPU: on a host
+  // bound by CPU the throughput ratio is about the one over the other (decision 1508)
+  const bareBrowserPid = bareBrowser.process()?.pid;
+  const bareCpu = cpuUsedSince(cpuBare0)
+    .filter(([k]) => k.startsWith(`${bareBrowserPid}:`))
+    .reduce((a, [, s]) => a + s, 0);
   await bareBrowser.close();
 
   const p50 = pct(filmed, 0.5);
@@ -203,6 +210,10 @@ try {
   console.log(
     `CPU per render meanwhile: ${cpuPerRender(used.reduce((a, [, s]) => a + s, 0))}; by process (pid of its browser:kind): ` +
       used.map(([k, s]) => `${k} ${cpuPerRender(s)}`).join(", "),
+  );
+  const renderCpu = used.reduce((a, [, s]) => a + s, 0) / ok;
+  console.log(
+    `CPU per bare shot (its browser): ${((bareCpu / T) * 1000).toFixed(0)} ms; bare CPU / render CPU ${(bareCpu / T / renderCpu).toFixed(2)} (the throughput ratio a host bound by CPU can reach)`,
   );
   console.log(`mean per stage, one render at a time: ${sequential}`);
   console.log(`mean per stage, the whole run: ${stageMeans("", await metricsText())}`);
