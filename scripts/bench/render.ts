@@ -6,46 +6,33 @@
  * Also: the peak memory of the daemon (process + its Chromiums).
  *   bun scripts/bench/render.ts            (BENCH_BARE_PAUSE_MS=1000: a pause before each bare shot)
  */
-import { readFileSync } from "node:fs";
 import { buildTestApp, runtimeOf } from "@site/api/testing";
 import { chromiumFlags, findFilmBrowser, isHeadlessShell } from "@site/browser";
-import { descendsFrom, html, LANDING, processTable, servePages, until } from "@site/browser/testing";
+import { html, LANDING, servePages, until } from "@site/browser/testing";
 import { screenshotRenders } from "@site/db";
 import { startRenderDaemon } from "@site/render-daemon";
 import { eq, inArray, sql } from "drizzle-orm";
 import puppeteer from "puppeteer-core";
+import type { SamplerMessage, SamplerPeaks } from "./_memory_sampler.ts";
 import { cpuByProcessKind, cpuUsedSince } from "./_process_cpu.ts";
 
 const N = 20;
 const pct = (xs: number[], p: number) =>
   [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor(xs.length * p))];
 
-/** Proportional set size (shared pages split fairly) of this process and every descendant. */
-function treePss(): number {
-  const table = processTable();
-  let total = 0;
-  for (const pid of table.keys()) {
-    if (pid !== process.pid && !descendsFrom(table, pid, process.pid)) continue;
-    try {
-      const pss = readFileSync(`/proc/${pid}/smaps_rollup`, "utf8").match(/^Pss:\s+(\d+) kB/m);
-      total += pss ? Number(pss[1]) * 1024 : 0;
-    } catch {}
-  }
-  return total;
-}
-
 const pages = servePages({ "/": () => html(LANDING) });
 const h = await buildTestApp({
   env: { FETCH_ALLOW_HOSTS: pages.host, RENDER_CONCURRENCY: "2", RENDER_METRICS_PORT: "0" },
 });
-let peakTree = 0;
-let peakSelf = 0;
-let sampling = true; // off while the bare baseline's own Chromium runs
-const sampler = setInterval(() => {
-  if (!sampling) return;
-  peakTree = Math.max(peakTree, treePss());
-  peakSelf = Math.max(peakSelf, process.memoryUsage.rss());
-}, 500);
+// Peak memory of the daemon (this process) and its Chromiums, sampled on a thread of its own so that it
+// never stalls the daemon's event loop; the bare baseline's browser is left out of it by its pid.
+const sampler = new Worker(new URL("./_memory_sampler.ts", import.meta.url).href);
+const toSampler = (m: SamplerMessage) => sampler.postMessage(m);
+const readPeaks = () =>
+  new Promise<SamplerPeaks>((resolve) => {
+    sampler.onmessage = (e: MessageEvent<SamplerPeaks>) => resolve(e.data);
+    toSampler({ read: true });
+  });
 const daemon = await startRenderDaemon(runtimeOf(h));
 try {
   const org = await h.seedOrg({ credits: 100_000 });
@@ -92,8 +79,9 @@ try {
     headless: isHeadlessShell(executablePath) ? "shell" : true,
     args: chromiumFlags(false),
   });
+  // the sampler runs during the bare shots too (the same cost on both), not counting their browser
+  toSampler({ exclude: [browser.process()?.pid ?? -1] });
   const bareShot = async () => {
-    sampling = false;
     const t0 = performance.now();
     const page = await browser.newPage();
     try {
@@ -102,7 +90,6 @@ try {
       await page.screenshot({ type: "png" });
     } finally {
       await page.close();
-      sampling = true;
     }
     return performance.now() - t0;
   };
@@ -153,7 +140,7 @@ try {
   await daemon.warmed();
   const T = N * 2;
   // the memory sampler reads every process's smaps: CPU of this process that a render does not use
-  sampling = false;
+  toSampler({ sampling: false });
   const cpu0 = cpuByProcessKind();
   const t0 = performance.now();
   const ids = await Promise.all(Array.from({ length: T }, () => queueOne({ ...shot, recapture: true })));
@@ -193,9 +180,16 @@ try {
   };
   await Promise.all([bareLoop(), bareLoop()]);
   bareLeft = T;
+  const cpuBare0 = cpuByProcessKind();
   const tb = performance.now();
   await Promise.all([bareLoop(), bareLoop()]);
   const barePerMin = (T / (performance.now() - tb)) * 60_000;
+  // what a bare shot costs its browser (every process of it), to set beside a render's CPU: on a host
+  // bound by CPU the throughput ratio is about the one over the other (decision 1508)
+  const bareBrowserPid = bareBrowser.process()?.pid;
+  const bareCpu = cpuUsedSince(cpuBare0)
+    .filter(([k]) => k.startsWith(`${bareBrowserPid}:`))
+    .reduce((a, [, s]) => a + s, 0);
   await bareBrowser.close();
 
   const p50 = pct(filmed, 0.5);
@@ -217,6 +211,10 @@ try {
     `CPU per render meanwhile: ${cpuPerRender(used.reduce((a, [, s]) => a + s, 0))}; by process (pid of its browser:kind): ` +
       used.map(([k, s]) => `${k} ${cpuPerRender(s)}`).join(", "),
   );
+  const renderCpu = used.reduce((a, [, s]) => a + s, 0) / ok;
+  console.log(
+    `CPU per bare shot (its browser): ${((bareCpu / T) * 1000).toFixed(0)} ms; bare CPU / render CPU ${(bareCpu / T / renderCpu).toFixed(2)} (the throughput ratio a host bound by CPU can reach)`,
+  );
   console.log(`mean per stage, one render at a time: ${sequential}`);
   console.log(`mean per stage, the whole run: ${stageMeans("", await metricsText())}`);
   // What one render stores: its frame (the library file) and its capture (kept on the project).
@@ -228,11 +226,12 @@ try {
   console.log(
     `bytes stored per render: frame (JPEG) ${((sizes?.frame ?? 0) / 1024).toFixed(0)} KiB, capture (PNG) ${((captureInfo?.size ?? 0) / 1024).toFixed(0)} KiB`,
   );
+  const { peakTree, peakSelf } = await readPeaks();
   console.log(
     `peak memory: daemon process RSS ${(peakSelf / 2 ** 20).toFixed(0)} MiB; with its Chromiums (PSS) ${(peakTree / 2 ** 20).toFixed(0)} MiB`,
   );
 } finally {
-  clearInterval(sampler);
+  sampler.terminate();
   await daemon.stop();
   await h.close();
   pages.stop();
