@@ -17,6 +17,7 @@
  * Options: --orgs 50 --renders-per-org 6 --pool 20 --conn-limit 40 --film-ms 200 --submit-concurrency 8
  * --timeout-s 600. TEST_DATABASE_URL (a superuser URL; default postgres://postgres@127.0.0.1:5432/postgres)
  * names the server. Needs pgbouncer and redis-server (scripts/lib/bootstrap.sh: ensure_pgbouncer).
+ * Its steps (services, seeding, processes, load, watching, checks, figures, report) live in scripts/bench/farm/.
  */
 
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
