@@ -1,29 +1,20 @@
-import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { describe, expect, test } from "bun:test";
 import { organizations } from "@site/db";
 import { failRender } from "@site/domain/screenshots";
 import { eq } from "drizzle-orm";
-import { type AppServer, callTool, listenApp, mcpClient } from "../testing/mcp.ts";
-import { buildTestApp, type TestApp } from "../testing/mod.ts";
+import { callTool, mcpClient, mcpTestBed } from "../testing/mcp.ts";
 
-let h: TestApp;
-let mcp: AppServer;
-beforeAll(async () => {
-  h = await buildTestApp();
-  mcp = listenApp(h);
-});
-afterAll(async () => {
-  mcp.stop();
-  await h.close();
-});
+const bed = mcpTestBed();
 
 const creditsOf = async (orgId: string) =>
-  (await h.db.select({ c: organizations.credits }).from(organizations).where(eq(organizations.id, orgId)))[0]
-    .c;
+  (
+    await bed.h.db.select({ c: organizations.credits }).from(organizations).where(eq(organizations.id, orgId))
+  )[0].c;
 
 describe("create_clip and get_clip", () => {
   test("needs social:write; create_clip queues a clip (30 credits) and prices one for free", async () => {
-    const reader = await h.seedOrg({ scopes: ["content:read"] });
-    const readerClient = await mcpClient(mcp, reader.key);
+    const reader = await bed.h.seedOrg({ scopes: ["content:read"] });
+    const readerClient = await mcpClient(bed.mcp, reader.key);
     try {
       const denied = await callTool(readerClient, "create_clip", {
         url: "https://example.com/",
@@ -34,8 +25,8 @@ describe("create_clip and get_clip", () => {
     } finally {
       await readerClient.close();
     }
-    const o = await h.seedOrg({ credits: 100, scopes: ["social:write"] });
-    const client = await mcpClient(mcp, o.key);
+    const o = await bed.h.seedOrg({ credits: 100, scopes: ["social:write"] });
+    const client = await mcpClient(bed.mcp, o.key);
     try {
       const tools = (await client.listTools()).tools;
       const create = tools.find((t) => t.name === "create_clip")!;
@@ -62,8 +53,8 @@ describe("create_clip and get_clip", () => {
   });
 
   test("get_clip waits with waitSeconds: it answers as soon as the clip ends, or pending after the wait", async () => {
-    const o = await h.seedOrg({ credits: 100, scopes: ["social:write"] });
-    const client = await mcpClient(mcp, o.key);
+    const o = await bed.h.seedOrg({ credits: 100, scopes: ["social:write"] });
+    const client = await mcpClient(bed.mcp, o.key);
     try {
       const { clipId } = (
         await callTool(client, "create_clip", { url: "https://example.com/", motion: "orbit" })
@@ -74,7 +65,7 @@ describe("create_clip and get_clip", () => {
       expect(performance.now() - t0).toBeGreaterThanOrEqual(900);
       // ends while a get_clip waits: the call answers then, not after its whole wait
       t0 = performance.now();
-      setTimeout(() => void failRender(h.ctx, clipId, "the page could not be reached"), 400);
+      setTimeout(() => void failRender(bed.h.ctx, clipId, "the page could not be reached"), 400);
       const ended = await callTool(client, "get_clip", { clipId, waitSeconds: 20 });
       expect(ended.structuredContent).toMatchObject({
         status: "failed",

@@ -1,34 +1,24 @@
-import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { describe, expect, test } from "bun:test";
 import { addLibraryFile } from "@site/domain/media";
 import { recordBounce } from "@site/domain/newsletters";
 import { sampleImage } from "@site/domain/testing";
-import { type AppServer, callTool, listenApp, mcpClient } from "../testing/mcp.ts";
-import { buildTestApp, type TestApp } from "../testing/mod.ts";
+import { callTool, mcpClient, mcpTestBed } from "../testing/mcp.ts";
 
 // The newsletter tools that closed the parity table's gaps (issue 36): one subscriber (read with its
 // bounce log, reactivate, delete) and a campaign's edits (change, delete, revoke its mailed images).
 
 type Json = any;
-let h: TestApp;
-let mcp: AppServer;
-beforeAll(async () => {
-  h = await buildTestApp();
-  mcp = listenApp(h);
-});
-afterAll(async () => {
-  mcp.stop();
-  await h.close();
-});
+const bed = mcpTestBed();
 
 describe("subscriber tools", () => {
   test("get_subscriber shows a hard bounce, reactivate_subscriber undoes it, delete_subscriber removes the address", async () => {
-    const org = await h.seedOrg();
-    const siteId = ((await h.newSite(org.key)) as Json).id;
-    const client = await mcpClient(mcp, org.key);
+    const org = await bed.h.seedOrg();
+    const siteId = ((await bed.h.newSite(org.key)) as Json).id;
+    const client = await mcpClient(bed.mcp, org.key);
     try {
       const added = await callTool(client, "add_subscriber", { siteId, email: "ada@example.com" });
       const id = added.structuredContent.subscriber.id;
-      await recordBounce(h.ctx, {
+      await recordBounce(bed.h.ctx, {
         subscriberId: id,
         campaignId: null,
         status: "5.1.1",
@@ -62,10 +52,10 @@ describe("subscriber tools", () => {
 
 describe("campaign edit tools", () => {
   test("update_campaign changes a draft and refuses a scheduled one; revoke_campaign_media; delete_campaign", async () => {
-    const org = await h.seedOrg();
-    const siteId = ((await h.newSite(org.key)) as Json).id;
-    const file = await addLibraryFile(h.ctx, { siteId, bytes: sampleImage("png"), source: "upload" });
-    const client = await mcpClient(mcp, org.key);
+    const org = await bed.h.seedOrg();
+    const siteId = ((await bed.h.newSite(org.key)) as Json).id;
+    const file = await addLibraryFile(bed.h.ctx, { siteId, bytes: sampleImage("png"), source: "upload" });
+    const client = await mcpClient(bed.mcp, org.key);
     try {
       await callTool(client, "add_subscriber", { siteId, email: "bo@example.com" });
       const made = await callTool(client, "create_campaign", {
@@ -95,10 +85,12 @@ describe("campaign edit tools", () => {
       expect(late.error.code).toBe("VALIDATION_ERROR");
       expect(late.error.message).toContain("scheduled");
 
-      const before = await h.sql`select media_generation from newsletter_campaigns where id = ${campaignId}`;
+      const before = await bed.h
+        .sql`select media_generation from newsletter_campaigns where id = ${campaignId}`;
       const revoked = await callTool(client, "revoke_campaign_media", { siteId, campaignId });
       expect(revoked.structuredContent.campaign.id).toBe(campaignId);
-      const after = await h.sql`select media_generation from newsletter_campaigns where id = ${campaignId}`;
+      const after = await bed.h
+        .sql`select media_generation from newsletter_campaigns where id = ${campaignId}`;
       expect(after[0]!.media_generation).toBe(before[0]!.media_generation + 1);
 
       const deleted = await callTool(client, "delete_campaign", { siteId, campaignId });
@@ -113,16 +105,16 @@ describe("campaign edit tools", () => {
   });
 
   test("a content:read key reads a subscriber but may not change campaigns or subscribers", async () => {
-    const org = await h.seedOrg();
-    const siteId = ((await h.newSite(org.key)) as Json).id;
-    const owner = await mcpClient(mcp, org.key);
+    const org = await bed.h.seedOrg();
+    const siteId = ((await bed.h.newSite(org.key)) as Json).id;
+    const owner = await mcpClient(bed.mcp, org.key);
     const { createApiKey } = await import("@site/domain/core");
-    const reader = await createApiKey(h.ctx, {
+    const reader = await createApiKey(bed.h.ctx, {
       orgId: org.org.id,
       userId: org.user.id,
       scopes: ["content:read"],
     });
-    const client = await mcpClient(mcp, reader.key);
+    const client = await mcpClient(bed.mcp, reader.key);
     try {
       const added = await callTool(owner, "add_subscriber", { siteId, email: "cy@example.com" });
       const subscriberId = added.structuredContent.subscriber.id;

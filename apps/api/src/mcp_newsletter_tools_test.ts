@@ -1,33 +1,23 @@
-import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { describe, expect, test } from "bun:test";
 import { addLibraryFile } from "@site/domain/media";
 import { sampleImage } from "@site/domain/testing";
-import { type AppServer, callTool, listenApp, mcpClient } from "../testing/mcp.ts";
-import { buildTestApp, type TestApp } from "../testing/mod.ts";
+import { callTool, mcpClient, mcpTestBed } from "../testing/mcp.ts";
 
 type Json = any;
 const uniq = () => Math.random().toString(36).slice(2, 9);
 
-let h: TestApp;
-let mcp: AppServer;
-beforeAll(async () => {
-  h = await buildTestApp();
-  mcp = listenApp(h);
-});
-afterAll(async () => {
-  mcp.stop();
-  await h.close();
-});
+const bed = mcpTestBed();
 
 describe("MCP newsletter tools", () => {
   test("an agent creates a campaign draft from a library image and lists it; a foreign image is refused by line", async () => {
-    const org = await h.seedOrg();
-    const res = await h.call("POST", "/api/v1/sites", {
+    const org = await bed.h.seedOrg();
+    const res = await bed.h.call("POST", "/api/v1/sites", {
       key: org.key,
       body: { name: "N", slug: `mn-${uniq()}` },
     });
     const siteId = ((await res.json()) as Json).site.id as string;
-    const file = await addLibraryFile(h.ctx, { siteId, bytes: sampleImage("png"), source: "upload" });
-    const client = await mcpClient(mcp, org.key);
+    const file = await addLibraryFile(bed.h.ctx, { siteId, bytes: sampleImage("png"), source: "upload" });
+    const client = await mcpClient(bed.mcp, org.key);
     try {
       const refused = await callTool(client, "create_campaign", {
         siteId,
@@ -49,8 +39,8 @@ describe("MCP newsletter tools", () => {
       expect(campaign.html).toContain("?k=m.");
       const listed = await callTool(client, "list_campaigns", { siteId });
       expect(listed.structuredContent.campaigns.map((c: Json) => c.id)).toEqual([campaign.id]);
-      const other = await h.seedOrg();
-      const stranger = await mcpClient(mcp, other.key);
+      const other = await bed.h.seedOrg();
+      const stranger = await mcpClient(bed.mcp, other.key);
       try {
         const hidden = await callTool(stranger, "list_campaigns", { siteId });
         expect(hidden.isError).toBe(true);
@@ -58,8 +48,8 @@ describe("MCP newsletter tools", () => {
       } finally {
         await stranger.close();
       }
-      const readOnly = await h.seedOrg({ scopes: ["content:read"] });
-      const reader = await mcpClient(mcp, readOnly.key);
+      const readOnly = await bed.h.seedOrg({ scopes: ["content:read"] });
+      const reader = await mcpClient(bed.mcp, readOnly.key);
       try {
         const denied = await callTool(reader, "create_campaign", { siteId, subject: "x", html: "<p>x</p>" });
         expect(denied.isError).toBe(true);

@@ -1,25 +1,15 @@
-import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { describe, expect, test } from "bun:test";
 import { addLibraryFile } from "@site/domain/media";
 import { sampleImage } from "@site/domain/testing";
-import { type AppServer, callTool, listenApp, mcpClient } from "../testing/mcp.ts";
-import { buildTestApp, type TestApp } from "../testing/mod.ts";
+import { callTool, mcpClient, mcpTestBed } from "../testing/mcp.ts";
 
 type Json = any;
 const uniq = () => Math.random().toString(36).slice(2, 9);
 
-let h: TestApp;
-let mcp: AppServer;
-beforeAll(async () => {
-  h = await buildTestApp();
-  mcp = listenApp(h);
-});
-afterAll(async () => {
-  mcp.stop();
-  await h.close();
-});
+const bed = mcpTestBed();
 
 async function newSite(key: string) {
-  const res = await h.call("POST", "/api/v1/sites", {
+  const res = await bed.h.call("POST", "/api/v1/sites", {
     key,
     body: { name: "Agent site", slug: `ag-${uniq()}` },
   });
@@ -28,14 +18,14 @@ async function newSite(key: string) {
 
 describe("MCP tools for building a site", () => {
   test("an agent sets layout (with its etag), chrome strings, a collection, page order and checks links", async () => {
-    const org = await h.seedOrg();
+    const org = await bed.h.seedOrg();
     const siteId = await newSite(org.key);
-    const logo = await addLibraryFile(h.ctx, { siteId, bytes: sampleImage("png"), source: "upload" });
-    await h.call("POST", `/api/v1/sites/${siteId}/pages`, {
+    const logo = await addLibraryFile(bed.h.ctx, { siteId, bytes: sampleImage("png"), source: "upload" });
+    await bed.h.call("POST", `/api/v1/sites/${siteId}/pages`, {
       key: org.key,
       body: { path: "/menu", title: "Menu", content: "# Menu" },
     });
-    const client = await mcpClient(mcp, org.key);
+    const client = await mcpClient(bed.mcp, org.key);
     try {
       const read = await callTool(client, "get_site_layout", { siteId });
       expect(read.isError).toBeFalsy();
@@ -99,7 +89,7 @@ describe("MCP tools for building a site", () => {
       expect(listed.structuredContent.items).toHaveLength(2);
 
       const pages = (await (
-        await h.call("GET", `/api/v1/sites/${siteId}/pages`, { key: org.key })
+        await bed.h.call("GET", `/api/v1/sites/${siteId}/pages`, { key: org.key })
       ).json()) as Json;
       const ids = pages.pages.map((p: Json) => p.id).reverse();
       const reordered = await callTool(client, "reorder_pages", { siteId, pageIds: ids });
@@ -115,12 +105,12 @@ describe("MCP tools for building a site", () => {
   });
 
   test("the tools keep the REST scopes and another organization's site is NOT_FOUND", async () => {
-    const org = await h.seedOrg();
+    const org = await bed.h.seedOrg();
     const siteId = await newSite(org.key);
-    const reader = await h.seedOrg({ scopes: ["content:read"] });
-    const stranger = await h.seedOrg();
-    const readOnly = await mcpClient(mcp, reader.key);
-    const other = await mcpClient(mcp, stranger.key);
+    const reader = await bed.h.seedOrg({ scopes: ["content:read"] });
+    const stranger = await bed.h.seedOrg();
+    const readOnly = await mcpClient(bed.mcp, reader.key);
+    const other = await mcpClient(bed.mcp, stranger.key);
     try {
       const denied = await callTool(readOnly, "update_site_layout", {
         siteId,

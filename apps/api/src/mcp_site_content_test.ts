@@ -1,28 +1,18 @@
-import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { type AppServer, callTool, listenApp, mcpClient } from "../testing/mcp.ts";
-import { buildTestApp, type TestApp } from "../testing/mod.ts";
+import { describe, expect, test } from "bun:test";
+import { callTool, mcpClient, mcpTestBed } from "../testing/mcp.ts";
 
 // The site-content tools that closed the parity table's gaps (issue 36): one page, the default locale,
 // broken links, and collections beyond define/upsert/list, each through /mcp with the SDK's client.
 
 type Json = any;
-let h: TestApp;
-let mcp: AppServer;
-beforeAll(async () => {
-  h = await buildTestApp();
-  mcp = listenApp(h);
-});
-afterAll(async () => {
-  mcp.stop();
-  await h.close();
-});
+const bed = mcpTestBed();
 
 describe("site content tools", () => {
   test("get_page reads one page; list_broken_links names a link to a deleted page; set_default_locale changes the fallback", async () => {
-    const org = await h.seedOrg();
-    const client = await mcpClient(mcp, org.key);
+    const org = await bed.h.seedOrg();
+    const client = await mcpClient(bed.mcp, org.key);
     try {
-      const site = (await h.newSite(org.key)) as Json;
+      const site = (await bed.h.newSite(org.key)) as Json;
       const about = await callTool(client, "create_page", {
         siteId: site.id,
         path: "/about",
@@ -76,10 +66,10 @@ describe("site content tools", () => {
   });
 
   test("collections: list_collections, reorder_collection_items, update_collection_item, delete_collection_item, delete_collection", async () => {
-    const org = await h.seedOrg();
-    const client = await mcpClient(mcp, org.key);
+    const org = await bed.h.seedOrg();
+    const client = await mcpClient(bed.mcp, org.key);
     try {
-      const siteId = ((await h.newSite(org.key)) as Json).id;
+      const siteId = ((await bed.h.newSite(org.key)) as Json).id;
       await callTool(client, "define_collection", {
         siteId,
         key: "team",
@@ -157,11 +147,11 @@ describe("site content tools", () => {
   });
 
   test("the new tools keep REST's scopes: a content:read key reads but may not change", async () => {
-    const org = await h.seedOrg();
-    const siteId = ((await h.newSite(org.key)) as Json).id;
-    const reader = await h.seedOrg({ scopes: ["content:read"] });
-    const client = await mcpClient(mcp, reader.key);
-    const owner = await mcpClient(mcp, org.key);
+    const org = await bed.h.seedOrg();
+    const siteId = ((await bed.h.newSite(org.key)) as Json).id;
+    const reader = await bed.h.seedOrg({ scopes: ["content:read"] });
+    const client = await mcpClient(bed.mcp, reader.key);
+    const owner = await mcpClient(bed.mcp, org.key);
     try {
       const { tools } = await client.listTools();
       const names = tools.map((t) => t.name);

@@ -1,38 +1,28 @@
-import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { describe, expect, test } from "bun:test";
 import { sampleImage } from "@site/domain/testing";
-import { type AppServer, callTool, listenApp, mcpClient } from "../testing/mcp.ts";
-import { buildTestApp, type TestApp } from "../testing/mod.ts";
+import { callTool, mcpClient, mcpTestBed } from "../testing/mcp.ts";
 
-let h: TestApp;
-let mcp: AppServer;
-beforeAll(async () => {
-  h = await buildTestApp();
-  mcp = listenApp(h);
-});
-afterAll(async () => {
-  mcp.stop();
-  await h.close();
-});
+const bed = mcpTestBed();
 
 describe("list_social_media", () => {
   test("the organization's social files, newest first, as the HTTP list answers them; read-only; social:write", async () => {
-    const { key } = await h.seedOrg();
+    const { key } = await bed.h.seedOrg();
     const bytes = sampleImage("jpeg", { size: 200 });
     const p = (await (
-      await h.call("POST", "/api/v1/social/media/upload", {
+      await bed.h.call("POST", "/api/v1/social/media/upload", {
         key,
         body: { contentType: "image/jpeg", size: 200 },
       })
     ).json()) as any;
     const u = new URL(p.upload.url);
-    await h.app.handle(
+    await bed.h.app.handle(
       new Request(`http://localhost${u.pathname}${u.search}`, {
         method: "PUT",
         headers: p.upload.headers,
         body: new Blob([bytes]),
       }),
     );
-    const client = await mcpClient(mcp, key);
+    const client = await mcpClient(bed.mcp, key);
     try {
       const tool = (await client.listTools()).tools.find((t) => t.name === "list_social_media")!;
       expect(tool.annotations?.readOnlyHint).toBe(true);
@@ -43,10 +33,10 @@ describe("list_social_media", () => {
     } finally {
       await client.close();
     }
-    const other = await mcpClient(mcp, (await h.seedOrg()).key);
+    const other = await mcpClient(bed.mcp, (await bed.h.seedOrg()).key);
     expect((await callTool(other, "list_social_media")).structuredContent.media).toEqual([]);
     await other.close();
-    const noScope = await mcpClient(mcp, (await h.seedOrg({ scopes: ["content:read"] })).key);
+    const noScope = await mcpClient(bed.mcp, (await bed.h.seedOrg({ scopes: ["content:read"] })).key);
     const denied = await callTool(noScope, "list_social_media");
     expect(denied.isError).toBe(true);
     expect(denied.error.code).toBe("FORBIDDEN");

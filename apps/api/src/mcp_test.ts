@@ -1,24 +1,15 @@
-import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { describe, expect, test } from "bun:test";
 import { upsertTemplate } from "@site/domain/sites";
-import { type AppServer, callTool, listenApp, mcpClient } from "../testing/mcp.ts";
+import { callTool, listenApp, mcpClient, mcpTestBed } from "../testing/mcp.ts";
 import { buildTestApp, type TestApp } from "../testing/mod.ts";
 import { TOOLS } from "./mcp_tools.ts";
 
-let h: TestApp;
-let mcp: AppServer;
-beforeAll(async () => {
-  h = await buildTestApp();
-  mcp = listenApp(h);
-});
-afterAll(async () => {
-  mcp.stop();
-  await h.close();
-});
+const bed = mcpTestBed();
 
 describe("the MCP server (Streamable HTTP, stateless)", () => {
   test("initialize and tools/list show every tool with its limits in the input schema", async () => {
-    const { key } = await h.seedOrg();
-    const client = await mcpClient(mcp, key);
+    const { key } = await bed.h.seedOrg();
+    const client = await mcpClient(bed.mcp, key);
     try {
       expect(client.getServerVersion()?.name).toBe("site-content-api");
       const { tools } = await client.listTools();
@@ -145,18 +136,18 @@ describe("the MCP server (Streamable HTTP, stateless)", () => {
   });
 
   test("read tools work with a content:read key; writes and styles name the scope they need", async () => {
-    const owner = await h.seedOrg();
-    const writer = await mcpClient(mcp, owner.key);
+    const owner = await bed.h.seedOrg();
+    const writer = await mcpClient(bed.mcp, owner.key);
     const site = (await callTool(writer, "create_site", { name: "Read", slug: "mcp-read" })).structuredContent
       .site;
     await writer.close();
     const { createApiKey } = await import("@site/domain/core");
-    const reader = await createApiKey(h.ctx, {
+    const reader = await createApiKey(bed.h.ctx, {
       orgId: owner.org.id,
       userId: owner.user.id,
       scopes: ["content:read"],
     });
-    const client = await mcpClient(mcp, reader.key);
+    const client = await mcpClient(bed.mcp, reader.key);
     try {
       const sites = await callTool(client, "list_sites");
       expect(sites.structuredContent.sites.map((s: any) => s.id)).toContain(site.id);
@@ -188,12 +179,12 @@ describe("the MCP server (Streamable HTTP, stateless)", () => {
   });
 
   test("a tool's input is its REST route's model: the same properties and bounds as the OpenAPI body or query (and the limits a schema can state)", async () => {
-    const { key } = await h.seedOrg();
-    const client = await mcpClient(mcp, key);
+    const { key } = await bed.h.seedOrg();
+    const client = await mcpClient(bed.mcp, key);
     try {
       const { tools } = await client.listTools();
       const input = (name: string) => tools.find((t) => t.name === name)!.inputSchema as any;
-      const doc = (await (await h.call("GET", "/swagger/json")).json()) as any;
+      const doc = (await (await bed.h.call("GET", "/swagger/json")).json()) as any;
       const body = (path: string) =>
         doc.paths[path].post.requestBody.content["application/json"].schema.properties;
       // Every property and bound of the route's model is in the tool's input; the tool may state more
@@ -229,8 +220,8 @@ describe("the MCP server (Streamable HTTP, stateless)", () => {
   });
 
   test("list_templates and create_site call the same rules as the HTTP routes", async () => {
-    const org = await h.seedOrg();
-    const client = await mcpClient(mcp, org.key);
+    const org = await bed.h.seedOrg();
+    const client = await mcpClient(bed.mcp, org.key);
     try {
       const made = await callTool(client, "create_site", { name: "Via MCP", slug: "via-mcp" });
       expect(made.isError).toBeFalsy();
@@ -239,11 +230,11 @@ describe("the MCP server (Streamable HTTP, stateless)", () => {
         slug: "via-mcp",
         public_content_live: false,
       });
-      await h.db.execute(
+      await bed.h.db.execute(
         (await import("drizzle-orm"))
           .sql`insert into pages (site_id, path, title, content, position) values (${made.structuredContent.site.id}, '/x', 'X', '# x', 1)`,
       );
-      await upsertTemplate(h.ctx, {
+      await upsertTemplate(bed.h.ctx, {
         slug: "mcp-tpl",
         siteId: made.structuredContent.site.id,
         name: "MCP template",
@@ -284,8 +275,8 @@ describe("the MCP server (Streamable HTTP, stateless)", () => {
   });
 
   test("list_media and list_screenshot_styles are read-only views of the site", async () => {
-    const org = await h.seedOrg();
-    const client = await mcpClient(mcp, org.key);
+    const org = await bed.h.seedOrg();
+    const client = await mcpClient(bed.mcp, org.key);
     try {
       const site = (await callTool(client, "create_site", { name: "Media", slug: "mcp-media" }))
         .structuredContent.site;
@@ -294,8 +285,8 @@ describe("the MCP server (Streamable HTTP, stateless)", () => {
       const styles = await callTool(client, "list_screenshot_styles", { siteId: site.id, featured: true });
       expect(styles.structuredContent.styles.length).toBeGreaterThanOrEqual(4);
       for (const s of styles.structuredContent.styles) expect(s.featured).toBe(true);
-      const stranger = await h.seedOrg();
-      const other = await mcpClient(mcp, stranger.key);
+      const stranger = await bed.h.seedOrg();
+      const other = await mcpClient(bed.mcp, stranger.key);
       const denied = await callTool(other, "list_media", { siteId: site.id });
       expect(denied.error.code).toBe("NOT_FOUND");
       await other.close();
@@ -305,8 +296,8 @@ describe("the MCP server (Streamable HTTP, stateless)", () => {
   });
 
   test("a tool whose scope the key lacks answers a tool error naming the scope", async () => {
-    const org = await h.seedOrg({ scopes: ["content:read"] });
-    const client = await mcpClient(mcp, org.key);
+    const org = await bed.h.seedOrg({ scopes: ["content:read"] });
+    const client = await mcpClient(bed.mcp, org.key);
     try {
       const res = await callTool(client, "create_site", { name: "A", slug: "no-scope" });
       expect(res.isError).toBe(true);
@@ -325,7 +316,7 @@ describe("the MCP server (Streamable HTTP, stateless)", () => {
       params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "x", version: "1" } },
     };
     for (const headers of [{}, { authorization: "Bearer sk_bogus" }] as Record<string, string>[]) {
-      const res = await fetch(`${mcp.base}/mcp`, {
+      const res = await fetch(`${bed.mcp.base}/mcp`, {
         method: "POST",
         headers: {
           "content-type": "application/json",
@@ -337,8 +328,8 @@ describe("the MCP server (Streamable HTTP, stateless)", () => {
       expect(res.status).toBe(401);
       expect(((await res.json()) as any).error.code).toBe("UNAUTHORIZED");
     }
-    const { key } = await h.seedOrg();
-    const rejected = mcpClient(mcp, "sk_bogus");
+    const { key } = await bed.h.seedOrg();
+    const rejected = mcpClient(bed.mcp, "sk_bogus");
     await expect(rejected).rejects.toThrow();
     expect(key).toStartWith("sk_");
   });
@@ -431,10 +422,10 @@ describe("stateless MCP: GET and DELETE answer 405, nothing outlives a request",
   };
 
   test("GET (even asking for an event stream) and DELETE answer 405 at once with Allow: POST", async () => {
-    const { key } = await h.seedOrg({ scopes: ["content:read"] });
+    const { key } = await bed.h.seedOrg({ scopes: ["content:read"] });
     for (const method of ["GET", "DELETE"]) {
       const started = Date.now();
-      const res = await fetch(`${mcp.base}/mcp`, {
+      const res = await fetch(`${bed.mcp.base}/mcp`, {
         method,
         headers: { accept: "text/event-stream", authorization: `Bearer ${key}` },
         signal: AbortSignal.timeout(3000),
@@ -446,7 +437,7 @@ describe("stateless MCP: GET and DELETE answer 405, nothing outlives a request",
       expect(body.error.message).toContain("POST");
       expect(Date.now() - started).toBeLessThan(1000);
       // Like every non-public route, no key is 401 first.
-      const anonymous = await fetch(`${mcp.base}/mcp`, { method, signal: AbortSignal.timeout(3000) });
+      const anonymous = await fetch(`${bed.mcp.base}/mcp`, { method, signal: AbortSignal.timeout(3000) });
       expect(anonymous.status).toBe(401);
     }
   });
@@ -467,7 +458,7 @@ describe("stateless MCP: GET and DELETE answer 405, nothing outlives a request",
       registry.register(transport, null);
       return original.call(this, transport);
     };
-    const { key } = await h.seedOrg({ scopes: ["content:read"] });
+    const { key } = await bed.h.seedOrg({ scopes: ["content:read"] });
     const headers = {
       authorization: `Bearer ${key}`,
       "content-type": "application/json",
@@ -476,13 +467,17 @@ describe("stateless MCP: GET and DELETE answer 405, nothing outlives a request",
     try {
       const post = async (i: number) => {
         const body = i % 2 === 0 ? initialize : { jsonrpc: "2.0", id: i, method: "tools/list", params: {} };
-        const res = await fetch(`${mcp.base}/mcp`, { method: "POST", headers, body: JSON.stringify(body) });
+        const res = await fetch(`${bed.mcp.base}/mcp`, {
+          method: "POST",
+          headers,
+          body: JSON.stringify(body),
+        });
         expect(res.status).toBe(200);
         await res.arrayBuffer();
       };
       const abandonedGet = async () => {
         const ctrl = new AbortController();
-        const res = fetch(`${mcp.base}/mcp`, {
+        const res = fetch(`${bed.mcp.base}/mcp`, {
           headers: { authorization: `Bearer ${key}`, accept: "text/event-stream" },
           signal: ctrl.signal,
         }).catch(() => null);
@@ -528,20 +523,22 @@ describe("MCP checks the Origin of browser requests (DNS rebinding)", () => {
     });
 
   test("a foreign Origin gets 403 in the contract's error body; the server's own and no Origin pass", async () => {
-    const { key } = await h.seedOrg({ scopes: ["content:read"] });
-    const own = new URL(h.ctx.config.publicBaseUrl).origin;
+    const { key } = await bed.h.seedOrg({ scopes: ["content:read"] });
+    const own = new URL(bed.h.ctx.config.publicBaseUrl).origin;
     for (const foreign of ["https://evil.example", "http://127.0.0.1:1", "null", `${own}.evil.example`]) {
-      const res = await post(h, key, foreign);
+      const res = await post(bed.h, key, foreign);
       expect(res.status).toBe(403);
       const body = (await res.json()) as any;
       expect(body.error.code).toBe("FORBIDDEN");
       expect(body.error.message).toContain("MCP_ALLOWED_ORIGINS");
     }
     // The check comes before the key is even looked at, and covers every method.
-    expect((await post(h, "sk_bogus", "https://evil.example")).status).toBe(403);
-    expect((await h.call("GET", "/mcp", { headers: { origin: "https://evil.example" } })).status).toBe(403);
-    expect((await post(h, key, own)).status).toBe(200);
-    expect((await post(h, key)).status).toBe(200);
+    expect((await post(bed.h, "sk_bogus", "https://evil.example")).status).toBe(403);
+    expect((await bed.h.call("GET", "/mcp", { headers: { origin: "https://evil.example" } })).status).toBe(
+      403,
+    );
+    expect((await post(bed.h, key, own)).status).toBe(200);
+    expect((await post(bed.h, key)).status).toBe(200);
   });
 
   test("MCP_ALLOWED_ORIGINS admits exactly the origins it lists", async () => {

@@ -1,26 +1,16 @@
-import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { describe, expect, test } from "bun:test";
 import { createApiKey, type Scope } from "@site/domain/core";
-import { type AppServer, callTool, listenApp, mcpClient } from "../testing/mcp.ts";
-import { buildTestApp, type TestApp } from "../testing/mod.ts";
+import { callTool, mcpClient, mcpTestBed } from "../testing/mcp.ts";
 
 // queue_screenshot and create_clip say when a webhook will report how the job ends (decision 0844).
 // Nothing is delivered here (no dispatcher runs): the receiver URL only has to pass the guard.
 const HOOK_HOST = "127.0.0.1:9";
-let h: TestApp;
-let mcp: AppServer;
-beforeAll(async () => {
-  h = await buildTestApp({ env: { FETCH_ALLOW_HOSTS: HOOK_HOST } });
-  mcp = listenApp(h);
-});
-afterAll(async () => {
-  mcp.stop();
-  await h.close();
-});
+const bed = mcpTestBed({ env: { FETCH_ALLOW_HOSTS: HOOK_HOST } });
 
 const ALL = ["webhooks:write", "sites:write", "content:read", "content:write", "social:write"] as const;
 
 async function addHook(key: string, path: string, events: string[], enabled = true) {
-  const res = await h.call("POST", "/api/v1/webhooks", {
+  const res = await bed.h.call("POST", "/api/v1/webhooks", {
     key,
     body: { url: `http://${HOOK_HOST}${path}`, events },
   });
@@ -28,14 +18,14 @@ async function addHook(key: string, path: string, events: string[], enabled = tr
   const { webhook } = (await res.json()) as { webhook: { id: string; url: string } };
   if (!enabled)
     expect(
-      (await h.call("PATCH", `/api/v1/webhooks/${webhook.id}`, { key, body: { enabled: false } })).status,
+      (await bed.h.call("PATCH", `/api/v1/webhooks/${webhook.id}`, { key, body: { enabled: false } })).status,
     ).toBe(200);
   return webhook;
 }
 
 /** Calls `name` as the organization's key; answers the structured value and the text. */
 async function run(key: string, name: string, args: Record<string, unknown>) {
-  const client = await mcpClient(mcp, key);
+  const client = await mcpClient(bed.mcp, key);
   try {
     const res = await callTool(client, name, args);
     expect(res.isError, res.content[0]?.text).toBeFalsy();
@@ -47,8 +37,8 @@ async function run(key: string, name: string, args: Record<string, unknown>) {
 
 describe("tool results say a webhook will follow", () => {
   test("queue_screenshot lists the endpoints subscribed to screenshot events, and only those", async () => {
-    const o = await h.seedOrg({ credits: 100, scopes: [...ALL] });
-    const site = await h.newSite(o.key);
+    const o = await bed.h.seedOrg({ credits: 100, scopes: [...ALL] });
+    const site = await bed.h.newSite(o.key);
     const args = { siteId: site.id, url: "https://example.com/" };
 
     const none = await run(o.key, "queue_screenshot", args);
@@ -83,9 +73,9 @@ describe("tool results say a webhook will follow", () => {
   });
 
   test("create_clip lists the endpoints subscribed to clip events; another organization's are not shown", async () => {
-    const other = await h.seedOrg({ scopes: [...ALL] });
+    const other = await bed.h.seedOrg({ scopes: [...ALL] });
     await addHook(other.key, "/theirs", ["clip.completed", "clip.failed"]);
-    const o = await h.seedOrg({ credits: 100, scopes: [...ALL] });
+    const o = await bed.h.seedOrg({ credits: 100, scopes: [...ALL] });
     const args = { url: "https://example.com/", motion: "scroll" };
 
     const none = await run(o.key, "create_clip", args);
@@ -110,12 +100,12 @@ describe("tool results say a webhook will follow", () => {
 describe("endpoint URLs are shown to webhooks:write keys only", () => {
   /** A second key of `o`'s organization with `scopes` only. */
   async function keyOf(o: { org: { id: string }; user: { id: string } }, scopes: Scope[]) {
-    return (await createApiKey(h.ctx, { orgId: o.org.id, userId: o.user.id, scopes })).key;
+    return (await createApiKey(bed.h.ctx, { orgId: o.org.id, userId: o.user.id, scopes })).key;
   }
 
   test("queue_screenshot (content:write) and create_clip (social:write) say how many endpoints, never where", async () => {
-    const o = await h.seedOrg({ credits: 200, scopes: [...ALL] });
-    const site = await h.newSite(o.key);
+    const o = await bed.h.seedOrg({ credits: 200, scopes: [...ALL] });
+    const site = await bed.h.newSite(o.key);
     // A receiver URL carrying a token in its query, as receivers often do.
     const token = "tok_9f8e7d6c5b4a";
     const shots = await addHook(o.key, `/shots?token=${token}`, [
@@ -126,8 +116,8 @@ describe("endpoint URLs are shown to webhooks:write keys only", () => {
     const content = await keyOf(o, ["content:read", "content:write"]);
     const social = await keyOf(o, ["social:write"]);
     // These keys are refused on the webhook routes themselves.
-    expect((await h.call("GET", "/api/v1/webhooks", { key: content })).status).toBe(403);
-    expect((await h.call("GET", "/api/v1/webhooks", { key: social })).status).toBe(403);
+    expect((await bed.h.call("GET", "/api/v1/webhooks", { key: content })).status).toBe(403);
+    expect((await bed.h.call("GET", "/api/v1/webhooks", { key: social })).status).toBe(403);
 
     const shot = await run(content, "queue_screenshot", { siteId: site.id, url: "https://example.com/" });
     const clip = await run(social, "create_clip", { url: "https://example.com/", motion: "scroll" });
@@ -145,13 +135,13 @@ describe("endpoint URLs are shown to webhooks:write keys only", () => {
     }
 
     // REST's answers to the same keys carry no endpoint either.
-    const rest = await h.call("POST", `/api/v1/sites/${site.id}/media/screenshot`, {
+    const rest = await bed.h.call("POST", `/api/v1/sites/${site.id}/media/screenshot`, {
       key: content,
       body: { url: "https://example.com/" },
     });
     expect(rest.status).toBe(202);
     expect(await rest.text()).not.toContain(token);
-    const restClip = await h.call("POST", "/api/v1/social/media/clips", {
+    const restClip = await bed.h.call("POST", "/api/v1/social/media/clips", {
       key: social,
       body: { url: "https://example.com/", motion: "scroll" },
     });

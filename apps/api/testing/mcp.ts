@@ -1,6 +1,7 @@
+import { afterAll, beforeAll } from "bun:test";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
-import type { TestApp } from "./mod.ts";
+import { buildTestApp, type TestApp } from "./mod.ts";
 
 /**
  * A server on 127.0.0.1 in front of a test app, for clients that need an address (the MCP SDK's).
@@ -21,6 +22,26 @@ export function listenApp(h?: TestApp): AppServer {
   };
   if (h) s.serve(h);
   return s;
+}
+
+/** The app and its loopback server of an MCP test file (set by mcpTestBed's beforeAll). */
+export type McpTestBed = { h: TestApp; mcp: AppServer };
+
+/**
+ * For the calling test file: builds the test app (with `opts`) and a server in front of it in beforeAll,
+ * and stops both in afterAll. Read `bed.h` and `bed.mcp` inside tests (they are set once beforeAll ran).
+ */
+export function mcpTestBed(opts?: Parameters<typeof buildTestApp>[0]): McpTestBed {
+  const bed = {} as McpTestBed;
+  beforeAll(async () => {
+    bed.h = await buildTestApp(opts);
+    bed.mcp = listenApp(bed.h);
+  });
+  afterAll(async () => {
+    bed.mcp.stop();
+    await bed.h.close();
+  });
+  return bed;
 }
 
 /**
