@@ -77,8 +77,10 @@ describe("webhook tools", () => {
       const retried = await callTool(client, "retry_webhook_delivery", args);
       expect(retried.structuredContent).toMatchObject({
         accepted: true,
-        delivery: { id: failed.id, status: "pending", attempts: 2 },
+        delivery: { id: failed.id, status: "pending" },
       });
+      // Read right after the retry: its try may already be claimed (counted) by then.
+      expect(retried.structuredContent.delivery.attempts).toBeGreaterThanOrEqual(2);
       expect(retried.content[0]!.text).toContain("list_webhook_deliveries");
       const hooks = await rx.waitFor("/retry", 3);
       expect(hooks[2]!.id).toBe(failed.id);
