@@ -44,31 +44,89 @@ export async function listDeliveries(
     .limit(limit + 1);
   const { page: shown, nextCursor } = keysetPage(rows, limit, (r) => ({ at: r.at, id: r.id }));
   return {
-    deliveries: shown.map((r) => ({
-      id: r.id,
-      event: r.event as WebhookEventType,
-      status: r.status,
-      attempts: r.attempts,
-      lastStatusCode: r.lastStatusCode,
-      lastError: r.lastError,
-      nextAttemptAt: r.status === "pending" && r.nextAttemptAt ? r.nextAttemptAt.toISOString() : null,
-      createdAt: r.createdAt.toISOString(),
-    })),
+    deliveries: shown.map(deliveryView),
     nextCursor,
   };
+}
+
+type DeliveryRow = {
+  id: string;
+  event: string;
+  status: WebhookDeliveryView["status"];
+  attempts: number;
+  lastStatusCode: number | null;
+  lastError: string | null;
+  nextAttemptAt: Date | null;
+  createdAt: Date;
+};
+
+function deliveryView(r: DeliveryRow): WebhookDeliveryView {
+  return {
+    id: r.id,
+    event: r.event as WebhookEventType,
+    status: r.status,
+    attempts: r.attempts,
+    lastStatusCode: r.lastStatusCode,
+    lastError: r.lastError,
+    nextAttemptAt: r.status === "pending" && r.nextAttemptAt ? r.nextAttemptAt.toISOString() : null,
+    createdAt: r.createdAt.toISOString(),
+  };
+}
+
+/** One delivery of an endpoint as the log shows it, and whether a try of it is in flight now (leased). */
+export type DeliveryTryState = { delivery: WebhookDeliveryView; inFlight: boolean };
+
+/** Reads one delivery of the principal's endpoint (NOT_FOUND for another's or an unknown one). */
+export async function readDeliveryTry(
+  ctx: Context,
+  principal: Principal,
+  webhookId: string,
+  deliveryId: string,
+): Promise<DeliveryTryState> {
+  const endpoint = await ownWebhook(ctx, principal, webhookId);
+  if (!isUuid(deliveryId)) throw notFound("delivery");
+  const d = webhookDeliveries;
+  const [row] = await ctx.db
+    .select({
+      id: d.id,
+      event: webhookEvents.type,
+      status: d.status,
+      attempts: d.attempts,
+      lastStatusCode: d.lastStatusCode,
+      lastError: d.lastError,
+      nextAttemptAt: d.nextAttemptAt,
+      createdAt: d.createdAt,
+      inFlight: sql<boolean>`(${d.leaseToken} is not null and ${d.leaseUntil} > now())`,
+    })
+    .from(d)
+    .innerJoin(webhookEvents, eq(webhookEvents.id, d.eventId))
+    .where(and(eq(d.id, deliveryId), eq(d.endpointId, endpoint.id)));
+  if (!row) throw notFound("delivery");
+  return { delivery: deliveryView(row), inFlight: Boolean(row.inFlight) };
+}
+
+/**
+ * Whether the try a retry asked for has ended (decision 1512): none is in flight, and the delivery
+ * was delivered, failed for good, or counts more tries than `attemptsAtRetry` (a failed try with a
+ * next one scheduled). Each of these is committed with a NOTIFY work_ended of the delivery's id.
+ */
+export function retriedTryEnded(state: DeliveryTryState, attemptsAtRetry: number): boolean {
+  if (state.inFlight) return false;
+  return state.delivery.status !== "pending" || state.delivery.attempts > attemptsAtRetry;
 }
 
 /**
  * Tries a delivery again now, whatever its state (decision 0842): a pending one is moved up, a failed or
  * delivered one is sent once more with the same webhook-id. 409 while the endpoint is disabled; a try
- * in flight is not interrupted (its outcome settles the row).
+ * in flight is not interrupted (its outcome settles the row). Answers the delivery's try count at the
+ * retry, which retriedTryEnded compares with.
  */
 export async function retryDelivery(
   ctx: Context,
   principal: Principal,
   webhookId: string,
   deliveryId: string,
-): Promise<void> {
+): Promise<{ attempts: number }> {
   const endpoint = await ownWebhook(ctx, principal, webhookId);
   if (!isUuid(deliveryId)) throw notFound("delivery");
   if (!endpoint.enabled)
@@ -76,14 +134,15 @@ export async function retryDelivery(
       "CONFLICT",
       "the webhook is disabled: enable it (enabled: true, by PATCH or the update_webhook tool) before retrying",
     );
-  await ctx.db.transaction(async (tx) => {
-    const rows = await tx.execute<{ id: string }>(sql`
+  return ctx.db.transaction(async (tx) => {
+    const [row] = await tx.execute<{ attempts: number }>(sql`
       update webhook_deliveries set status = 'pending', next_attempt_at = ${ctx.clock.now().toISOString()}::timestamptz,
         updated_at = now()
       where id = ${deliveryId}::uuid and endpoint_id = ${endpoint.id}::uuid
-      returning id`);
-    if (rows.length === 0) throw notFound("delivery");
+      returning attempts`);
+    if (!row) throw notFound("delivery");
     await tx.execute(sql`select pg_notify(${WEBHOOK_NOTIFY_CHANNEL}, ${principal.orgId})`);
+    return { attempts: Number(row.attempts) };
   });
 }
 

@@ -183,11 +183,18 @@ export const WebhooksTold = named(
 export const WebhookList = named("WebhookList", Type.Object({ webhooks: Type.Array(WebhookView) }));
 /** The answer of GET and PATCH /api/v1/webhooks/<id>. */
 export const WebhookAnswer = named("WebhookAnswer", Type.Object({ webhook: WebhookView }));
-/** The answer of POST /api/v1/webhooks/<id>/deliveries/<deliveryId>/retry (retry_webhook_delivery). */
+/**
+ * The answer of POST /api/v1/webhooks/<id>/deliveries/<deliveryId>/retry (retry_webhook_delivery): the
+ * delivery as the log shows it when answering (with waitSeconds, once the try ended or the time is up).
+ */
 export const WebhookRetryAccepted = named(
   "WebhookRetryAccepted",
   Type.Object({
     accepted: Type.Literal(true, { description: "the delivery is queued to be tried again now" }),
+    delivery: Type.Object(WebhookDeliveryView.properties, {
+      description:
+        "the delivery when answering: without waitSeconds still pending; with it, its try's outcome (delivered, failed, or pending with nextAttemptAt after a failed try) once the try ended, else pending",
+    }),
   }),
 );
 /** The delete_webhook tool's answer (REST answers 204 with no body). */

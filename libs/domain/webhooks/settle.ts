@@ -1,3 +1,4 @@
+import { notifyWorkEnded } from "@site/db";
 import type { Context } from "@site/domain/core";
 import { sql } from "drizzle-orm";
 import { disableEndpoint } from "./endpoints.ts";
@@ -23,7 +24,9 @@ export type SettledRow = { id: string; org_id: string; endpoint_id: string; atte
  * receiver "is no longer interested"; decision 1401); otherwise pending until the next try (the schedule,
  * or a 429/503's Retry-After within the longest step) or failed once the schedule is spent. The next
  * try's time is reckoned on `ctx.clock`, as the claim compares it. An endpoint failing without a success
- * for WEBHOOK_DISABLE_AFTER_S is disabled; either way `webhook.endpoint.disabled` is recorded.
+ * for WEBHOOK_DISABLE_AFTER_S is disabled; either way `webhook.endpoint.disabled` is recorded. Each
+ * outcome is committed with a NOTIFY work_ended of the delivery's id, which wakes retry_webhook_delivery's
+ * waiters (decision 1512).
  */
 export async function settleTry(
   ctx: Context,
@@ -40,6 +43,7 @@ export async function settleTry(
           last_error = null, next_attempt_at = null, lease_until = null, lease_token = null,
           delivered_at = now(), updated_at = now()
         where id = ${row.id}::uuid and lease_token = ${leaseToken}::uuid`);
+      await notifyWorkEnded(tx, row.id);
       await tx.execute(sql`
         update webhook_endpoints set failing_since = null
         where id = ${row.endpoint_id}::uuid and failing_since is not null`);
@@ -55,6 +59,7 @@ export async function settleTry(
         where id = ${row.id}::uuid and lease_token = ${leaseToken}::uuid
         returning id`);
       if (settled.length === 0) return;
+      await notifyWorkEnded(tx, row.id);
       const off = await disableEndpoint(tx, row.endpoint_id, {
         reason:
           "disabled: the receiver answered 410 Gone (it wants no more webhooks); PATCH enabled: true turns it back on",
@@ -79,6 +84,7 @@ export async function settleTry(
         next_attempt_at = ${next}::timestamptz,
         lease_until = null, lease_token = null, updated_at = now()
       where id = ${row.id}::uuid and lease_token = ${leaseToken}::uuid`);
+    await notifyWorkEnded(tx, row.id);
     // The endpoint's failure clock starts at its first failure since its last success.
     const [ep] = await tx.execute<{ disable: boolean; since: string }>(sql`
       update webhook_endpoints set failing_since = coalesce(failing_since, now())

@@ -1,5 +1,6 @@
 import { Type } from "@sinclair/typebox";
 import { ListQuery } from "@site/domain/core";
+import { RENDER_WAIT_MAX_S } from "@site/domain/screenshots";
 import {
   createWebhook,
   deleteWebhook,
@@ -7,7 +8,6 @@ import {
   listDeliveries,
   listWebhooks,
   recoverDeliveries,
-  retryDelivery,
   rotateWebhookSecret,
   updateWebhook,
   WebhookAnswer,
@@ -22,6 +22,7 @@ import {
   WebhookRetryAccepted,
   WebhookSecretAnswer,
 } from "@site/domain/webhooks";
+import { retryDeliveryAndWait } from "../webhook_waits.ts";
 import { Cursor, Id } from "./inputs.ts";
 import { type Tool, tool } from "./tool.ts";
 
@@ -177,20 +178,44 @@ export const WEBHOOK_TOOLS: Tool[] = [
     name: "retry_webhook_delivery",
     title: "Send one webhook delivery again now",
     description:
-      "Tries one delivery (from list_webhook_deliveries) again at once, whatever its state, with the same webhook-id, so the receiver can tell a repeat. The try happens in the background: list_webhook_deliveries shows its outcome. CONFLICT while the endpoint is disabled (update_webhook with enabled: true first). Needs webhooks:write.",
+      "Tries one delivery (from list_webhook_deliveries) again at once, whatever its state, with the same webhook-id, so the receiver can tell a repeat. The answer shows the delivery (status, attempts, lastStatusCode: the receiver's HTTP status, lastError). waitSeconds (0–25, default 0) waits on the server until that try ended (delivered; failed; or pending with nextAttemptAt after a failed try) or the time is up; without it the try happens in the background and list_webhook_deliveries shows its outcome. CONFLICT while the endpoint is disabled (update_webhook with enabled: true first). Needs webhooks:write.",
     operation: "retryWebhookDelivery",
     output: WebhookRetryAccepted,
     input: Type.Object({
       webhookId: WebhookId,
       deliveryId: Id("a delivery of the endpoint, from list_webhook_deliveries"),
+      waitSeconds: Type.Optional(
+        Type.Integer({
+          minimum: 0,
+          maximum: RENDER_WAIT_MAX_S,
+          description: "wait up to this long for the try to end",
+        }),
+      ),
     }),
     readOnly: false,
     openWorld: true,
     run: async (deps, principal, args) => {
-      await retryDelivery(deps, principal, args.webhookId, args.deliveryId);
+      const seconds = args.waitSeconds ?? 0;
+      const { answer, ended } = await retryDeliveryAndWait(
+        deps,
+        principal,
+        args.webhookId,
+        args.deliveryId,
+        seconds,
+      );
+      const d = answer.delivery;
+      const tried = d.lastStatusCode === null ? (d.lastError ?? "no answer") : `HTTP ${d.lastStatusCode}`;
       return {
-        value: { accepted: true },
-        note: `Delivery ${args.deliveryId} is queued to be tried now; list_webhook_deliveries shows how it went.`,
+        value: answer,
+        note: !ended
+          ? seconds > 0
+            ? `The try of delivery ${d.id} had not ended after ${seconds} s; list_webhook_deliveries shows how it goes (calling retry_webhook_delivery again would send it once more).`
+            : `Delivery ${d.id} is queued to be tried now; list_webhook_deliveries shows how it went (with waitSeconds up to ${RENDER_WAIT_MAX_S}, this tool answers the try's outcome).`
+          : d.status === "delivered"
+            ? `Delivery ${d.id} delivered (${tried}, try ${d.attempts}); list_webhook_deliveries shows the log.`
+            : d.status === "failed"
+              ? `Delivery ${d.id} failed for good (${tried}); once the receiver is fixed, retry_webhook_delivery sends it again (recover_webhook_deliveries: every failed one since a time).`
+              : `The try failed (${tried}); the next one is at ${d.nextAttemptAt}. list_webhook_deliveries shows how it goes.`,
       };
     },
   }),

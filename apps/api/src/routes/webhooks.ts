@@ -1,4 +1,5 @@
 import { ListQuery } from "@site/domain/core";
+import { WaitQuery } from "@site/domain/screenshots";
 import {
   createWebhook,
   deleteWebhook,
@@ -6,7 +7,6 @@ import {
   listDeliveries,
   listWebhooks,
   recoverDeliveries,
-  retryDelivery,
   rotateWebhookSecret,
   updateWebhook,
   WebhookAnswer,
@@ -24,6 +24,7 @@ import { Elysia, t } from "elysia";
 import type { AuthMacros } from "../auth.ts";
 import type { AppDeps } from "../deps.ts";
 import { errors, queryOf } from "../schemas.ts";
+import { retryDeliveryAndWait } from "../webhook_waits.ts";
 
 const SIGNING =
   "Each try is a POST of {type, timestamp, data} (data: the resource as its GET answers it) signed as Standard Webhooks: webhook-id (the delivery id, the same on every retry), webhook-timestamp, webhook-signature (v1,<base64 HMAC-SHA256>; two during a rotation's overlap).";
@@ -129,19 +130,26 @@ export function webhookRoutes(deps: AppDeps, auth: AuthMacros) {
     )
     .post(
       "/api/v1/webhooks/:webhookId/deliveries/:deliveryId/retry",
-      async ({ principal, params, set }) => {
-        await retryDelivery(deps, principal, params.webhookId, params.deliveryId);
+      async ({ principal, params, query, set }) => {
+        const { answer } = await retryDeliveryAndWait(
+          deps,
+          principal,
+          params.webhookId,
+          params.deliveryId,
+          query.waitSeconds ?? 0,
+        );
         set.status = 202;
-        return { accepted: true };
+        return answer;
       },
       {
         operation: "retryWebhookDelivery",
         scope: "webhooks:write",
-        response: { 202: WebhookRetryAccepted, ...errors(404, 409) },
+        query: queryOf(WaitQuery),
+        response: { 202: WebhookRetryAccepted, ...errors(400, 404, 409) },
         detail: {
           summary: "Send a delivery again now (same webhook-id)",
           description:
-            "Pending, failed or delivered: the delivery is tried again at once. 409 while the endpoint is disabled.",
+            "Pending, failed or delivered: the delivery is tried again at once; the answer shows it (status, attempts, lastStatusCode). With waitSeconds (at most 25) the answer comes when that try ended (delivered, failed, or pending with its next try after a failure) or the time is up, whichever is first. 409 while the endpoint is disabled.",
           tags: ["webhooks"],
         },
       },
