@@ -447,7 +447,11 @@ describe("sending through SMTP", () => {
     const sent = await json(await call("POST", `/api/v1/sites/${id}/campaigns/${c.id}/send`));
     expect(sent.status).toBe(202);
     expect(sent.body.campaign.status).toBe("sending");
-    expect(sent.body.campaign.counts.queued).toBe(4);
+    // Every recipient is counted; the sender may already have finished one (the 550 bounces at once)
+    // before the answer reads the counts.
+    const counts = sent.body.campaign.counts;
+    expect(counts.queued + counts.sent + counts.failed + counts.bounced + counts.refusedByPolicy).toBe(4);
+    expect(counts.queued).toBeGreaterThanOrEqual(1);
     const final = async () =>
       (await json(await call("GET", `/api/v1/sites/${id}/campaigns/${c.id}`))).body.campaign;
     const tokens: string[] = [];
