@@ -1,4 +1,4 @@
-import { socialAccounts, socialPosts, socialSnapshots, socialTargets } from "@site/db";
+import { type Database, socialAccounts, socialPosts, socialSnapshots, socialTargets } from "@site/db";
 import {
   type Context,
   decodeCursor,
@@ -78,12 +78,23 @@ function postView(post: PostRow, targets: { target: TargetRow; accountStatus: st
 /** One post of the organization as the API answers it (without metrics); 404 when not the org's. */
 export async function readPost(ctx: Context, orgId: string, postId: string): Promise<SocialPostView> {
   if (!isUuid(postId)) throw notFound("post");
-  const [post] = await ctx.db
-    .select()
-    .from(socialPosts)
-    .where(and(eq(socialPosts.id, postId), eq(socialPosts.orgId, orgId)));
-  if (!post) throw notFound("post");
-  return postView(post, await targetsOf(ctx, [post.id]));
+  // One snapshot for the post and its targets: a target's end commits with its post's state in one
+  // statement, and two reads either side of it would show a post still publishing with every target
+  // ended.
+  const read = await ctx.db.transaction(
+    async (tx) => {
+      const [post] = await tx
+        .select()
+        .from(socialPosts)
+        .where(and(eq(socialPosts.id, postId), eq(socialPosts.orgId, orgId)));
+      return post
+        ? { post, targets: await targetsOf({ ...ctx, db: tx as unknown as Database }, [post.id]) }
+        : null;
+    },
+    { isolationLevel: "repeatable read", accessMode: "read only" },
+  );
+  if (!read) throw notFound("post");
+  return postView(read.post, read.targets);
 }
 
 /** A post's time on the calendar: `scheduledAt` while scheduled or cancelled, else when it went out. */
