@@ -177,7 +177,9 @@ describe("webhook tools", () => {
         deliveryId: first.id,
         waitSeconds: 26,
       });
-      expect(bad.error ?? bad.isError).toBeTruthy();
+      expect(bad.isError).toBe(true);
+      expect(bad.error.code).toBe("VALIDATION_ERROR");
+      expect(bad.content[0]!.text).toContain("waitSeconds");
 
       slow = true;
       const pending = await callTool(client, "retry_webhook_delivery", {
