@@ -15,6 +15,18 @@ import { ownWebhook } from "./endpoints.ts";
 import { WEBHOOK_NOTIFY_CHANNEL } from "./events.ts";
 import type { WebhookDeliveryView, WebhookEventType } from "./models.ts";
 
+/** What a delivery's view is made of (deliveryView), as the list and one delivery read it. */
+const deliveryColumns = {
+  id: webhookDeliveries.id,
+  event: webhookEvents.type,
+  status: webhookDeliveries.status,
+  attempts: webhookDeliveries.attempts,
+  lastStatusCode: webhookDeliveries.lastStatusCode,
+  lastError: webhookDeliveries.lastError,
+  nextAttemptAt: webhookDeliveries.nextAttemptAt,
+  createdAt: webhookDeliveries.createdAt,
+};
+
 /** The delivery log of an endpoint, newest first, in pages of `limit` (default 50, at most 100). */
 export async function listDeliveries(
   ctx: Context,
@@ -27,14 +39,7 @@ export async function listDeliveries(
   const d = webhookDeliveries;
   const rows = await ctx.db
     .select({
-      id: d.id,
-      event: webhookEvents.type,
-      status: d.status,
-      attempts: d.attempts,
-      lastStatusCode: d.lastStatusCode,
-      lastError: d.lastError,
-      nextAttemptAt: d.nextAttemptAt,
-      createdAt: d.createdAt,
+      ...deliveryColumns,
       at: sql<string>`${d.createdAt}::text`,
     })
     .from(d)
@@ -88,14 +93,7 @@ export async function readDeliveryTry(
   const d = webhookDeliveries;
   const [row] = await ctx.db
     .select({
-      id: d.id,
-      event: webhookEvents.type,
-      status: d.status,
-      attempts: d.attempts,
-      lastStatusCode: d.lastStatusCode,
-      lastError: d.lastError,
-      nextAttemptAt: d.nextAttemptAt,
-      createdAt: d.createdAt,
+      ...deliveryColumns,
       inFlight: sql<boolean>`(${d.leaseToken} is not null and ${d.leaseUntil} > now())`,
     })
     .from(d)
