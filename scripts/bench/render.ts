@@ -119,6 +119,11 @@ try {
   try {
     await bareShot(); // warms the baseline's browser
     console.log(`warm-up render: ${(await render({ ...shot, recapture: true })).toFixed(0)} ms`);
+    // A warm host: the plates a fresh daemon draws at start (a minute of CPU on this machine) are drawn
+    // before anything is timed, so neither the renders nor the bare shots share the cores with them.
+    const w0 = performance.now();
+    await daemon.warmed();
+    console.log(`plates warmed ${(performance.now() - w0).toFixed(0)} ms after the warm-up render`);
     const before = await metricsText();
     for (let i = 0; i < N; i++) {
       filmed.push(await render({ ...shot, recapture: true }));
@@ -187,9 +192,8 @@ try {
   // what a bare shot costs its browser (every process of it), to set beside a render's CPU: on a host
   // bound by CPU the throughput ratio is about the one over the other (decision 1508)
   const bareBrowserPid = bareBrowser.process()?.pid;
-  const bareCpu = cpuUsedSince(cpuBare0)
-    .filter(([k]) => k.startsWith(`${bareBrowserPid}:`))
-    .reduce((a, [, s]) => a + s, 0);
+  const bareUsed = cpuUsedSince(cpuBare0).filter(([k]) => k.startsWith(`${bareBrowserPid}:`) || k === "self");
+  const bareCpu = bareUsed.filter(([k]) => k !== "self").reduce((a, [, s]) => a + s, 0);
   await bareBrowser.close();
 
   const p50 = pct(filmed, 0.5);
@@ -213,7 +217,12 @@ try {
   );
   const renderCpu = used.reduce((a, [, s]) => a + s, 0) / ok;
   console.log(
-    `CPU per bare shot (its browser): ${((bareCpu / T) * 1000).toFixed(0)} ms; bare CPU / render CPU ${(bareCpu / T / renderCpu).toFixed(2)} (the throughput ratio a host bound by CPU can reach)`,
+    `CPU per bare shot (its browser): ${((bareCpu / T) * 1000).toFixed(0)} ms; bare CPU / render CPU ${(bareCpu / T / renderCpu).toFixed(2)} (the throughput ratio a host bound by CPU can reach); by process: ${bareUsed
+      .map(
+        ([k, s]) =>
+          `${k === "self" ? "self (its puppeteer client)" : k.split(":")[1]} ${((s / T) * 1000).toFixed(0)} ms`,
+      )
+      .join(", ")}`,
   );
   console.log(`mean per stage, one render at a time: ${sequential}`);
   console.log(`mean per stage, the whole run: ${stageMeans("", await metricsText())}`);

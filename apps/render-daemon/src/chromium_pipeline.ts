@@ -122,6 +122,7 @@ export async function createPipeline(opts: {
                 createUrlGuard({ isBlocked: addressCheckFor(config), allowHosts: config.fetchAllowHosts }),
                 DEFAULT_TIMINGS,
                 armed,
+                limits?.early,
               ),
             limits,
           )

@@ -39,9 +39,11 @@ export type Look = {
 
 /**
  * Limits of one film: `deadline` (epoch ms) past which the page is killed and the film fails for good
- * (a PermanentJobError), and `signal`, which gives the page up at once (a shutdown).
+ * (a PermanentJobError), and `signal`, which gives the page up at once (a shutdown). `early`, when given,
+ * is told of a shot taken while the page's quiet window still runs (decision 1513): the film resolves
+ * with that very capture's `png` when the window passes with no change, so work begun on it holds.
  */
-export type FilmLimits = { deadline?: number; signal?: AbortSignal };
+export type FilmLimits = { deadline?: number; signal?: AbortSignal; early?: (c: Capture) => void };
 
 /** Films pages and composes them into device mockups. */
 export type RenderPipeline = {

@@ -25,7 +25,7 @@ import {
 import { type Job, JobTimeoutError, PermanentJobError } from "@site/queue";
 import { runClip } from "./clip/clip_worker.ts";
 import type { RenderMetrics, Stage } from "./render_metrics.ts";
-import type { Capture, CaptureSettings, RenderPipeline } from "./render_types.ts";
+import type { Capture, CaptureSettings, Composed, RenderPipeline } from "./render_types.ts";
 
 /** What a render worker uses. */
 export type WorkerDeps = {
@@ -107,7 +107,14 @@ type Filmed = { capture: Capture; frame: Variant; keeping: Promise<void>[] };
 async function filmScreenshot(
   deps: WorkerDeps,
   render: RenderRow,
-  opts: { siteId: string; signal: AbortSignal; timed: Timed; log: Logger },
+  opts: {
+    siteId: string;
+    signal: AbortSignal;
+    timed: Timed;
+    log: Logger;
+    /** Told of the framed variant's early shot (FilmLimits.early), when it is the only one filmed. */
+    early?: (c: Capture, frame: Variant) => void;
+  },
 ): Promise<Filmed> {
   const { ctx, pipeline } = deps;
   const { siteId } = opts;
@@ -143,9 +150,12 @@ async function filmScreenshot(
     await saveProjectVariant(ctx, project.id, v, stored);
   };
   const filmAndKeep = async (v: Variant) => {
+    const early = opts.early;
     const cap = await pipeline.film(settings(v), {
       deadline: filmStart + ctx.config.renderPageDeadlineMs,
       signal: opts.signal,
+      // only a film whose capture is framed and the last to be filmed: nothing waits behind it
+      early: early && plan.film.length === 1 && v === plan.frame ? (c) => early(c, v) : undefined,
     });
     const kept = keep(v, cap);
     kept.catch(() => {});
@@ -262,6 +272,17 @@ export function createRenderHandler(deps: WorkerDeps) {
         const siteId = render.siteId;
         if (!siteId) throw new PermanentJobError("a screenshot render without a site");
         const look = (render.options as RenderOptions).look;
+        const hostOf = (c: Capture) => new URL(c.finalUrl || render.sourceUrl).host;
+        const composeLook = (c: Capture, theme: Variant) =>
+          pipeline.compose(c, {
+            styleId: look.styleId,
+            framing: look.framing ?? undefined,
+            chrome: look.chrome ?? undefined,
+            theme,
+            host: hostOf(c),
+          });
+        // An early shot is composed while its quiet window runs; kept when the film ends with that shot.
+        let early: { capture: Capture; frame: Promise<Composed> } | null = null;
         const {
           capture,
           frame: theme,
@@ -271,16 +292,18 @@ export function createRenderHandler(deps: WorkerDeps) {
           signal: job.signal,
           timed,
           log,
+          early: (c, v) => {
+            const frame = composeLook(c, v);
+            frame.catch(() => {});
+            early = { capture: c, frame };
+          },
         });
-        const host = new URL(capture.finalUrl || render.sourceUrl).host;
+        const host = hostOf(capture);
+        const ahead = early as { capture: Capture; frame: Promise<Composed> } | null;
         const frame = await timed("compose", () =>
-          pipeline.compose(capture, {
-            styleId: look.styleId,
-            framing: look.framing ?? undefined,
-            chrome: look.chrome ?? undefined,
-            theme,
-            host,
-          }),
+          ahead && ahead.capture.png === capture.png && hostOf(ahead.capture) === host
+            ? ahead.frame
+            : composeLook(capture, theme),
         );
         await Promise.all(keeping);
         // Listed and marked done in one transaction, only while this try owns the render (1440).

@@ -19,6 +19,9 @@ const page = (body: string, head = "") =>
  * - `/lazy`: a lazy image 3000 px below the fold (its bytes take 300 ms): a magenta 400×300 picture.
  * - `/fonts`: a 120 px heading in a web font that takes 600 ms and blocks text until it arrives.
  * - `/clock`: a clock ticking every 50 ms (never quiet) beside a static magenta block.
+ * - `/fade`: a magenta block fading in over 600 ms from load (a CSS animation: no DOM change).
+ * - `/after-load`: a grey block painted magenta 60 ms after load by animation frames (no timer, no
+ *   request: only the quiet window sees it coming).
  * - `/selector`: `#late-box` (magenta) appears 5 s after load; `.promo` (green) and `#ad-slot`
  *   (blue) are there to hide.
  * - `/consent`: a cyan cookie bar of a consent manager autoconsent knows (WP Cookie Notice for GDPR);
@@ -68,6 +71,14 @@ export function serveSettlePages() {
     "/clock": () =>
       page(
         `${block()}<h1 id="clock">0</h1><script>let n = 0; setInterval(() => { document.getElementById("clock").textContent = String(++n); }, 50);</script>`,
+      ),
+    "/fade": () =>
+      page(
+        `<style>@keyframes in{from{opacity:0}to{opacity:1}}#fade{animation:in 600ms linear}</style>${block(200, "fade")}<h1>Fade</h1>`,
+      ),
+    "/after-load": () =>
+      page(
+        `<div id="later" style="height:200px;background:#808080"></div><h1>After load</h1><script>addEventListener("load", () => { const t0 = performance.now(); const step = () => { if (performance.now() - t0 < 60) requestAnimationFrame(step); else document.getElementById("later").style.background = "#ff00ff"; }; requestAnimationFrame(step); });</script>`,
       ),
     "/consent": () =>
       page(

@@ -6,6 +6,7 @@ import type { BrowserContext, CookieData, Page } from "puppeteer-core";
 import type { Capture, CaptureSettings } from "../render_types.ts";
 import { isAdRequest } from "./ad_block.ts";
 import { type CookieBanners, handleCookieBanners } from "./cookie_banners.ts";
+import { canShootEarly, shootEarly } from "./early_shot.ts";
 import { missingFontWarnings } from "./font_check.ts";
 import { detectLoginRedirect } from "./login_detection.ts";
 import { DEFAULT_SETTLE, type SettleLimits, type Settling, watchSettling } from "./settle.ts";
@@ -166,6 +167,7 @@ export async function filmPage(
   check: UrlGuard,
   t: FilmTimings = DEFAULT_TIMINGS,
   armed?: ArmedPage,
+  early?: (c: Capture) => void,
 ): Promise<Capture> {
   let target: URL;
   try {
@@ -182,7 +184,16 @@ export async function filmPage(
   const refused: EgressRefusal[] = [];
   const stopWatching = watchRefusals(page.browser(), (r) => refused.push(r));
   try {
-    return await filmGuarded(page, { context, settings: s, check, timings: t, target, refused, armed });
+    return await filmGuarded(page, {
+      context,
+      settings: s,
+      check,
+      timings: t,
+      target,
+      refused,
+      armed,
+      early,
+    });
   } finally {
     stopWatching();
   }
@@ -205,6 +216,8 @@ type GuardedFilm = {
   refused: EgressRefusal[];
   /** The page as the pool armed it ahead, if it did. */
   armed?: ArmedPage;
+  /** Told of an early shot before its quiet window has passed (FilmLimits.early). */
+  early?: (c: Capture) => void;
 };
 
 /** The error of a film that reached an address that is not public. */
@@ -267,8 +280,94 @@ function hideElements(page: Page, selectors: string[]): Promise<string[]> {
   }, selectors);
 }
 
+/**
+ * The PNG of the page's top `cssHeight` CSS pixels. Chromium's fast PNG encoding: a third less time
+ * and CPU than its default for a capture that is decoded once and kept (a larger file).
+ */
+async function shoot(page: Page, s: CaptureSettings, cssHeight: number): Promise<Uint8Array> {
+  const png = await page.screenshot({
+    type: "png",
+    clip: { x: 0, y: 0, width: s.viewportWidth, height: cssHeight },
+    captureBeyondViewport: s.fullPage,
+    optimizeForSpeed: true,
+  });
+  return new Uint8Array(png.buffer, png.byteOffset, png.byteLength);
+}
+
+/** What settling a page before its shot takes. */
+type Settle = {
+  settings: CaptureSettings;
+  settling: Settling;
+  consent: CookieBanners | null;
+  warnings: string[];
+  deadline: number;
+  /** When settling began (an early shot that was not kept settled first). */
+  since: number;
+  mark: (phase: string) => void;
+};
+
+/**
+ * Settles the page before its shot, then does what the capture settings ask for (waitForSelector, the
+ * cookie pop-up's handling, hideSelectors, the full page's scroll and second settling); returns the
+ * height to capture in CSS pixels.
+ */
+async function settleForShot(page: Page, o: Settle): Promise<number> {
+  const { settings: s, settling, consent, warnings, deadline, mark } = o;
+  const settled = await settling.settle({ bottom: s.viewportHeight, deadline, since: o.since });
+  if (settled.busy) warnings.push(settleWarning(settled.ms, settled.busy));
+  mark("settle");
+  if (s.waitForSelector) {
+    const sel = s.waitForSelector;
+    const limit = Math.max(0, Math.min(CAPTURE_LIMITS.waitForSelectorMs, deadline - Date.now()));
+    const seen = await page
+      .waitForSelector(sel, { visible: true, timeout: limit })
+      .then(() => "ok" as const)
+      .catch((err: unknown) => (String(err).includes("is not a valid selector") ? "invalid" : "timeout"));
+    if (seen === "ok") await settling.settle({ bottom: s.viewportHeight, deadline });
+    else if (seen === "invalid")
+      warnings.push(`waitForSelector "${sel}" is not a valid CSS selector; it was ignored`);
+    else
+      warnings.push(
+        `waitForSelector "${sel}" matched no visible element within ${Math.round(limit / 1000)} s; the page was filmed without it`,
+      );
+  }
+  const banner = await consent?.settled(3000);
+  if (banner) warnings.push(`a cookie pop-up (${banner}) could not be dismissed`);
+  mark("cookie pop-up");
+  if (s.hideSelectors && s.hideSelectors.length > 0) {
+    const invalid = await hideElements(page, s.hideSelectors);
+    for (const sel of invalid)
+      warnings.push(`hideSelectors "${sel}" is not a valid CSS selector; it was ignored`);
+  }
+
+  const dsf = s.deviceScaleFactor;
+  // a clip films a bounded stretch of the page (maxHeight); a still the whole page up to the caps
+  const cap = Math.min(MAX_PAGE_HEIGHT, Math.floor(16384 / dsf), s.maxHeight ?? Number.POSITIVE_INFINITY);
+  let cssHeight = s.viewportHeight;
+  if (s.fullPage) {
+    await scrollThrough(page, cap);
+    // what scrolling brought in (lazy images, sections) settles too, over the whole captured height
+    const again = await settling.settle({ bottom: cap, deadline });
+    if (again.busy && !settled.busy) warnings.push(settleWarning(again.ms, again.busy));
+    const full = await page.evaluate(() =>
+      Math.max(document.documentElement.scrollHeight, document.body?.scrollHeight ?? 0),
+    );
+    cssHeight = Math.max(s.viewportHeight, full);
+    if (cssHeight > cap) {
+      if (!s.maxHeight)
+        warnings.push(`the page is ${cssHeight} px tall; the full-page capture was cut at ${cap} px`);
+      cssHeight = cap;
+    }
+  }
+  return cssHeight;
+}
+
 async function filmGuarded(page: Page, film: GuardedFilm): Promise<Capture> {
   const { context, settings: s, check, timings: t, target, refused, armed: prearmed } = film;
+  const size = (cssHeight: number) => ({
+    width: Math.round(s.viewportWidth * s.deviceScaleFactor),
+    height: Math.round(cssHeight * s.deviceScaleFactor),
+  });
   const warnings: string[] = [];
   const guardLog: GuardLog = { blocked: [] };
   const deadline = Date.now() + t.total;
@@ -324,52 +423,33 @@ async function filmGuarded(page: Page, film: GuardedFilm): Promise<Capture> {
   const response = await navigate(page, { target, timeout: t.navigation, guardLog, refused });
   mark("navigate");
   if (response && response.status() >= 400) warnings.push(`the page answered HTTP ${response.status()}`);
-  const settled = await settling.settle({ bottom: s.viewportHeight, deadline });
-  if (settled.busy) warnings.push(settleWarning(settled.ms, settled.busy));
-  mark("settle");
-  if (s.waitForSelector) {
-    const sel = s.waitForSelector;
-    const limit = Math.max(0, Math.min(CAPTURE_LIMITS.waitForSelectorMs, deadline - Date.now()));
-    const seen = await page
-      .waitForSelector(sel, { visible: true, timeout: limit })
-      .then(() => "ok" as const)
-      .catch((err: unknown) => (String(err).includes("is not a valid selector") ? "invalid" : "timeout"));
-    if (seen === "ok") await settling.settle({ bottom: s.viewportHeight, deadline });
-    else if (seen === "invalid")
-      warnings.push(`waitForSelector "${sel}" is not a valid CSS selector; it was ignored`);
-    else
-      warnings.push(
-        `waitForSelector "${sel}" matched no visible element within ${Math.round(limit / 1000)} s; the page was filmed without it`,
-      );
-  }
-  const banner = await consent?.settled(3000);
-  if (banner) warnings.push(`a cookie pop-up (${banner}) could not be dismissed`);
-  mark("cookie pop-up");
-  if (s.hideSelectors && s.hideSelectors.length > 0) {
-    const invalid = await hideElements(page, s.hideSelectors);
-    for (const sel of invalid)
-      warnings.push(`hideSelectors "${sel}" is not a valid CSS selector; it was ignored`);
-  }
-
-  const dsf = s.deviceScaleFactor;
-  // a clip films a bounded stretch of the page (maxHeight); a still the whole page up to the caps
-  const cap = Math.min(MAX_PAGE_HEIGHT, Math.floor(16384 / dsf), s.maxHeight ?? Number.POSITIVE_INFINITY);
-  let cssHeight = s.viewportHeight;
-  if (s.fullPage) {
-    await scrollThrough(page, cap);
-    // what scrolling brought in (lazy images, sections) settles too, over the whole captured height
-    const again = await settling.settle({ bottom: cap, deadline });
-    if (again.busy && !settled.busy) warnings.push(settleWarning(again.ms, again.busy));
-    const full = await page.evaluate(() =>
-      Math.max(document.documentElement.scrollHeight, document.body?.scrollHeight ?? 0),
-    );
-    cssHeight = Math.max(s.viewportHeight, full);
-    if (cssHeight > cap) {
-      if (!s.maxHeight)
-        warnings.push(`the page is ${cssHeight} px tall; the full-page capture was cut at ${cap} px`);
-      cssHeight = cap;
-    }
-  }
+  // A page that needs nothing but settling is shot as soon as only its quiet window is left, and the
+  // shot is kept when the window then passes with no change after it (early_shot.ts); otherwise it is
+  // settled first, as it always was.
+  const settleFrom = Date.now();
+  const early = canShootEarly(s)
+    ? await shootEarly({
+        settling,
+        consent,
+        bottom: s.viewportHeight,
+        deadline,
+        shoot: () => shoot(page, s, s.viewportHeight),
+        shot: (png) => film.early?.({ png, ...size(s.viewportHeight), finalUrl: page.url(), warnings: [] }),
+        fonts: () => missingFontWarnings(page),
+      })
+    : null;
+  if (early) mark("early shot");
+  const cssHeight = early
+    ? s.viewportHeight
+    : await settleForShot(page, {
+        settings: s,
+        settling,
+        consent,
+        warnings,
+        deadline,
+        since: settleFrom,
+        mark,
+      });
   mark("options");
   const finalUrl = page.url();
   const login = await detectLoginRedirect(page, target.href, finalUrl);
@@ -386,21 +466,11 @@ async function filmGuarded(page: Page, film: GuardedFilm): Promise<Capture> {
   }
   settling.stop();
   mark("checks");
-  warnings.push(...(await missingFontWarnings(page)));
+  warnings.push(...(early ? early.fonts : await missingFontWarnings(page)));
   mark("font check");
   const delay = Math.max(0, Math.min(s.delayMs ?? 0, CAPTURE_LIMITS.maxDelayMs, deadline - Date.now()));
   if (delay > 0) await Bun.sleep(delay);
-  const png = await page.screenshot({
-    type: "png",
-    clip: { x: 0, y: 0, width: s.viewportWidth, height: cssHeight },
-    captureBeyondViewport: s.fullPage,
-  });
+  const png = early ? early.png : await shoot(page, s, cssHeight);
   mark("screenshot");
-  return {
-    png: new Uint8Array(png),
-    width: Math.round(s.viewportWidth * dsf),
-    height: Math.round(cssHeight * dsf),
-    finalUrl,
-    warnings,
-  };
+  return { png, ...size(cssHeight), finalUrl, warnings };
 }

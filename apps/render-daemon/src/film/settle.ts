@@ -11,6 +11,11 @@ export type SettleLimits = {
   shortTimerMs: number;
   /** A request open longer than this is a long poll or a stream: it no longer counts as in flight. */
   longRequestMs: number;
+  /**
+   * A finite CSS animation or transition that ends within this long keeps the page unsettled (an
+   * entrance fade); a longer or endless one (a spinner, a marquee) is part of the page.
+   */
+  animationMs: number;
 };
 
 export const DEFAULT_SETTLE: SettleLimits = {
@@ -18,6 +23,7 @@ export const DEFAULT_SETTLE: SettleLimits = {
   capMs: 10_000,
   shortTimerMs: 1_000,
   longRequestMs: 8_000,
+  animationMs: 2_000,
 };
 
 /** The source name of scripts we add to a page (autoconsent): their timers are not the page's to wait for. */
@@ -27,7 +33,7 @@ export const OWN_SCRIPT = "site-render-injected.js";
  * Installed before the page's own scripts: records the last DOM mutation or layout shift, the short
  * timers still pending, and answers which images in a range are not yet loaded and decoded.
  */
-const PROBE = (shortTimerMs: number, ownScript: string) => {
+const PROBE = (shortTimerMs: number, ownScript: string, animationMs: number) => {
   const w = window as unknown as Record<string, unknown>;
   if (w.__settle) return;
   let last = performance.now();
@@ -57,7 +63,17 @@ const PROBE = (shortTimerMs: number, ownScript: string) => {
     pending.delete(id);
     clearT(id);
   }) as typeof window.clearTimeout;
-  new MutationObserver(touch).observe(document, {
+  // autoconsent's pre-hiding sheet (added as it starts, removed when it is done) is ours, not the page's:
+  // it only fades what may be a cookie pop-up until the pop-up is handled (cookie_banners.ts)
+  const ours = (n: Node | null) => n?.nodeName === "STYLE" && (n as Element).id === "autoconsent-prehide";
+  new MutationObserver((records) => {
+    for (const r of records) {
+      if (ours(r.target.nodeType === 3 ? r.target.parentNode : r.target)) continue;
+      const nodes = [...Array.from(r.addedNodes), ...Array.from(r.removedNodes)];
+      if (r.type === "childList" && nodes.length > 0 && nodes.every(ours)) continue;
+      return touch();
+    }
+  }).observe(document, {
     subtree: true,
     childList: true,
     attributes: true,
@@ -90,8 +106,18 @@ const PROBE = (shortTimerMs: number, ownScript: string) => {
           );
         }
       }
+      let animations = 0;
+      try {
+        for (const a of document.getAnimations()) {
+          if (a.playState !== "running") continue;
+          const t = a.effect?.getComputedTiming();
+          const left = Number(t?.endTime ?? Number.POSITIVE_INFINITY) - Number(t?.localTime ?? 0);
+          if (Number.isFinite(left) && left <= animationMs) animations++;
+        }
+      } catch {}
       return {
         sinceChange: performance.now() - last,
+        animations,
         timers: pending.size,
         fonts: document.fonts.status === "loaded",
         images,
@@ -117,19 +143,26 @@ export async function watchSettling(page: Page, limits: SettleLimits = DEFAULT_S
   page.on("request", start);
   page.on("requestfinished", end);
   page.on("requestfailed", end);
-  await page.evaluateOnNewDocument(PROBE, limits.shortTimerMs, OWN_SCRIPT);
+  await page.evaluateOnNewDocument(PROBE, limits.shortTimerMs, OWN_SCRIPT, limits.animationMs);
 
   return {
     /**
      * Waits until no request is in flight, no short timer is pending, fonts are loaded, the images
-     * within `bottom` CSS px of the top are loaded and decoded, and nothing changed for `quietMs`; or
-     * until the cap (or `deadline`). Returns how long it took and, when the cap cut it, what was still busy.
+     * within `bottom` CSS px of the top are loaded and decoded, no entrance animation is running, and
+     * nothing changed for `quietMs` (`opts.quietMs`: 0 waits for the rest only); or until the cap (or
+     * `deadline`). Returns how long it took, when the cap cut it what was still busy, and `changedAt`: the
+     * epoch ms of the last change seen, never earlier than it was (a capture taken after it shows the
+     * page as it is now: see capture.ts).
      */
     async settle(opts: {
       bottom: number;
       deadline?: number;
-    }): Promise<{ ms: number; busy: string[] | null }> {
-      const t0 = Date.now();
+      quietMs?: number;
+      /** When this settling began (epoch ms), if an earlier call began it: the cap counts from it. */
+      since?: number;
+    }): Promise<{ ms: number; busy: string[] | null; changedAt: number }> {
+      const quietMs = opts.quietMs ?? limits.quietMs;
+      const t0 = opts.since ?? Date.now();
       const capAt = Math.min(t0 + limits.capMs, opts.deadline ?? Number.POSITIVE_INFINITY);
       let busy: string[] = [];
       for (;;) {
@@ -148,10 +181,13 @@ export async function watchSettling(page: Page, limits: SettleLimits = DEFAULT_S
           timers: number;
           fonts: boolean;
           images: number;
+          animations: number;
           ready: string;
         } | null;
         busy = [];
         let quietFor = 0;
+        // when the answer came back: the page read its clock before, so seenAt − sinceChange is never too early
+        const seenAt = Date.now();
         if (inflight.size > 0) busy.push(`${inflight.size} request(s) in flight`);
         if (!s) busy.push("the document was not ready");
         else {
@@ -159,13 +195,15 @@ export async function watchSettling(page: Page, limits: SettleLimits = DEFAULT_S
           if (s.timers > 0) busy.push(`${s.timers} short timer(s) pending`);
           if (!s.fonts) busy.push("web fonts loading");
           if (s.images > 0) busy.push(`${s.images} image(s) not yet shown`);
-          quietFor = Math.min(s.sinceChange, Date.now() - lastNet);
-          if (quietFor < limits.quietMs) busy.push("the page kept changing");
+          if (s.animations > 0) busy.push(`${s.animations} animation(s) running`);
+          quietFor = Math.max(0, Math.min(s.sinceChange, seenAt - lastNet));
+          if (quietFor < quietMs) busy.push("the page kept changing");
         }
-        if (busy.length === 0) return { ms: Date.now() - t0, busy: null };
-        if (Date.now() >= capAt) return { ms: Date.now() - t0, busy };
+        const changedAt = seenAt - quietFor;
+        if (busy.length === 0) return { ms: Date.now() - t0, busy: null, changedAt };
+        if (Date.now() >= capAt) return { ms: Date.now() - t0, busy, changedAt };
         // Only the quiet window left to run: look again just as it ends rather than at the next poll.
-        const poll = busy.length === 1 && quietFor < limits.quietMs ? limits.quietMs - quietFor + 2 : 40;
+        const poll = busy.length === 1 && quietFor < quietMs ? quietMs - quietFor + 2 : 40;
         await Bun.sleep(Math.min(40, poll, Math.max(5, capAt - Date.now())));
       }
     },

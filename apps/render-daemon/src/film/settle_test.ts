@@ -29,16 +29,24 @@ afterAll(async () => {
   rmSync(dataDir, { recursive: true, force: true });
 });
 
-const film = (path: string, extra: Partial<CaptureSettings> = {}) =>
-  pipeline.film({
-    url: pages.url(path),
-    viewportWidth: 800,
-    viewportHeight: 600,
-    deviceScaleFactor: 1,
-    fullPage: false,
-    theme: "light",
-    ...extra,
-  });
+/** Early shots the film told of (FilmLimits.early), the last film's. */
+let earlyShots: Capture[] = [];
+
+const film = (path: string, extra: Partial<CaptureSettings> = {}) => {
+  earlyShots = [];
+  return pipeline.film(
+    {
+      url: pages.url(path),
+      viewportWidth: 800,
+      viewportHeight: 600,
+      deviceScaleFactor: 1,
+      fullPage: false,
+      theme: "light",
+      ...extra,
+    },
+    { early: (c) => earlyShots.push(c) },
+  );
+};
 
 /** Pixels within 40 of an RGB colour, in rows [y0, y1) of the capture. */
 async function count(c: Capture, rgb: [number, number, number], y0 = 0, y1 = c.height) {
@@ -61,6 +69,25 @@ const notSettled = (c: Capture) => c.warnings.filter((w) => w.includes("had not 
 describe("settling", () => {
   test("a static page is filmed complete, with no settling warning", async () => {
     const c = await film("/static");
+    expect(await count(c, FIXTURE_MAGENTA)).toBeGreaterThan(800 * 190);
+    expect(notSettled(c)).toEqual([]);
+  });
+
+  test("a static page is shot while its quiet window runs, and that shot is the one kept", async () => {
+    const c = await film("/static");
+    expect(earlyShots).toHaveLength(1);
+    expect(earlyShots[0]?.png).toBe(c.png);
+    expect(await count(c, FIXTURE_MAGENTA)).toBeGreaterThan(800 * 190);
+  });
+
+  test("a change 60 ms after load (animation frames: no timer, no request) is filmed", async () => {
+    const c = await film("/after-load");
+    expect(await count(c, FIXTURE_MAGENTA)).toBeGreaterThan(800 * 190);
+    expect(notSettled(c)).toEqual([]);
+  });
+
+  test("an entrance animation is waited for: a block fading in over 600 ms is filmed opaque", async () => {
+    const c = await film("/fade");
     expect(await count(c, FIXTURE_MAGENTA)).toBeGreaterThan(800 * 190);
     expect(notSettled(c)).toEqual([]);
   });

@@ -1,0 +1,98 @@
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { buildTestApp, runtimeOf, type TestApp } from "@site/api/testing";
+import { screenshotRenders } from "@site/db";
+import { sampleImage } from "@site/domain/testing";
+import { createStubPipeline } from "@site/render-daemon/testing";
+import { eq } from "drizzle-orm";
+import { type RenderDaemon, startRenderDaemon } from "./daemon.ts";
+import type { Capture, RenderPipeline } from "./render_types.ts";
+
+// A film tells of an early shot (FilmLimits.early, decision 1513) and the worker composes it while the
+// page's quiet window runs. The frame stored is the early compose only when the film ends with that very
+// shot; when the page changed after it, the film ends with another capture, and that one is composed.
+let h: TestApp;
+let daemon: RenderDaemon;
+/** Whether the film ends with its early shot (kept) or with a later one (the page changed). */
+let keepEarly = true;
+const composed: string[] = [];
+const FRAME_BYTES = { early: 40_000, final: 50_000 };
+
+beforeAll(async () => {
+  h = await buildTestApp({ env: { FETCH_ALLOW_HOSTS: "127.0.0.1:9" } });
+  const stub = createStubPipeline({ filmMs: 10 });
+  const shot = (c: Capture, name: "early" | "final"): Capture => ({
+    ...c,
+    png: sampleImage("png", { width: c.width, height: c.height, size: name === "early" ? 30_000 : 31_000 }),
+  });
+  const which = new WeakMap<Uint8Array, "early" | "final">();
+  const pipeline: RenderPipeline = {
+    ...stub,
+    async film(s, limits) {
+      const c = await stub.film(s, limits);
+      const early = shot(c, "early");
+      which.set(early.png, "early");
+      limits?.early?.(early);
+      await Bun.sleep(100); // the quiet window
+      if (keepEarly) return { ...early, warnings: ["kept"] };
+      const final = shot(c, "final");
+      which.set(final.png, "final");
+      return final;
+    },
+    async compose(c) {
+      const name = which.get(c.png) ?? "unknown";
+      composed.push(name);
+      return {
+        bytes: sampleImage("png", {
+          width: c.width,
+          height: c.height,
+          size: FRAME_BYTES[name as "early"] ?? 1,
+        }),
+        width: c.width,
+        height: c.height,
+        contentType: "image/png",
+      };
+    },
+  };
+  daemon = await startRenderDaemon(runtimeOf(h), { pipeline, warm: false });
+});
+afterAll(async () => {
+  await daemon?.stop();
+  await h?.close();
+});
+
+/** Renders one screenshot and answers the bytes of its stored frame. */
+async function renderFrameBytes(): Promise<number> {
+  const o = await h.seedOrg({ credits: 100 });
+  const site = await h.newSite(o.key);
+  const res = await h.call("POST", `/api/v1/sites/${site.id}/media/screenshot`, {
+    key: o.key,
+    body: { url: "http://127.0.0.1:9/early" },
+  });
+  expect(res.status).toBe(202);
+  const { renderId } = (await res.json()) as { renderId: string };
+  let row: typeof screenshotRenders.$inferSelect | undefined;
+  for (let i = 0; i < 300; i++) {
+    [row] = await h.db.select().from(screenshotRenders).where(eq(screenshotRenders.id, renderId));
+    if (row?.status !== "pending") break;
+    await Bun.sleep(20);
+  }
+  expect(row?.status).toBe("done");
+  const head = await h.store.head(row?.imageKey as string);
+  return head?.size ?? 0;
+}
+
+describe("an early shot's compose", () => {
+  test("is the frame stored when the film ends with that shot: composed once", async () => {
+    keepEarly = true;
+    composed.length = 0;
+    expect(await renderFrameBytes()).toBe(FRAME_BYTES.early);
+    expect(composed).toEqual(["early"]);
+  });
+
+  test("is dropped when the film ends with a later shot: that one is composed and stored", async () => {
+    keepEarly = false;
+    composed.length = 0;
+    expect(await renderFrameBytes()).toBe(FRAME_BYTES.final);
+    expect(composed).toEqual(["early", "final"]);
+  });
+});
