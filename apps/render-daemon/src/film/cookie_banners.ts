@@ -8,6 +8,16 @@ import { OWN_SCRIPT } from "./settle.ts";
 
 type CompactRules = Parameters<typeof filterCompactRules>[0];
 
+/**
+ * Runs before the content script takes `autoconsentSendMessage` (the binding): its state reports, which
+ * nothing here reads, stay in the page instead of crossing DevTools (decision 1514).
+ */
+const DROP_REPORTS = `(() => {
+  const send = window.autoconsentSendMessage;
+  if (typeof send !== "function") return;
+  window.autoconsentSendMessage = (m) => (m && m.type === "report" ? Promise.resolve() : send(m));
+})();`;
+
 let script: string | null = null;
 let rules: CompactRules | null = null;
 /** The rules a page no site-specific rule matches gets (most pages): the same object every time. */
@@ -17,8 +27,9 @@ let sitePatterns: RegExp[] | null = null;
 function load(): { script: string; rules: CompactRules } {
   if (script === null) {
     const dist = dirname(fileURLToPath(import.meta.resolve("@duckduckgo/autoconsent")));
-    // named, so that settling can tell its timers from the page's (settle.ts, OWN_SCRIPT)
-    script = `${readFileSync(join(dist, "autoconsent.playwright.js"), "utf8")}\n//# sourceURL=${OWN_SCRIPT}`;
+    // named, so that settling can tell its timers from the page's (settle.ts, OWN_SCRIPT); its progress
+    // reports (six a page, each a binding call and its answer over DevTools) are dropped in the page
+    script = `${DROP_REPORTS}\n${readFileSync(join(dist, "autoconsent.playwright.js"), "utf8")}\n//# sourceURL=${OWN_SCRIPT}`;
     // the compact encoding (opt-out steps only, a third of the size); each document gets its share (rulesFor)
     rules = JSON.parse(
       readFileSync(
@@ -61,7 +72,9 @@ const CONFIG = {
   enableCosmeticRules: true,
   enableGeneratedRules: true,
   detectRetries: 20,
-  isMainWorld: false,
+  // the content script runs in the page's main world (evaluateOnNewDocument): rule snippets are called
+  // there, as the daemon's page.evaluate of them did, without a message and a round trip each (1514)
+  isMainWorld: true,
   prehideTimeout: 2000,
   enableHeuristicDetection: true,
   heuristicMode: "tier2",
@@ -96,7 +109,9 @@ export async function handleCookieBanners(page: Page) {
         return w.autoconsentReceiveMessage?.(m);
       }, msg)
       .catch(() => {});
+  let messages = 0;
   await page.exposeFunction("autoconsentSendMessage", async (message: Message) => {
+    messages++;
     if (!enabled || !message || typeof message !== "object") return;
     switch (message.type) {
       case "init":
@@ -137,6 +152,10 @@ export async function handleCookieBanners(page: Page) {
     },
     get found() {
       return found;
+    },
+    /** Messages the page's content script sent over DevTools so far. */
+    get messages() {
+      return messages;
     },
   };
 }
