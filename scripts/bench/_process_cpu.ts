@@ -34,3 +34,14 @@ export function cpuUsedSince(before: Map<string, number>, after = cpuByProcessKi
     .filter(([, v]) => v > 0.05)
     .sort((a, b) => b[1] - a[1]);
 }
+
+/**
+ * CPU seconds used so far by the processes whose command line starts with `name` (all of them, with
+ * the children they reaped): the machine's PostgreSQL, which shares this host's cores in a bench but
+ * runs elsewhere on a farm.
+ */
+export function cpuOfCommand(name: string): number {
+  let ticks = 0;
+  for (const [, i] of processTable()) if (i.cmdline.startsWith(name)) ticks += i.ticks;
+  return ticks / 100;
+}

@@ -14,9 +14,9 @@ import { startRenderDaemon } from "@site/render-daemon";
 import { eq, inArray, sql } from "drizzle-orm";
 import puppeteer from "puppeteer-core";
 import type { SamplerMessage, SamplerPeaks } from "./_memory_sampler.ts";
-import { cpuByProcessKind, cpuUsedSince } from "./_process_cpu.ts";
+import { cpuByProcessKind, cpuOfCommand, cpuUsedSince } from "./_process_cpu.ts";
 
-const N = 20;
+const N = Number(process.env.BENCH_N ?? 20);
 const pct = (xs: number[], p: number) =>
   [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor(xs.length * p))];
 
@@ -143,25 +143,7 @@ try {
 
   // Steady state: the plates warmed at start are drawn by now (they compete for the CPU while drawn).
   await daemon.warmed();
-  const T = N * 2;
-  // the memory sampler reads every process's smaps: CPU of this process that a render does not use
-  toSampler({ sampling: false });
-  const cpu0 = cpuByProcessKind();
-  const t0 = performance.now();
-  const ids = await Promise.all(Array.from({ length: T }, () => queueOne({ ...shot, recapture: true })));
-  // one query for all of them (a poller per render would cost the daemon's process CPU it measures);
-  // a render the host was too busy for (page deadline) is counted, not fatal
-  const ended = await until(async () => {
-    const rows = await h.db
-      .select({ status: screenshotRenders.status })
-      .from(screenshotRenders)
-      .where(inArray(screenshotRenders.id, ids));
-    return rows.every((r) => r.status !== "pending") ? rows : null;
-  }, 600_000);
-  const ok = ended.filter((r) => r.status === "done").length;
-  const perMin = (ok / (performance.now() - t0)) * 60_000;
-  if (ok < T) console.log(`${T - ok} of ${T} concurrent renders failed`);
-  const used = cpuUsedSince(cpu0);
+  const T = Number(process.env.BENCH_T ?? N * 2);
   // The same number of bare shots, two at a time (the daemon's concurrency), in the same browser kind:
   // the throughput a host would have with nothing but the browser (issue 35: renders ≥ 0.9 of it).
   const bareBrowser = await puppeteer.launch({
@@ -169,8 +151,8 @@ try {
     headless: isHeadlessShell(executablePath) ? "shell" : true,
     args: chromiumFlags(false),
   });
-  // two shots first, one per loop: a fresh browser's first screenshots set up its compositing
-  let bareLeft = 2;
+  const bareBrowserPid = bareBrowser.process()?.pid;
+  let bareLeft = 0;
   const bareLoop = async () => {
     while (bareLeft-- > 0) {
       const page = await bareBrowser.newPage();
@@ -183,18 +165,74 @@ try {
       }
     }
   };
+  // two shots first, one per loop: a fresh browser's first screenshots set up its compositing
+  bareLeft = 2;
   await Promise.all([bareLoop(), bareLoop()]);
-  bareLeft = T;
-  const cpuBare0 = cpuByProcessKind();
-  const tb = performance.now();
-  await Promise.all([bareLoop(), bareLoop()]);
-  const barePerMin = (T / (performance.now() - tb)) * 60_000;
+  // the memory sampler reads every process's smaps: CPU of this process that a render does not use
+  toSampler({ sampling: false });
+  // BENCH_ROUNDS rounds, each T renders queued at once and then T bare shots, so that both phases see
+  // the same state of a shared machine (it drifts over minutes: one phase each gave ratios 0.55–0.82)
+  const rounds = Number(process.env.BENCH_ROUNDS ?? 3);
+  let ok = 0;
+  let renderMs = 0;
+  let bareMs = 0;
+  const renderUsed = new Map<string, number>();
+  const bareUsedBy = new Map<string, number>();
+  let pgRender = 0;
+  let pgBare = 0;
+  const add = (into: Map<string, number>, used: [string, number][]) => {
+    for (const [k, v] of used) into.set(k, (into.get(k) ?? 0) + v);
+  };
+  for (let round = 0; round < rounds; round++) {
+    const cpu0 = cpuByProcessKind();
+    const pg0 = cpuOfCommand("postgres");
+    const t0 = performance.now();
+    const ids = await Promise.all(Array.from({ length: T }, () => queueOne({ ...shot, recapture: true })));
+    // one query for all of them (a poller per render would cost the daemon's process CPU it measures);
+    // a render the host was too busy for (page deadline) is counted, not fatal
+    const ended = await until(async () => {
+      const rows = await h.db
+        .select({ status: screenshotRenders.status })
+        .from(screenshotRenders)
+        .where(inArray(screenshotRenders.id, ids));
+      return rows.every((r) => r.status !== "pending") ? rows : null;
+    }, 600_000);
+    const roundRenderMs = performance.now() - t0;
+    renderMs += roundRenderMs;
+    pgRender += cpuOfCommand("postgres") - pg0;
+    const done = ended.filter((r) => r.status === "done").length;
+    if (done < T) console.log(`round ${round + 1}: ${T - done} of ${T} concurrent renders failed`);
+    ok += done;
+    add(
+      renderUsed,
+      cpuUsedSince(cpu0).filter(([k]) => !k.startsWith(`${bareBrowserPid}:`)),
+    );
+    bareLeft = T;
+    const cpuBare0 = cpuByProcessKind();
+    const pgb0 = cpuOfCommand("postgres");
+    const tb = performance.now();
+    await Promise.all([bareLoop(), bareLoop()]);
+    bareMs += performance.now() - tb;
+    pgBare += cpuOfCommand("postgres") - pgb0;
+    add(
+      bareUsedBy,
+      cpuUsedSince(cpuBare0).filter(([k]) => k.startsWith(`${bareBrowserPid}:`) || k === "self"),
+    );
+    const roundRender = (done / roundRenderMs) * 60_000;
+    const roundBare = (T / (performance.now() - tb)) * 60_000;
+    console.log(
+      `round ${round + 1}/${rounds}: renders ${roundRender.toFixed(0)}/min, bare shots ${roundBare.toFixed(0)}/min, ratio ${(roundRender / roundBare).toFixed(2)}`,
+    );
+  }
+  await bareBrowser.close();
+  const perMin = (ok / renderMs) * 60_000;
+  const barePerMin = ((T * rounds) / bareMs) * 60_000;
+  const used = [...renderUsed].sort((a, b) => b[1] - a[1]);
   // what a bare shot costs its browser (every process of it), to set beside a render's CPU: on a host
   // bound by CPU the throughput ratio is about the one over the other (decision 1508)
-  const bareBrowserPid = bareBrowser.process()?.pid;
-  const bareUsed = cpuUsedSince(cpuBare0).filter(([k]) => k.startsWith(`${bareBrowserPid}:`) || k === "self");
+  const bareUsed = [...bareUsedBy].sort((a, b) => b[1] - a[1]);
   const bareCpu = bareUsed.filter(([k]) => k !== "self").reduce((a, [, s]) => a + s, 0);
-  await bareBrowser.close();
+  const bareShots = T * rounds;
 
   const p50 = pct(filmed, 0.5);
   const bareP50 = pct(bare, 0.5);
@@ -217,12 +255,15 @@ try {
   );
   const renderCpu = used.reduce((a, [, s]) => a + s, 0) / ok;
   console.log(
-    `CPU per bare shot (its browser): ${((bareCpu / T) * 1000).toFixed(0)} ms; bare CPU / render CPU ${(bareCpu / T / renderCpu).toFixed(2)} (the throughput ratio a host bound by CPU can reach); by process: ${bareUsed
+    `CPU per bare shot (its browser): ${((bareCpu / bareShots) * 1000).toFixed(0)} ms; bare CPU / render CPU ${(bareCpu / bareShots / renderCpu).toFixed(2)} (the throughput ratio a host bound by CPU can reach); by process: ${bareUsed
       .map(
         ([k, s]) =>
-          `${k === "self" ? "self (its puppeteer client)" : k.split(":")[1]} ${((s / T) * 1000).toFixed(0)} ms`,
+          `${k === "self" ? "self (its puppeteer client)" : k.split(":")[1]} ${((s / bareShots) * 1000).toFixed(0)} ms`,
       )
       .join(", ")}`,
+  );
+  console.log(
+    `PostgreSQL on this machine meanwhile (a farm runs it elsewhere): ${((pgRender / ok) * 1000).toFixed(0)} ms of CPU per render, ${((pgBare / bareShots) * 1000).toFixed(0)} ms per bare shot`,
   );
   console.log(`mean per stage, one render at a time: ${sequential}`);
   console.log(`mean per stage, the whole run: ${stageMeans("", await metricsText())}`);
