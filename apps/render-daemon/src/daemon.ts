@@ -110,9 +110,12 @@ export async function startRenderDaemon(
   }
   if (pipeline) {
     const handler = createRenderHandler({ ctx, pipeline, metrics, log });
-    consumer = rt.queue.consume("render-screenshot", handler, { concurrency: rt.config.renderConcurrency });
+    // as many jobs as the pipeline wants at once: Chromium's takes one beyond its browsers (decision 1515)
+    const jobs = pipeline.jobs ?? rt.config.renderConcurrency;
+    consumer = rt.queue.consume("render-screenshot", handler, { concurrency: jobs });
     log.info("render daemon taking jobs", {
       concurrency: rt.config.renderConcurrency,
+      jobs,
       queue: rt.queue.driver,
     });
   }

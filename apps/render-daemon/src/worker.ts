@@ -119,11 +119,14 @@ async function filmScreenshot(
   const { ctx, pipeline } = deps;
   const { siteId } = opts;
   const options = render.options as RenderOptions;
-  const project = render.projectId ? await getScreenshotProject(ctx, render.projectId) : null;
+  // two reads of their own: side by side
+  const [project, session] = await Promise.all([
+    render.projectId ? getScreenshotProject(ctx, render.projectId) : null,
+    loadBrowserSession(ctx, siteId),
+  ]);
   if (!project) throw new PermanentJobError("the screenshot project no longer exists");
   const hash = captureSettingsHash(render.sourceUrl, options.capture);
   const plan = planVariants(options, project, hash);
-  const session = await loadBrowserSession(ctx, siteId);
   const settings = (theme: Variant): CaptureSettings => ({
     url: render.sourceUrl,
     ...options.capture,
@@ -192,13 +195,15 @@ async function filmScreenshot(
 
 /**
  * The store step: the frame listed in the site's library, in one transaction with `commitWith` (the
- * render's completion by its owning try); a refusal (storage quota) is final.
+ * render's completion by its owning try), once `before` (the captures being kept) is done: the frame's
+ * bytes are written meanwhile. A refusal (storage quota) is final.
  */
 function storeFrame(
   deps: WorkerDeps,
   siteId: string,
   frame: { bytes: Uint8Array },
   host: string,
+  before: Promise<unknown>,
   commitWith: CommitWith,
 ): ReturnType<typeof addLibraryFile> {
   return addLibraryFile(
@@ -210,7 +215,7 @@ function storeFrame(
       alt: `Screenshot of ${host}`,
       baseName: `screenshot-${host}`,
     },
-    { commitWith },
+    { commitWith, before },
   ).catch((err) => {
     // The library refusing the file (storage quota) is a rule, not a fault: trying again cannot help.
     if (err instanceof AppError) throw new PermanentJobError(err.message, { cause: err });
@@ -305,11 +310,14 @@ export function createRenderHandler(deps: WorkerDeps) {
             ? ahead.frame
             : composeLook(capture, theme),
         );
-        await Promise.all(keeping);
-        // Listed and marked done in one transaction, only while this try owns the render (1440).
+        // Listed and marked done in one transaction, only while this try owns the render (1440); the
+        // frame is stored while the captures are still being kept, which the render waits for before
+        // it is done (one that fails fails the try, and what was stored is removed)
         let admitted: string[] = [];
+        const kept = Promise.all(keeping);
+        kept.catch(() => {}); // awaited by the store step
         const done = await timed("store", () =>
-          storeFrame(deps, siteId, frame, host, async (tx, entry) => {
+          storeFrame(deps, siteId, frame, host, kept, async (tx, entry) => {
             await written();
             const ended = await completeRenderIn(
               ctx,

@@ -77,7 +77,11 @@ export async function addLibraryFile(
     alt?: string | null;
     baseName?: string;
   },
-  opts: { commitWith?: CommitWith } = {},
+  opts: {
+    commitWith?: CommitWith;
+    /** Awaited after the bytes are stored, before the transaction: its failure removes them. */
+    before?: Promise<unknown>;
+  } = {},
 ): Promise<LibraryEntry> {
   if (input.bytes.byteLength > MAX_MEDIA_BYTES) {
     throw new AppError("VALIDATION_ERROR", `file: over the ${MAX_MEDIA_BYTES}-byte limit`, [
@@ -93,6 +97,14 @@ export async function addLibraryFile(
   const key = libraryKey(input.siteId, name);
   const size = input.bytes.byteLength;
   const stored = await ctx.store.put(key, input.bytes, { contentType: sniffed.contentType });
+  if (opts.before) {
+    try {
+      await opts.before;
+    } catch (err) {
+      await ctx.store.delete(key).catch(() => {});
+      throw err;
+    }
+  }
   const entry: LibraryEntry = {
     key,
     name,
