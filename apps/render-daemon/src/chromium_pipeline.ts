@@ -151,9 +151,6 @@ export async function createPipeline(opts: {
         return renderClip({ compositor, ffmpeg, encoder: await encoder }, c, look, spec, signal);
       }),
     compositor,
-    // One job beyond the browsers: it reads its rows and waits for a page, or composes and stores,
-    // while every browser films; pages filmed at once stay RENDER_CONCURRENCY (the pool; 1515).
-    jobs: config.renderConcurrency + 1,
     warmed: () => warming,
     close: async () => {
       // warming stops at its next look; a plate being drawn finishes first

@@ -110,12 +110,9 @@ export async function startRenderDaemon(
   }
   if (pipeline) {
     const handler = createRenderHandler({ ctx, pipeline, metrics, log });
-    // as many jobs as the pipeline wants at once: Chromium's takes one beyond its browsers (decision 1515)
-    const jobs = pipeline.jobs ?? rt.config.renderConcurrency;
-    consumer = rt.queue.consume("render-screenshot", handler, { concurrency: jobs });
+    consumer = rt.queue.consume("render-screenshot", handler, { concurrency: rt.config.renderConcurrency });
     log.info("render daemon taking jobs", {
       concurrency: rt.config.renderConcurrency,
-      jobs,
       queue: rt.queue.driver,
     });
   }

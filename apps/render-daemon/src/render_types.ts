@@ -56,8 +56,6 @@ export type RenderPipeline = {
   clip(c: Capture, look: Look, spec: ClipRenderSpec, signal?: AbortSignal): Promise<ClipOutput>;
   /** Settles when the plates warmed at start are ready (or warming failed). */
   warmed?(): Promise<void>;
-  /** Render jobs to run at once (default RENDER_CONCURRENCY): a pipeline may take more than it films. */
-  jobs?: number;
   close(): Promise<void>;
 };
 

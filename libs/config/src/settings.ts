@@ -129,7 +129,7 @@ export const SETTINGS: readonly SettingDecl[] = [
   { name: "CLIP_CREDITS", kind: "int", default: 30, min: 1, doc: "the price of one device clip", apps: RENDERS, section: "Rendering" },
   { name: "RENDER_GPU", kind: "bool", default: false, doc: "1 asks Chromium for the GPU (render hosts with one)", apps: DAEMON, section: "Rendering" },
   { name: "RENDER_HEADLESS_SHELL", kind: "bool", default: true, doc: "on a CPU host, film with Chromium's headless shell when one is installed beside it (`chromium-headless-shell`; a third less CPU per page, decision 1214); `0`: Chromium itself", apps: DAEMON, section: "Rendering" },
-  { name: "RENDER_CONCURRENCY", kind: "int", default: 2, min: 1, doc: "pages filmed at once per daemon (about 1 GiB of memory each on CPU); it runs one render job more, which reads, composes or stores while the browsers film (1515)", apps: DAEMON, section: "Rendering" },
+  { name: "RENDER_CONCURRENCY", kind: "int", default: 2, min: 1, doc: "pages filmed at once per daemon (about 1 GiB of memory each on CPU)", apps: DAEMON, section: "Rendering" },
   { name: "QUEUE_PREFIX", kind: "string", default: "site", doc: "Redis key prefix of the BullMQ queues, the same on every host (KEDA reads `<prefix>:renders:wait`)", apps: ALL, section: "Rendering" },
   { name: "RENDER_JOB_LOCK_MS", kind: "int", default: 30_000, min: 500, doc: "a job whose daemon died is handed to another after this lock lapses", apps: ALL, section: "Rendering" },
   { name: "RENDER_METRICS_PORT", kind: "int", default: null, min: 0, defaultText: "none (9464 in the images)", example: "9464", doc: "the daemon's Prometheus `GET /metrics`, `/healthz` and `/readyz`; unset: no listener", apps: DAEMON, section: "Rendering" },
