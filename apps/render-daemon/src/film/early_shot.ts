@@ -16,8 +16,9 @@ export function canShootEarly(s: CaptureSettings): boolean {
  * Settling ends with a quiet window (nothing changed for 100 ms: decision 1201) that costs a static page
  * its whole length after `load`. This takes the shot (and the font check) as soon as everything else
  * holds — no request in flight, no short timer, fonts, images decoded, no entrance animation — and
- * keeps it only when the window then passes with the page unchanged since before the shot began: the
- * shot then shows the page exactly as a shot after the window would. Any change after it (a mutation,
+ * keeps it only when the window then passes with the page unchanged since the look that preceded the
+ * shot (the same `version`: its last change by its own clock, the same requests): the shot then shows
+ * the page exactly as a shot after the window would. Any change after it (a mutation,
  * a layout shift, a request, a cookie pop-up found), or a page the cap cut: null, and the caller settles
  * and shoots as before (what it has settled so far counts).
  */
@@ -35,7 +36,6 @@ export async function shootEarly(o: {
   const ready = await o.settling.settle({ bottom: o.bottom, deadline: o.deadline, quietMs: 0 });
   // a pop-up being handled changes the page: settled first, as before
   if (ready.busy || o.consent?.found) return null;
-  const shotAt = Date.now();
   const [png, fonts] = await Promise.all([
     o.shoot().then((png) => {
       o.shot?.(png);
@@ -44,6 +44,8 @@ export async function shootEarly(o: {
     o.fonts(),
   ]);
   const quiet = await o.settling.settle({ bottom: o.bottom, deadline: o.deadline });
-  if (quiet.busy || quiet.changedAt >= shotAt || o.consent?.found) return null;
+  // the same version: no mutation, layout shift or request between the look before the shot and the
+  // end of the window, by the page's own clock and the daemon's count of requests
+  if (quiet.busy || quiet.version !== ready.version || o.consent?.found) return null;
   return { png, fonts };
 }

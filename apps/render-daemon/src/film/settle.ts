@@ -116,6 +116,7 @@ const PROBE = (shortTimerMs: number, ownScript: string, animationMs: number) => 
         }
       } catch {}
       return {
+        last,
         sinceChange: performance.now() - last,
         animations,
         timers: pending.size,
@@ -131,14 +132,20 @@ const PROBE = (shortTimerMs: number, ownScript: string, animationMs: number) => 
 export async function watchSettling(page: Page, limits: SettleLimits = DEFAULT_SETTLE) {
   const inflight = new Map<HTTPRequest, number>();
   let lastNet = Date.now();
+  /** Requests started or ended so far. */
+  let netEvents = 0;
   const start = (r: HTTPRequest) => {
     const type = r.resourceType();
     if (type === "eventsource" || type === "websocket" || type === "ping") return;
     inflight.set(r, Date.now());
     lastNet = Date.now();
+    netEvents++;
   };
   const end = (r: HTTPRequest) => {
-    if (inflight.delete(r)) lastNet = Date.now();
+    if (inflight.delete(r)) {
+      lastNet = Date.now();
+      netEvents++;
+    }
   };
   page.on("request", start);
   page.on("requestfinished", end);
@@ -150,9 +157,9 @@ export async function watchSettling(page: Page, limits: SettleLimits = DEFAULT_S
      * Waits until no request is in flight, no short timer is pending, fonts are loaded, the images
      * within `bottom` CSS px of the top are loaded and decoded, no entrance animation is running, and
      * nothing changed for `quietMs` (`opts.quietMs`: 0 waits for the rest only); or until the cap (or
-     * `deadline`). Returns how long it took, when the cap cut it what was still busy, and `changedAt`: the
-     * epoch ms of the last change seen, never earlier than it was (a capture taken after it shows the
-     * page as it is now: see capture.ts).
+     * `deadline`). Returns how long it took, when the cap cut it what was still busy, and `version`:
+     * the page's last change as the page's own clock read it, with the requests seen so far — two
+     * settlings with the same version saw no change between them (early_shot.ts).
      */
     async settle(opts: {
       bottom: number;
@@ -160,7 +167,7 @@ export async function watchSettling(page: Page, limits: SettleLimits = DEFAULT_S
       quietMs?: number;
       /** When this settling began (epoch ms), if an earlier call began it: the cap counts from it. */
       since?: number;
-    }): Promise<{ ms: number; busy: string[] | null; changedAt: number }> {
+    }): Promise<{ ms: number; busy: string[] | null; version: string }> {
       const quietMs = opts.quietMs ?? limits.quietMs;
       const t0 = opts.since ?? Date.now();
       const capAt = Math.min(t0 + limits.capMs, opts.deadline ?? Number.POSITIVE_INFINITY);
@@ -177,6 +184,7 @@ export async function watchSettling(page: Page, limits: SettleLimits = DEFAULT_S
             opts.bottom,
           )
           .catch(() => null)) as {
+          last: number;
           sinceChange: number;
           timers: number;
           fonts: boolean;
@@ -186,8 +194,6 @@ export async function watchSettling(page: Page, limits: SettleLimits = DEFAULT_S
         } | null;
         busy = [];
         let quietFor = 0;
-        // when the answer came back: the page read its clock before, so seenAt − sinceChange is never too early
-        const seenAt = Date.now();
         if (inflight.size > 0) busy.push(`${inflight.size} request(s) in flight`);
         if (!s) busy.push("the document was not ready");
         else {
@@ -196,12 +202,12 @@ export async function watchSettling(page: Page, limits: SettleLimits = DEFAULT_S
           if (!s.fonts) busy.push("web fonts loading");
           if (s.images > 0) busy.push(`${s.images} image(s) not yet shown`);
           if (s.animations > 0) busy.push(`${s.animations} animation(s) running`);
-          quietFor = Math.max(0, Math.min(s.sinceChange, seenAt - lastNet));
+          quietFor = Math.min(s.sinceChange, Date.now() - lastNet);
           if (quietFor < quietMs) busy.push("the page kept changing");
         }
-        const changedAt = seenAt - quietFor;
-        if (busy.length === 0) return { ms: Date.now() - t0, busy: null, changedAt };
-        if (Date.now() >= capAt) return { ms: Date.now() - t0, busy, changedAt };
+        const version = `${s?.last ?? "none"}:${netEvents}`;
+        if (busy.length === 0) return { ms: Date.now() - t0, busy: null, version };
+        if (Date.now() >= capAt) return { ms: Date.now() - t0, busy, version };
         // Only the quiet window left to run: look again just as it ends rather than at the next poll.
         const poll = busy.length === 1 && quietFor < quietMs ? quietMs - quietFor + 2 : 40;
         await Bun.sleep(Math.min(40, poll, Math.max(5, capAt - Date.now())));
