@@ -3,7 +3,7 @@ import { buildTestApp, runtimeOf, type TestApp } from "@site/api/testing";
 import { screenshotRenders } from "@site/db";
 import { sampleImage } from "@site/domain/testing";
 import { createStubPipeline } from "@site/render-daemon/testing";
-import { eq } from "drizzle-orm";
+import { eq, sql } from "drizzle-orm";
 import { type RenderDaemon, startRenderDaemon } from "./daemon.ts";
 import type { Capture, RenderPipeline } from "./render_types.ts";
 
@@ -19,6 +19,16 @@ const FRAME_BYTES = { early: 40_000, final: 50_000 };
 
 beforeAll(async () => {
   h = await buildTestApp({ env: { FETCH_ALLOW_HOSTS: "127.0.0.1:9" } });
+  // every stage a render shows to polls, in order
+  await h.db.execute(
+    sql`create table stage_log (render_id uuid, stage text, at timestamptz default clock_timestamp())`,
+  );
+  await h.db.execute(sql`
+    create or replace function log_stage() returns trigger language plpgsql as $$
+    begin insert into stage_log (render_id, stage) values (new.id, new.stage); return new; end $$`);
+  await h.db.execute(sql`
+    create trigger log_stage after update on screenshot_renders
+    for each row when (new.stage is distinct from old.stage) execute function log_stage()`);
   const stub = createStubPipeline({ filmMs: 10 });
   const shot = (c: Capture, name: "early" | "final"): Capture => ({
     ...c,
@@ -60,8 +70,8 @@ afterAll(async () => {
   await h?.close();
 });
 
-/** Renders one screenshot and answers the bytes of its stored frame. */
-async function renderFrameBytes(): Promise<number> {
+/** Renders one screenshot and answers the bytes of its stored frame and the stages it showed. */
+async function renderFrame(): Promise<{ bytes: number; stages: string[] }> {
   const o = await h.seedOrg({ credits: 100 });
   const site = await h.newSite(o.key);
   const res = await h.call("POST", `/api/v1/sites/${site.id}/media/screenshot`, {
@@ -78,21 +88,30 @@ async function renderFrameBytes(): Promise<number> {
   }
   expect(row?.status).toBe("done");
   const head = await h.store.head(row?.imageKey as string);
-  return head?.size ?? 0;
+  const stages = (await h.db.execute(
+    sql`select stage from stage_log where render_id = ${renderId} order by at`,
+  )) as unknown as { stage: string }[];
+  return { bytes: head?.size ?? 0, stages: stages.map((r) => r.stage) };
 }
 
 describe("an early shot's compose", () => {
-  test("is the frame stored when the film ends with that shot: composed once", async () => {
+  test("is the frame stored when the film ends with that shot: composed once, no compose stage shown", async () => {
     keepEarly = true;
     composed.length = 0;
-    expect(await renderFrameBytes()).toBe(FRAME_BYTES.early);
+    const r = await renderFrame();
+    expect(r.bytes).toBe(FRAME_BYTES.early);
     expect(composed).toEqual(["early"]);
+    // composed while the film ran: the render goes from film to store
+    expect(r.stages).not.toContain("compose");
+    expect(r.stages).toContain("store");
   });
 
   test("is dropped when the film ends with a later shot: that one is composed and stored", async () => {
     keepEarly = false;
     composed.length = 0;
-    expect(await renderFrameBytes()).toBe(FRAME_BYTES.final);
+    const r = await renderFrame();
+    expect(r.bytes).toBe(FRAME_BYTES.final);
     expect(composed).toEqual(["early", "final"]);
+    expect(r.stages).toContain("compose");
   });
 });

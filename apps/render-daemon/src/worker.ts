@@ -62,8 +62,11 @@ export function planVariants(
 /** The render row a try took (beginRenderTry's answer). */
 type RenderRow = NonNullable<Awaited<ReturnType<typeof beginRenderTry>>>;
 
-/** Runs a stage's work, timed into the metrics, its stage shown to polls. */
-type Timed = <T>(stage: Stage, work: () => Promise<T>) => Promise<T>;
+/**
+ * Runs a stage's work, timed into the metrics, its stage shown to polls unless `show` is false (work
+ * already done: a write for a stage no poll could see is a transaction for nothing).
+ */
+type Timed = <T>(stage: Stage, work: () => Promise<T>, opts?: { show?: boolean }) => Promise<T>;
 
 /**
  * The stage a poll shows, written beside the work, not before it (a round trip per stage), and only
@@ -78,8 +81,8 @@ function stageTimer(
 ): { timed: Timed; written: () => Promise<void> } {
   let stageWrites: Promise<void> = Promise.resolve();
   let shownStage: Stage = "film";
-  const timed: Timed = async (stage, work) => {
-    if (stage !== shownStage) {
+  const timed: Timed = async (stage, work, opts) => {
+    if (stage !== shownStage && opts?.show !== false) {
       shownStage = stage;
       // Only what polls show: a write that fails is logged, and the render goes on (decision 1507).
       stageWrites = stageWrites
@@ -287,7 +290,7 @@ export function createRenderHandler(deps: WorkerDeps) {
             host: hostOf(c),
           });
         // An early shot is composed while its quiet window runs; kept when the film ends with that shot.
-        let early: { capture: Capture; frame: Promise<Composed> } | null = null;
+        let early: { capture: Capture; frame: Promise<Composed>; ready: boolean } | null = null;
         const {
           capture,
           frame: theme,
@@ -299,25 +302,32 @@ export function createRenderHandler(deps: WorkerDeps) {
           log,
           early: (c, v) => {
             const frame = composeLook(c, v);
-            frame.catch(() => {});
-            early = { capture: c, frame };
+            const composing = { capture: c, frame, ready: false };
+            frame.then(
+              () => {
+                composing.ready = true;
+              },
+              () => {},
+            );
+            early = composing;
           },
         });
         const host = hostOf(capture);
-        const ahead = early as { capture: Capture; frame: Promise<Composed> } | null;
-        const frame = await timed("compose", () =>
-          ahead && ahead.capture.png === capture.png && hostOf(ahead.capture) === host
-            ? ahead.frame
-            : composeLook(capture, theme),
-        );
+        const ahead = early as { capture: Capture; frame: Promise<Composed>; ready: boolean } | null;
+        const kept =
+          ahead && ahead.capture.png === capture.png && hostOf(ahead.capture) === host ? ahead : null;
+        // a frame composed while the film ran shows no "compose" stage: straight from film to store
+        const frame = await timed("compose", () => (kept ? kept.frame : composeLook(capture, theme)), {
+          show: !kept?.ready,
+        });
         // Listed and marked done in one transaction, only while this try owns the render (1440); the
         // frame is stored while the captures are still being kept, which the render waits for before
         // it is done (one that fails fails the try, and what was stored is removed)
         let admitted: string[] = [];
-        const kept = Promise.all(keeping);
-        kept.catch(() => {}); // awaited by the store step
+        const captured = Promise.all(keeping);
+        captured.catch(() => {}); // awaited by the store step
         const done = await timed("store", () =>
-          storeFrame(deps, siteId, frame, host, kept, async (tx, entry) => {
+          storeFrame(deps, siteId, frame, host, captured, async (tx, entry) => {
             await written();
             const ended = await completeRenderIn(
               ctx,
