@@ -1,9 +1,8 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { buildTestApp, runtimeOf, type TestApp } from "@site/api/testing";
-import { screenshotRenders } from "@site/db";
 import { sampleImage } from "@site/domain/testing";
-import { createStubPipeline } from "@site/render-daemon/testing";
-import { eq, sql } from "drizzle-orm";
+import { createStubPipeline, screenshotEnded } from "@site/render-daemon/testing";
+import { sql } from "drizzle-orm";
 import { type RenderDaemon, startRenderDaemon } from "./daemon.ts";
 import type { Capture, RenderPipeline } from "./render_types.ts";
 
@@ -72,24 +71,11 @@ afterAll(async () => {
 
 /** Renders one screenshot and answers the bytes of its stored frame and the stages it showed. */
 async function renderFrame(): Promise<{ bytes: number; stages: string[] }> {
-  const o = await h.seedOrg({ credits: 100 });
-  const site = await h.newSite(o.key);
-  const res = await h.call("POST", `/api/v1/sites/${site.id}/media/screenshot`, {
-    key: o.key,
-    body: { url: "http://127.0.0.1:9/early" },
-  });
-  expect(res.status).toBe(202);
-  const { renderId } = (await res.json()) as { renderId: string };
-  let row: typeof screenshotRenders.$inferSelect | undefined;
-  for (let i = 0; i < 300; i++) {
-    [row] = await h.db.select().from(screenshotRenders).where(eq(screenshotRenders.id, renderId));
-    if (row?.status !== "pending") break;
-    await Bun.sleep(20);
-  }
-  expect(row?.status).toBe("done");
-  const head = await h.store.head(row?.imageKey as string);
+  const { row } = await screenshotEnded(h, "http://127.0.0.1:9/early");
+  expect(row.status).toBe("done");
+  const head = await h.store.head(row.imageKey as string);
   const stages = (await h.db.execute(
-    sql`select stage from stage_log where render_id = ${renderId} order by at`,
+    sql`select stage from stage_log where render_id = ${row.id} order by at`,
   )) as unknown as { stage: string }[];
   return { bytes: head?.size ?? 0, stages: stages.map((r) => r.stage) };
 }

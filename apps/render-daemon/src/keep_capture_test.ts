@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { buildTestApp, runtimeOf, type TestApp } from "@site/api/testing";
-import { mediaFiles, screenshotRenders } from "@site/db";
-import { createStubPipeline } from "@site/render-daemon/testing";
+import { mediaFiles } from "@site/db";
+import { createStubPipeline, screenshotEnded } from "@site/render-daemon/testing";
 import { eq, sql } from "drizzle-orm";
 import { type RenderDaemon, startRenderDaemon } from "./daemon.ts";
 
@@ -30,23 +30,10 @@ afterAll(async () => {
 });
 
 test("a capture that cannot be kept fails the render; its frame is neither listed nor left stored", async () => {
-  const o = await h.seedOrg({ credits: 100 });
-  const site = await h.newSite(o.key);
-  const res = await h.call("POST", `/api/v1/sites/${site.id}/media/screenshot`, {
-    key: o.key,
-    body: { url: "http://127.0.0.1:9/keep" },
-  });
-  expect(res.status).toBe(202);
-  const { renderId } = (await res.json()) as { renderId: string };
-  let row: typeof screenshotRenders.$inferSelect | undefined;
-  for (let i = 0; i < 600; i++) {
-    [row] = await h.db.select().from(screenshotRenders).where(eq(screenshotRenders.id, renderId));
-    if (row?.status !== "pending") break;
-    await Bun.sleep(50);
-  }
-  expect(row?.status).toBe("failed");
-  expect(await h.db.select().from(mediaFiles).where(eq(mediaFiles.siteId, site.id))).toEqual([]);
+  const { row, siteId } = await screenshotEnded(h, "http://127.0.0.1:9/keep");
+  expect(row.status).toBe("failed");
+  expect(await h.db.select().from(mediaFiles).where(eq(mediaFiles.siteId, siteId))).toEqual([]);
   const left: string[] = [];
-  for await (const o of h.store.list(`site-media/${site.id}/`)) left.push(o.key);
+  for await (const o of h.store.list(`site-media/${siteId}/`)) left.push(o.key);
   expect(left).toEqual([]);
 });

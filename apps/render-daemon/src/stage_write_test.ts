@@ -1,8 +1,7 @@
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { buildTestApp, runtimeOf, type TestApp } from "@site/api/testing";
-import { screenshotRenders } from "@site/db";
-import { createStubPipeline } from "@site/render-daemon/testing";
-import { eq, sql } from "drizzle-orm";
+import { createStubPipeline, screenshotEnded } from "@site/render-daemon/testing";
+import { sql } from "drizzle-orm";
 import { type RenderDaemon, startRenderDaemon } from "./daemon.ts";
 
 // The stage a poll shows is written beside the work (worker.ts, stageTimer). A stage write that fails
@@ -35,20 +34,7 @@ afterAll(async () => {
 });
 
 test("a stage write that fails does not fail the render: done on its first try, filmed once", async () => {
-  const o = await h.seedOrg({ credits: 100 });
-  const site = await h.newSite(o.key);
-  const res = await h.call("POST", `/api/v1/sites/${site.id}/media/screenshot`, {
-    key: o.key,
-    body: { url: "http://127.0.0.1:9/stage" },
-  });
-  expect(res.status).toBe(202);
-  const { renderId } = (await res.json()) as { renderId: string };
-  let row: typeof screenshotRenders.$inferSelect | undefined;
-  for (let i = 0; i < 300; i++) {
-    [row] = await h.db.select().from(screenshotRenders).where(eq(screenshotRenders.id, renderId));
-    if (row?.status !== "pending") break;
-    await Bun.sleep(50);
-  }
+  const { row } = await screenshotEnded(h, "http://127.0.0.1:9/stage");
   expect(row).toMatchObject({ status: "done", attempts: 1 });
   expect(films).toEqual(["http://127.0.0.1:9/stage"]);
 });

@@ -99,6 +99,9 @@ function stageTimer(
   return { timed, written: () => stageWrites };
 }
 
+/** An early shot (FilmLimits.early) and its frame being composed; `ready` once composed. */
+type EarlyFrame = { capture: Capture; frame: Promise<Composed>; ready: boolean };
+
 /** A screenshot's capture, the variant it frames, and the writes that keep fresh captures on its project. */
 type Filmed = { capture: Capture; frame: Variant; keeping: Promise<void>[] };
 
@@ -290,7 +293,7 @@ export function createRenderHandler(deps: WorkerDeps) {
             host: hostOf(c),
           });
         // An early shot is composed while its quiet window runs; kept when the film ends with that shot.
-        let early: { capture: Capture; frame: Promise<Composed>; ready: boolean } | null = null;
+        let early: EarlyFrame | null = null;
         const {
           capture,
           frame: theme,
@@ -313,7 +316,7 @@ export function createRenderHandler(deps: WorkerDeps) {
           },
         });
         const host = hostOf(capture);
-        const ahead = early as { capture: Capture; frame: Promise<Composed>; ready: boolean } | null;
+        const ahead = early as EarlyFrame | null; // assigned in the film's callback
         const kept =
           ahead && ahead.capture.png === capture.png && hostOf(ahead.capture) === host ? ahead : null;
         // a frame composed while the film ran shows no "compose" stage: straight from film to store

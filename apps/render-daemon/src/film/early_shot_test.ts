@@ -1,24 +1,13 @@
 import { afterAll, describe, expect, setDefaultTimeout, test } from "bun:test";
-import { addressCheckFor, createBrowserPool, createUrlGuard, findFilmBrowser } from "@site/browser";
 import { serveSettlePages } from "@site/browser/testing";
-import { createLogger } from "@site/config";
+import { armedPagePool } from "@site/render-daemon/testing";
 import type { Page } from "puppeteer-core";
-import { type ArmedPage, armPage } from "./capture.ts";
 import { canShootEarly, shootEarly } from "./early_shot.ts";
 
 setDefaultTimeout(60_000);
 
 const pages = serveSettlePages();
-const executablePath = findFilmBrowser({ chromiumPath: null, renderGpu: false, renderHeadlessShell: true });
-if (!executablePath) throw new Error("no Chromium");
-const pool = createBrowserPool<ArmedPage>({
-  executablePath,
-  gpu: false,
-  allowHosts: [pages.host],
-  concurrency: 1,
-  prepare: (page) => armPage(page),
-  log: createLogger("error"),
-});
+const pool = armedPagePool(pages.host);
 
 afterAll(async () => {
   await pool.close();
@@ -27,24 +16,16 @@ afterAll(async () => {
 
 /** Loads the static fixture in an armed page (as a film does) and tries an early shot with `shoot`. */
 const earlyShotOf = (shoot: (page: Page) => Promise<Uint8Array>) =>
-  pool.withPage(async (page, _context, armed) => {
-    armed.guard.use({
-      check: createUrlGuard({
-        isBlocked: addressCheckFor({ allowLocalNetworkForDevelopment: false }),
-        allowHosts: [pages.host],
-      }),
-      log: { blocked: [] },
-    });
-    await page.goto(pages.url("/static"), { waitUntil: "load" });
-    return shootEarly({
+  pool.onLoaded(pages.url("/static"), (page, armed) =>
+    shootEarly({
       settling: armed.settling,
       consent: armed.consent,
       bottom: 600,
       deadline: Date.now() + 20_000,
       shoot: () => shoot(page),
       fonts: async () => [],
-    });
-  });
+    }),
+  );
 
 const screenshot = async (page: Page) => new Uint8Array(await page.screenshot({ type: "png" }));
 
