@@ -13,10 +13,19 @@ let h: TestApp;
 let mcp: AppServer;
 /** Statements the app sent to PostgreSQL (the LISTEN connection is its own and not counted). */
 let queries = 0;
+/** The last statements sent, so that a stray one names itself when an assertion fails. */
+const recent: string[] = [];
 
 beforeAll(async () => {
   mcp = listenApp();
-  h = await buildTestApp({ env: { PUBLIC_BASE_URL: mcp.base }, onQuery: () => queries++ });
+  h = await buildTestApp({
+    env: { PUBLIC_BASE_URL: mcp.base },
+    onQuery: (q) => {
+      queries++;
+      recent.push(q.slice(0, 200));
+      if (recent.length > 20) recent.shift();
+    },
+  });
   mcp.serve(h);
 });
 afterAll(async () => {
@@ -147,6 +156,7 @@ describe("waitSeconds sleeps on one notification path", () => {
     // Two seconds of 300 sleeping waiters: a poll every 500 ms would be about 1,200 reads.
     const before = queries;
     await Bun.sleep(2000);
+    expect(recent.slice(recent.length - (queries - before))).toEqual([]);
     expect(queries - before).toBe(0);
 
     // Meanwhile another organization reads its site: p99 under 200 ms (issue 36's bar). A few reads first
